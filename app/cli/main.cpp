@@ -1,0 +1,44 @@
+// cairn-cli: inspect, tokenize, generate, dump, bench, synth, template, chat-bench.
+#include "command.h"
+
+#include "cairn/error.h"
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <map>
+
+namespace {
+
+void usage() {
+    std::fprintf(stderr,
+                 "usage: cairn-cli COMMAND [options]\n"
+                 "commands:\n"
+                 "  inspect MODEL.gguf [--tensors] [--json] [--ctx N]   describe a model file\n");
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    using namespace cairn::cli;
+    const std::map<std::string, int (*)(Args&)> commands = {
+        {"inspect", runInspect},
+    };
+    if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+        usage();
+        return argc < 2 ? 2 : 0;
+    }
+    auto it = commands.find(argv[1]);
+    if (it == commands.end()) {
+        std::fprintf(stderr, "cairn-cli: unknown command '%s'\n", argv[1]);
+        usage();
+        return 2;
+    }
+    try {
+        Args args(std::vector<std::string>(argv + 2, argv + argc));
+        return it->second(args);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "cairn-cli %s: %s\n", argv[1], e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Cairn's two entry points (see README.md):
+#   tools/dev.sh run    install missing Debian packages, build, start the app
+#   tools/dev.sh test   install missing Debian packages, build, run every test
+# Environment: BUILD_DIR (default build), CAIRN_SANITIZE=ON for an ASan+UBSan build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  qt6-base-dev qt6-declarative-dev libgl-dev
+  qml6-module-qtquick qml6-module-qtquick-controls qml6-module-qtquick-layouts
+  qml6-module-qtquick-window qml6-module-qtquick-templates qml6-module-qtquick-dialogs
+  qml6-module-qtqml-workerscript qml6-module-qttest qml6-module-qt-labs-platform
+  libtbb-dev libsentencepiece-dev libpcre2-dev nlohmann-json3-dev libsqlite3-dev
+)
+
+install_missing() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "Installing missing packages: ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+build() {
+  local dir="${BUILD_DIR:-build}"
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCAIRN_SANITIZE="${CAIRN_SANITIZE:-OFF}"
+  cmake --build "$dir" --parallel "$(nproc)"
+}
+
+case "${1:-}" in
+  run)
+    install_missing
+    build
+    bin="${BUILD_DIR:-build}/bin"
+    if [ -x "$bin/cairn" ]; then exec "$bin/cairn" "${@:2}"; fi
+    # Until the desktop app lands: describe a fixture model.
+    exec "$bin/cairn-cli" inspect "${CAIRN_MODEL:-../shared/fixtures/llama-spm-q8_0.gguf}"
+    ;;
+  test)
+    install_missing
+    build
+    cd "${BUILD_DIR:-build}"
+    exec ctest --output-on-failure --parallel "$(nproc)"
+    ;;
+  *)
+    echo "usage: tools/dev.sh run|test" >&2
+    exit 2
+    ;;
+esac
