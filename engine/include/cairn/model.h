@@ -1,0 +1,86 @@
+// Loaded models and the per-conversation memory they compute with.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace cairn {
+
+class ExecContext;
+class Tokenizer;
+namespace gguf { class File; }
+
+enum class KvType { F32, F16 };
+
+struct ModelInfo {
+    std::string architecture;  // "llama", "qwen2", "qwen3", "mamba"
+    std::string name;          // general.name
+    int64_t vocabSize = 0;
+    int64_t trainedContext = 0;
+    int64_t layers = 0;
+    int64_t embedding = 0;
+    uint64_t parameters = 0;
+    bool recurrent = false;    // state cannot be rewound (Mamba)
+};
+
+struct MemoryOptions {
+    int64_t contextSize = 4096;  // attention models: KV cache capacity in tokens
+    KvType kvType = KvType::F16;
+};
+
+// A named block of memory state, for checkpoints and snapshots.
+struct StateTensor {
+    std::string name;      // e.g. "blk.3.k", "blk.0.ssm"
+    void* data = nullptr;
+    size_t bytes = 0;      // bytes holding the current state (attention: only the used positions)
+};
+
+// One conversation's model state: KV cache for attention layers, conv/SSM
+// state for recurrent layers.
+class Memory {
+public:
+    virtual ~Memory() = default;
+    virtual int64_t size() const = 0;       // positions fed so far
+    virtual int64_t capacity() const = 0;   // positions it can hold
+    virtual bool canTruncate() const = 0;   // attention memory can be cut back; recurrent cannot
+    virtual void truncate(int64_t n) = 0;   // keep positions [0, n); throws cairn::Error if impossible
+    virtual std::unique_ptr<Memory> clone() const = 0;  // an independent copy (checkpoint)
+    virtual size_t bytes() const = 0;       // bytes allocated
+};
+
+class Model {
+public:
+    // Maps and validates the file; throws cairn::Error naming an unsupported
+    // architecture, feature, or the tensor and type we cannot compute with.
+    static std::unique_ptr<Model> load(const std::string& path);
+    virtual ~Model();
+
+    const ModelInfo& info() const { return info_; }
+    const Tokenizer& tokenizer() const { return *tokenizer_; }
+    const gguf::File& file() const { return *file_; }
+
+    virtual std::unique_ptr<Memory> newMemory(const MemoryOptions& options) const = 0;
+
+    // One pass over the weights for `tokens` at positions mem.size() onwards,
+    // appending them to `mem`. Writes logits for every position
+    // (tokens.size() × vocabSize floats) when allLogits, else for the last one.
+    // Throws cairn::Error when the memory's capacity would be exceeded.
+    virtual void forward(Memory& mem, std::span<const int32_t> tokens, bool allLogits, float* logits,
+                         ExecContext& ctx) const = 0;
+
+protected:
+    Model(std::unique_ptr<gguf::File> file);
+    std::unique_ptr<gguf::File> file_;
+    std::unique_ptr<Tokenizer> tokenizer_;
+    ModelInfo info_;
+};
+
+// Feeds `tokens` in chunks of at most `chunk` positions (prefill). Logits as in
+// Model::forward: all positions when allLogits, else only the last.
+void prefill(const Model& model, Memory& mem, std::span<const int32_t> tokens, int64_t chunk, bool allLogits,
+             float* logits, ExecContext& ctx);
+
+} // namespace cairn

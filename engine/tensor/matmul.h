@@ -1,0 +1,39 @@
+// The one matrix product the models use:  y[t][r] = W[r] · x[t].
+//
+// Exactness contract (the invariants the tests check bit for bit): y[t][r]
+// depends only on W[r] and x[t] — not on the number of tokens in the call,
+// not on which rows are computed together, not on the thread count. Each
+// weight block is decoded once per call and applied to all tokens of the call.
+#pragma once
+
+#include "cairn/exec.h"
+#include "cairn/tensor_type.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace cairn::tensor {
+
+// A 2-D weight in a GGUF mapping: `rows` rows of `cols` elements of `type`.
+struct MatrixView {
+    TensorType type = TensorType::F32;
+    const uint8_t* data = nullptr;
+    int64_t rows = 0;
+    int64_t cols = 0;
+    size_t rowStride = 0;  // bytes between rows
+    const uint8_t* row(int64_t r) const { return data + size_t(r) * rowStride; }
+};
+
+// x: nTokens rows of `cols` floats, `ldx` floats apart; y: nTokens rows, `ldy` floats apart.
+void matmul(const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens, float* y, int64_t ldy,
+            ExecContext& ctx);
+
+// Whether matmul quantizes activations to 8 bits for this weight type (as
+// llama.cpp does: Q8_0 blocks for the 32-element formats, Q8_K for K formats).
+// Decides which llama.cpp reference a conformance test compares against.
+bool quantizesActivations(TensorType weightType);
+
+// Name of the kernel path chosen at run time on this CPU ("avx512vnni", "avx2", "scalar", ...).
+const char* kernelPath();
+
+} // namespace cairn::tensor
