@@ -31,11 +31,17 @@ struct MemoryOptions {
     KvType kvType = KvType::F16;
 };
 
-// A named block of memory state, for checkpoints and snapshots.
+// A 2-D block of memory state (rows × cols elements of F32 or F16, rows
+// `rowStride` bytes apart), for snapshots: attention memory gives the first
+// size() positions of each layer's K and V for each KV head, recurrent memory
+// its conv and SSM state per layer.
 struct StateTensor {
-    std::string name;      // e.g. "blk.3.k", "blk.0.ssm"
-    void* data = nullptr;
-    size_t bytes = 0;      // bytes holding the current state (attention: only the used positions)
+    std::string name;      // e.g. "blk.3.k.h1", "blk.0.ssm"
+    int typeId = 0;        // a cairn::TensorType value: F32 or F16
+    int64_t rows = 0;
+    int64_t cols = 0;
+    size_t rowStride = 0;
+    uint8_t* data = nullptr;
 };
 
 // One conversation's model state: KV cache for attention layers, conv/SSM
@@ -49,6 +55,11 @@ public:
     virtual void truncate(int64_t n) = 0;   // keep positions [0, n); throws cairn::Error if impossible
     virtual std::unique_ptr<Memory> clone() const = 0;  // an independent copy (checkpoint)
     virtual size_t bytes() const = 0;       // bytes allocated
+
+    // Snapshot support. state() views the current state in place; restoring
+    // calls resizeForRestore(n) first, then fills the views of state().
+    virtual std::vector<StateTensor> state();
+    virtual void resizeForRestore(int64_t n);
 };
 
 class Model {
