@@ -1,0 +1,190 @@
+#include "cairn/store/exchange.h"
+
+#include "cairn/error.h"
+
+#include <unordered_map>
+
+namespace cairn::store {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void bad(const std::string& field, const std::string& what) {
+    throw Error("import", field + ": " + what);
+}
+
+const json* member(const json& object, const char* key) {
+    auto it = object.find(key);
+    return it == object.end() || it->is_null() ? nullptr : &*it;
+}
+
+std::string text(const json& object, const char* key, const std::string& field, bool required = false) {
+    const json* v = member(object, key);
+    if (!v) {
+        if (required) bad(field + key, "missing");
+        return {};
+    }
+    if (!v->is_string()) bad(field + key, "expected a string");
+    return v->get<std::string>();
+}
+
+int64_t integer(const json& object, const char* key, const std::string& field) {
+    const json* v = member(object, key);
+    if (!v) return 0;
+    if (!v->is_number_integer()) bad(field + key, "expected an integer");
+    return v->get<int64_t>();
+}
+
+std::optional<int64_t> optInteger(const json& object, const char* key, const std::string& field) {
+    if (!member(object, key)) return std::nullopt;
+    return integer(object, key, field);
+}
+
+double number(const json& object, const char* key, const std::string& field) {
+    const json* v = member(object, key);
+    if (!v) return 0;
+    if (!v->is_number()) bad(field + key, "expected a number");
+    return v->get<double>();
+}
+
+bool boolean(const json& object, const char* key, const std::string& field, bool fallback) {
+    const json* v = member(object, key);
+    if (!v) return fallback;
+    if (!v->is_boolean()) bad(field + key, "expected true or false");
+    return v->get<bool>();
+}
+
+Message messageFromJson(const json& j, const std::string& field) {
+    if (!j.is_object()) bad(field, "expected an object");
+    Message m;
+    const json* id = member(j, "id");
+    if (!id || !id->is_number_integer()) bad(field + "id", "expected an integer");
+    m.id = id->get<int64_t>();
+    m.parentId = optInteger(j, "parent", field);
+    const std::string role = text(j, "role", field, true);
+    try {
+        m.role = roleFromName(role);
+    } catch (const Error&) {
+        bad(field + "role", "unknown role '" + role + "'");
+    }
+    m.content = text(j, "content", field, true);
+    m.createdMs = integer(j, "created_ms", field);
+    m.complete = boolean(j, "complete", field, true);
+    if (const json* s = member(j, "stats")) {
+        if (!s->is_object()) bad(field + "stats", "expected an object");
+        const std::string sf = field + "stats.";
+        m.stats.tokenCount = integer(*s, "token_count", sf);
+        m.stats.prefillTokens = integer(*s, "prefill_tokens", sf);
+        m.stats.prefillMs = number(*s, "prefill_ms", sf);
+        m.stats.decodeMs = number(*s, "decode_ms", sf);
+    }
+    return m;
+}
+
+const char* heading(Role role) {
+    switch (role) {
+    case Role::System: return "System";
+    case Role::User: return "User";
+    case Role::Assistant: return "Assistant";
+    case Role::Tool: return "Tool";
+    }
+    return "User";
+}
+
+} // namespace
+
+nlohmann::json toJson(const ConversationData& data) {
+    const Conversation& c = data.conversation;
+    json messages = json::array();
+    for (const Message& m : data.messages) {
+        messages.push_back({
+            {"id", m.id},
+            {"parent", m.parentId ? json(*m.parentId) : json(nullptr)},
+            {"role", roleName(m.role)},
+            {"content", m.content},
+            {"created_ms", m.createdMs},
+            {"complete", m.complete},
+            {"stats",
+             {{"token_count", m.stats.tokenCount},
+              {"prefill_tokens", m.stats.prefillTokens},
+              {"prefill_ms", m.stats.prefillMs},
+              {"decode_ms", m.stats.decodeMs}}},
+        });
+    }
+    return {
+        {"format", kExportFormat},
+        {"version", kExportVersion},
+        {"title", c.title},
+        {"model_path", c.modelPath},
+        {"model_fingerprint", c.modelFingerprint},
+        {"system_prompt", c.systemPrompt},
+        {"settings", c.settings.is_object() ? c.settings : json::object()},
+        {"created_ms", c.createdMs},
+        {"updated_ms", c.updatedMs},
+        {"pinned", c.pinned},
+        {"active_leaf", c.activeLeafId ? json(*c.activeLeafId) : json(nullptr)},
+        {"messages", std::move(messages)},
+    };
+}
+
+ConversationData fromJson(const nlohmann::json& j) {
+    if (!j.is_object()) bad("document", "expected a JSON object");
+    if (text(j, "format", "", true) != kExportFormat) bad("format", std::string("expected \"") + kExportFormat + "\"");
+    const int64_t version = integer(j, "version", "");
+    if (version < 1 || version > kExportVersion)
+        bad("version", "unsupported version " + std::to_string(version));
+    ConversationData data;
+    Conversation& c = data.conversation;
+    c.title = text(j, "title", "");
+    c.modelPath = text(j, "model_path", "");
+    c.modelFingerprint = text(j, "model_fingerprint", "");
+    c.systemPrompt = text(j, "system_prompt", "");
+    if (const json* s = member(j, "settings")) {
+        if (!s->is_object()) bad("settings", "expected an object");
+        c.settings = *s;
+    }
+    c.createdMs = integer(j, "created_ms", "");
+    c.updatedMs = integer(j, "updated_ms", "");
+    c.pinned = boolean(j, "pinned", "", false);
+    c.activeLeafId = optInteger(j, "active_leaf", "");
+    const json* messages = member(j, "messages");
+    if (!messages || !messages->is_array()) bad("messages", "expected an array");
+    for (size_t i = 0; i < messages->size(); ++i)
+        data.messages.push_back(messageFromJson((*messages)[i], "messages[" + std::to_string(i) + "]."));
+    return data;
+}
+
+ConversationData fromJsonText(const std::string& textIn) {
+    json j = json::parse(textIn, nullptr, false);
+    if (j.is_discarded()) throw Error("import", "not valid JSON");
+    return fromJson(j);
+}
+
+std::string toMarkdown(const ConversationData& data) {
+    std::unordered_map<int64_t, const Message*> byId;
+    for (const Message& m : data.messages) byId[m.id] = &m;
+    std::optional<int64_t> leaf = data.conversation.activeLeafId;
+    if ((!leaf || !byId.count(*leaf)) && !data.messages.empty()) leaf = data.messages.back().id;
+
+    std::vector<const Message*> path;  // leaf first; bounded by the message count
+    for (auto at = leaf; at && path.size() <= data.messages.size();) {
+        auto it = byId.find(*at);
+        if (it == byId.end()) break;
+        path.push_back(it->second);
+        at = it->second->parentId;
+    }
+
+    const std::string& title = data.conversation.title;
+    std::string out = "# " + (title.empty() ? std::string("Untitled conversation") : title) + "\n";
+    if (!data.conversation.modelPath.empty()) out += "\n*Model: " + data.conversation.modelPath + "*\n";
+    if (!data.conversation.systemPrompt.empty())
+        out += "\n## System\n\n" + data.conversation.systemPrompt + "\n";
+    for (auto it = path.rbegin(); it != path.rend(); ++it) {
+        const Message& m = **it;
+        out += std::string("\n## ") + heading(m.role) + "\n\n" + m.content + "\n";
+        if (!m.complete) out += "\n*(incomplete)*\n";
+    }
+    return out;
+}
+
+} // namespace cairn::store
