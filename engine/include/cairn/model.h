@@ -78,6 +78,7 @@ public:
     // One pass over the weights for `tokens` at positions mem.size() onwards,
     // appending them to `mem`. Writes logits for every position
     // (tokens.size() × vocabSize floats) when allLogits, else for the last one.
+    // logits may be null: no logits are computed (the output matmul is skipped).
     // Throws cairn::Error when the memory's capacity would be exceeded.
     virtual void forward(Memory& mem, std::span<const int32_t> tokens, bool allLogits, float* logits,
                          ExecContext& ctx) const = 0;

@@ -1,0 +1,82 @@
+#include "model/ops.h"
+
+#include "cairn/error.h"
+#include "tensor/quant.h"
+
+#include <cmath>
+#include <string>
+
+namespace cairn::model {
+
+void rmsNorm(const float* x, const float* w, float* y, int64_t n, float eps) {
+    double sum = 0.0;  // double: the mean of squares is the one long reduction here
+    for (int64_t i = 0; i < n; ++i) sum += double(x[i]) * double(x[i]);
+    const float scale = float(1.0 / std::sqrt(sum / double(n) + double(eps)));
+    if (w) {
+        for (int64_t i = 0; i < n; ++i) y[i] = x[i] * scale * w[i];
+    } else {
+        for (int64_t i = 0; i < n; ++i) y[i] = x[i] * scale;
+    }
+}
+
+void rmsNormRows(const float* x, const float* w, float* y, int64_t n, int64_t rows, int64_t ld, float eps) {
+    for (int64_t r = 0; r < rows; ++r) rmsNorm(x + r * ld, w, y + r * ld, n, eps);
+}
+
+void swiglu(const float* gate, const float* up, float* out, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) out[i] = silu(gate[i]) * up[i];
+}
+
+void addInPlace(float* y, const float* x, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] += x[i];
+}
+
+float dot(const float* a, const float* b, int64_t n) {
+    float acc[8] = {};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; ++k) acc[k] += a[i + k] * b[i + k];
+    float s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    for (; i < n; ++i) s += a[i] * b[i];
+    return s;
+}
+
+void embedTokens(const gguf::TensorInfo& table, std::span<const int32_t> tokens, float* out, int64_t ld) {
+    const int64_t nEmbd = table.ne[0], nVocab = table.ne[1];
+    for (size_t t = 0; t < tokens.size(); ++t) {
+        const int32_t id = tokens[t];
+        if (id < 0 || id >= nVocab)
+            throw Error("model", "token id " + std::to_string(id) + " is outside the vocabulary (" +
+                                     std::to_string(nVocab) + " tokens)");
+        tensor::dequantizeRow(table.type, table.row(id), out + int64_t(t) * ld, nEmbd);
+    }
+}
+
+tensor::MatrixView matrixView(const gguf::TensorInfo& t) {
+    const std::string name(t.name);
+    if (t.nDims != 2) throw Error("model", "tensor " + name + " is not a matrix");
+    if (!traits(t.type).supported)
+        throw Error("model", "tensor " + name + " has type " + std::string(tensorTypeName(t.type)) +
+                                 ", which Cairn cannot compute with");
+    tensor::MatrixView v;
+    v.type = t.type;
+    v.data = t.data;
+    v.rows = t.ne[1];
+    v.cols = t.ne[0];
+    v.rowStride = rowBytes(t.type, t.ne[0]);
+    return v;
+}
+
+std::vector<float> vectorF32(const gguf::TensorInfo& t, int64_t n) {
+    const std::string name(t.name);
+    if (t.elements() != n)
+        throw Error("model", "tensor " + name + " has " + std::to_string(t.elements()) + " elements, expected " +
+                                 std::to_string(n));
+    if (!traits(t.type).supported || n % traits(t.type).blockSize != 0)
+        throw Error("model", "tensor " + name + " has unsupported type " + std::string(tensorTypeName(t.type)));
+    std::vector<float> v(static_cast<size_t>(n));
+    tensor::dequantizeRow(t.type, t.data, v.data(), n);
+    return v;
+}
+
+} // namespace cairn::model

@@ -1,0 +1,48 @@
+// Shared per-position operations of the forward passes (transformer and Mamba).
+//
+// Exactness: every function here computes each output row from its own input
+// row only, with a fixed summation order, so a position gives the same bits
+// whether it is computed alone or inside a chunk, on any thread.
+#pragma once
+
+#include "cairn/exec.h"
+#include "cairn/gguf.h"
+#include "tensor/matmul.h"
+
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace cairn::model {
+
+// y = x / sqrt(mean(x²) + eps) · w  over one row of n values (w may be null: no scale).
+void rmsNorm(const float* x, const float* w, float* y, int64_t n, float eps);
+
+// rmsNorm on `rows` rows, `ld` floats apart (in place allowed: x == y).
+void rmsNormRows(const float* x, const float* w, float* y, int64_t n, int64_t rows, int64_t ld, float eps);
+
+inline float silu(float x) { return x / (1.0f + std::exp(-x)); }
+
+// out[i] = silu(gate[i]) · up[i]   (in place allowed: out == gate or out == up).
+void swiglu(const float* gate, const float* up, float* out, int64_t n);
+
+// y[i] += x[i]
+void addInPlace(float* y, const float* x, int64_t n);
+
+// Fixed-order dot product of two f32 vectors (8 partial sums, then combined in order).
+float dot(const float* a, const float* b, int64_t n);
+
+// Rows of the embedding table `table` ([n_embd, n_vocab]) for `tokens`, as f32,
+// `ld` floats apart. Throws cairn::Error for an id outside the vocabulary.
+void embedTokens(const gguf::TensorInfo& table, std::span<const int32_t> tokens, float* out, int64_t ld);
+
+// A 2-D weight of the mapping as a matmul operand (a view, nothing copied).
+// Throws cairn::Error when it is not 2-D or its type cannot be computed with.
+tensor::MatrixView matrixView(const gguf::TensorInfo& t);
+
+// A small 1-D tensor (norm weight, bias) as f32 values, checked to have `n` elements.
+std::vector<float> vectorF32(const gguf::TensorInfo& t, int64_t n);
+
+} // namespace cairn::model

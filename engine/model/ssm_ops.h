@@ -1,0 +1,66 @@
+// Mamba's per-chunk operations: the causal depthwise conv1d and the selective
+// scan, each carrying its state from the previous chunk into the next.
+//
+// Layout and schedule. The projections produce row-major [T][channels] data.
+// The work is split into blocks of kLanes consecutive channels; a block is one
+// task and walks the whole chunk (channel-major order of work) with its kLanes
+// channels side by side in the SIMD lanes, reading each token's kLanes values
+// as one contiguous strip of the row. The conv first gathers its strip (after
+// the carried inputs) into a small contiguous buffer, a cache-blocked
+// transpose to channel-block-major order. In the scan's state loop the kLanes
+// channels × d_state independent recurrences are interleaved, which hides the
+// FMA latency without any horizontal reduction (y sums over n per lane).
+//
+// Exactness: a channel's outputs depend only on its own inputs, its state and
+// the per-token B/C rows, computed by the same code whatever the chunk length,
+// the block's position or the thread count. So a chunk of T tokens gives the
+// same bits as T chunks of one token, on any number of threads.
+#pragma once
+
+#include "cairn/exec.h"
+
+#include <cstdint>
+
+namespace cairn::model::ssm {
+
+constexpr int64_t kLanes = 16;      // channels computed side by side
+constexpr int64_t kMaxConv = 16;    // largest d_conv supported
+constexpr int64_t kMaxState = 256;  // largest d_state supported
+
+// xc[t][c] = SiLU(b[c] + Σ_{k<K} w[c][k] · x[t−K+1+k][c]), taps oldest first
+// (PyTorch Conv1d, no flip), where inputs before the chunk come from `state`.
+//   x:     T rows of `channels` inputs, `ldx` floats apart
+//   w:     [channels][K]; b: [channels]
+//   state: [channels][K−1], each channel's previous K−1 inputs, oldest first;
+//          replaced by the last K−1 inputs including this chunk's
+//   out:   T rows of `channels`, `ldo` floats apart
+void conv1dSilu(const float* x, int64_t ldx, int64_t T, int64_t channels, int64_t K, const float* w,
+                const float* b, float* state, float* out, int64_t ldo, ExecContext& ctx);
+
+struct ScanInputs {
+    int64_t tokens = 0, channels = 0, stateSize = 0;
+    const float* x = nullptr;  int64_t ldx = 0;   // conv output [T][channels]
+    const float* dt = nullptr; int64_t lddt = 0;  // W_dt · dt_low [T][channels], before bias and softplus
+    const float* dtBias = nullptr;                // [channels]
+    const float* B = nullptr;                     // B[t·ldbc + n]
+    const float* C = nullptr;                     // C[t·ldbc + n]
+    int64_t ldbc = 0;
+    const float* A = nullptr;                     // [channels][stateSize], as stored (−exp(A_log))
+    const float* D = nullptr;                     // [channels]
+    const float* z = nullptr;  int64_t ldz = 0;   // gate [T][channels]
+};
+
+// Per channel c, from the carried state h[c][·]:
+//   Δ = softplus(dt + dtBias),  h[n] ← exp(Δ·A[c][n])·h[n] + Δ·B[n]·x,
+//   y = (Σ_n h[n]·C[n] + D[c]·x) · SiLU(z)
+// h: [channels][stateSize], updated in place; y: T rows of `channels`, `ldy` floats apart.
+void selectiveScan(const ScanInputs& in, float* h, float* y, int64_t ldy, ExecContext& ctx);
+
+// The element-wise functions used above, exposed for tests: exp with a
+// relative error of a few ulp (inputs clamped to [−87.3, 88.7]), SiLU and
+// softplus (v > 20 ? v : ln(1 + e^v)) built on it.
+float expApprox(float x);
+float siluApprox(float x);
+float softplusApprox(float x);
+
+} // namespace cairn::model::ssm
