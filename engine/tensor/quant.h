@@ -4,6 +4,7 @@
 #pragma once
 
 #include "cairn/tensor_type.h"
+#include "tensor/blocks.h"
 
 #include <cstdint>
 
@@ -20,6 +21,11 @@ void dequantizeRow(TensorType type, const void* row, float* out, int64_t n);
 
 // ggml's reference quantizer for `type` (quantize_row_*_ref), byte-identical output.
 void quantizeRow(TensorType type, const float* in, void* row, int64_t n);
+
+// Activation quantizers the kernels use (ggml's quantize_row_q8_0_ref and
+// quantize_row_q8_K_ref); `n` a multiple of 32 resp. 256.
+void quantizeRowQ8_0(const float* in, BlockQ8_0* out, int64_t n);
+void quantizeRowQ8K(const float* in, BlockQ8_K* out, int64_t n);
 
 // Reference dot product of a stored row with f32 activations: dequantize, then
 // sum in element order in double precision, rounded once to float.
