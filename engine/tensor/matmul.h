@@ -11,6 +11,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace cairn::tensor {
 
@@ -34,6 +37,15 @@ void matmul(const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens, f
 bool quantizesActivations(TensorType weightType);
 
 // Name of the kernel path chosen at run time on this CPU ("avx512vnni", "avx2", "scalar", ...).
+// The environment variable CAIRN_KERNELS=scalar|avx2|avx512 selects a lower path.
+// Every path gives the same bits (one canonical arithmetic, see kernels_common.h).
 const char* kernelPath();
+
+// Paths this binary has and this CPU runs, best first.
+std::vector<std::string> availableKernelPaths();
+
+// Switches to path `name` (for tests and benchmarks; not while a matmul runs).
+// Returns false, changing nothing, when this CPU or build lacks it.
+bool forceKernelPath(std::string_view name);
 
 } // namespace cairn::tensor

@@ -1,0 +1,115 @@
+// Internal interface between matmul() and the per-ISA kernel files.
+//
+// The canonical arithmetic (identical on every path, so every path gives the
+// same bits and the tests can compare paths bit for bit):
+//
+// Quantized weights, 8-bit activations. A weight block is read as unsigned
+// codes u with a per-type offset o: w = d * s_j * (u - o) [- dmin * mn_j].
+//   32-element formats (activations in Q8_0 blocks: dx, qx, xs = sum qx):
+//     isum = sum u*qx - o*xs                               (exact int32)
+//     acc  = fma((float)isum, d*dx, acc)
+//     acc  = fma(m, sx, acc)             Q4_1/Q5_1 only, sx = dx * (float)xs
+//   K formats (activations in Q8_K blocks: dx, qx, bsum_j = sum of 16 qx):
+//     isum = sum_j s_j * (sum_{i in j} u*qx - o*bsum_j)    (exact int32)
+//     msum = sum_j mn_j * bsum_j                           (exact int32)
+//     acc  = fma((float)isum, d*dx, acc)
+//     acc  = fma((float)msum, -(dmin*dx), acc)             formats with mins
+//   blocks in order, one f32 accumulator per output. The integer parts are
+//   exact, so SIMD code may compute them in any order; the float chain is a
+//   per-output sequence, which SIMD code vectorizes across outputs (rows or
+//   tokens), never across blocks of one output.
+// Float weights (F32/F16/BF16), f32 activations: 16 lanes, element k goes to
+//   lane k % 16 with acc[l] = fma(w_k, x_k, acc[l]) in k order, then the fixed
+//   tree reduce16() below (8+8, 4+4, 2+2, 1+1).
+#pragma once
+
+#include "tensor/matmul.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace cairn::tensor::kernels {
+
+// Per-type facts for the integer dot products.
+struct QuantInfo {
+    int blockSize;   // 32 or 256 (0: float type)
+    int offset;      // o above
+    bool hasMin;     // Q4_1, Q5_1, Q2_K, Q4_K, Q5_K
+};
+QuantInfo quantInfo(TensorType type);
+
+// Activations prepared once per matmul call (by matmul.cpp, in the baseline TU).
+struct Activations {
+    TensorType weightType = TensorType::F32;
+    int64_t cols = 0;
+    int64_t nTokens = 0;
+    // Float weights: the caller's activations.
+    const float* x = nullptr;
+    int64_t ldx = 0;
+    // Quantized weights: 8-bit activations, token-major.
+    int blockSize = 0;          // 32 (Q8_0 blocks) or 256 (Q8_K blocks)
+    int64_t nBlocks = 0;        // blocks per token
+    const int8_t* q = nullptr;  // [t][cols]
+    const float* d = nullptr;   // [t][nBlocks]  block scale dx
+    const int16_t* bsum = nullptr;  // [t][cols/16] sums of 16 codes
+    const int32_t* xoff = nullptr;  // [t][nBlocks] o * xs (32-formats) — offset term
+    const float* sx = nullptr;      // [t][nBlocks] dx * (float)xs (32-formats)
+    // Optional layout prepared by a path's prepare() for its GEMM.
+    const uint8_t* packed = nullptr;
+};
+
+// One weight block decoded for the integer dot (scalar code, shared by paths).
+// 32-formats: u[32], d, m. K formats: u[256], s[16], mn[16], d, dmin.
+struct Decoded32 {
+    uint8_t u[32];
+    float d;
+    float m;
+};
+struct DecodedK {
+    uint8_t u[256];
+    int16_t s[16];
+    int16_t mn[16];
+    float d;
+    float dmin;
+};
+void decodeBlock32(TensorType type, const uint8_t* block, Decoded32& out);
+void decodeBlockK(TensorType type, const uint8_t* block, DecodedK& out);
+// `n` elements of a float-format row (F32/F16/BF16) to f32.
+void decodeFloatRow(TensorType type, const uint8_t* row, float* out, int64_t n);
+
+// Thread-local scratch memory, 64-byte aligned, valid until the next call with
+// the same slot on this thread. Lives in a baseline TU (no ISA-specific STL code).
+uint8_t* scratch(int slot, size_t bytes);
+
+// The fixed reduction of the 16 float lanes.
+static inline float reduce16(const float* a) {
+    float s8[8], s4[4];
+    for (int i = 0; i < 8; ++i) s8[i] = a[i] + a[i + 8];
+    for (int i = 0; i < 4; ++i) s4[i] = s8[i] + s8[i + 4];
+    float s2a = s4[0] + s4[2], s2b = s4[1] + s4[3];
+    return s2a + s2b;
+}
+
+// A kernel path: computes y[t][r] for rows [r0, r1) and every token.
+struct KernelSet {
+    const char* name;
+    // Optional per-call preparation of extra activation layouts (may be null).
+    // Returns the packed buffer (or nullptr) to store in Activations::packed.
+    const uint8_t* (*prepare)(const Activations& a);
+    void (*rows)(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy);
+    // Rows per task that keeps this path's tiles whole.
+    int64_t rowAlign;
+};
+
+// The path in use (CAIRN_KERNELS or the best supported, or forceKernelPath()).
+const KernelSet& activeKernels();
+
+const KernelSet& scalarKernels();
+const KernelSet* avx2Kernels();    // nullptr when not compiled in
+const KernelSet* avx512Kernels();  // nullptr when not compiled in
+
+// The scalar implementation of rows [r0, r1), used by SIMD paths for types
+// they do not specialise.
+void scalarRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy);
+
+} // namespace cairn::tensor::kernels

@@ -1,0 +1,123 @@
+// matmul(): argument checks, activation quantization (once per call), and the
+// split of output rows between threads. The arithmetic is in kernels_*.cpp.
+#include "tensor/matmul.h"
+
+#include "cairn/error.h"
+#include "tensor/blocks.h"
+#include "tensor/kernels_common.h"
+#include "tensor/quant.h"
+
+#include <algorithm>
+#include <string>
+
+namespace cairn::tensor {
+
+using kernels::Activations;
+using kernels::QuantInfo;
+
+bool quantizesActivations(TensorType weightType) { return kernels::quantInfo(weightType).blockSize != 0; }
+
+namespace {
+
+bool isFloatType(TensorType t) { return t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16; }
+
+void check(const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens, const float* y, int64_t ldy) {
+    const std::string where = "matmul";
+    if (!isFloatType(w.type) && kernels::quantInfo(w.type).blockSize == 0)
+        throw Error(where, "no kernel for weight type " + std::string(tensorTypeName(w.type)));
+    const int64_t bs = traits(w.type).blockSize;
+    const int64_t align = quantizesActivations(w.type) ? kernels::quantInfo(w.type).blockSize : 1;
+    if (w.rows < 0 || w.cols <= 0 || w.cols % std::max(bs, align) != 0)
+        throw Error(where, std::to_string(w.cols) + " columns is not a positive multiple of the " +
+                               std::string(tensorTypeName(w.type)) + " block size");
+    if (!w.data || w.rowStride < rowBytes(w.type, w.cols))
+        throw Error(where, "weight view has no data or a row stride shorter than a row");
+    if (nTokens < 0 || (nTokens > 0 && (!x || !y)) || (nTokens > 1 && ldx < w.cols) || (nTokens > 1 && ldy < w.rows))
+        throw Error(where, "activation or output layout does not fit the weight shape");
+}
+
+// 8-bit activations, token-major, plus the per-block sums the kernels use.
+void quantizeActivations(const MatrixView& w, const float* x, int64_t ldx, Activations& a, ExecContext& ctx) {
+    const QuantInfo info = kernels::quantInfo(w.type);
+    const int64_t n = w.cols, nb = n / info.blockSize, T = a.nTokens;
+    a.blockSize = info.blockSize;
+    a.nBlocks = nb;
+    // One allocation (caller thread's scratch), carved into the arrays.
+    const size_t qBytes = size_t(T * n + 63) & ~size_t(63);
+    const size_t dBytes = size_t(T * nb * 4 + 63) & ~size_t(63);
+    const size_t bsBytes = size_t(T * (n / 16) * 2 + 63) & ~size_t(63);
+    uint8_t* base = kernels::scratch(4, qBytes + 3 * dBytes + bsBytes);
+    auto* q = reinterpret_cast<int8_t*>(base);
+    auto* d = reinterpret_cast<float*>(base + qBytes);
+    auto* xoff = reinterpret_cast<int32_t*>(base + qBytes + dBytes);
+    auto* sx = reinterpret_cast<float*>(base + qBytes + 2 * dBytes);
+    auto* bsum = reinterpret_cast<int16_t*>(base + qBytes + 3 * dBytes);
+    a.q = q;
+    a.d = d;
+    a.xoff = xoff;
+    a.sx = sx;
+    a.bsum = bsum;
+    const int64_t grain = std::max<int64_t>(1, (1 << 16) / n);
+    ctx.parallelFor(T, grain, [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t) {
+            int8_t* qt = q + t * n;
+            if (info.blockSize == 32) {
+                auto* blk = reinterpret_cast<BlockQ8_0*>(kernels::scratch(7, size_t(nb) * sizeof(BlockQ8_0)));
+                quantizeRowQ8_0(x + t * ldx, blk, n);
+                for (int64_t b = 0; b < nb; ++b) {
+                    int32_t xs = 0;
+                    for (int i = 0; i < 32; ++i) {
+                        qt[b * 32 + i] = blk[b].qs[i];
+                        xs += blk[b].qs[i];
+                    }
+                    d[t * nb + b] = f16ToF32(blk[b].d);
+                    xoff[t * nb + b] = info.offset * xs;
+                    sx[t * nb + b] = d[t * nb + b] * float(xs);
+                }
+            } else {
+                auto* blk = reinterpret_cast<BlockQ8_K*>(kernels::scratch(7, size_t(nb) * sizeof(BlockQ8_K)));
+                quantizeRowQ8K(x + t * ldx, blk, n);
+                for (int64_t b = 0; b < nb; ++b) {
+                    for (int i = 0; i < 256; ++i) qt[b * 256 + i] = blk[b].qs[i];
+                    d[t * nb + b] = blk[b].d;
+                    xoff[t * nb + b] = 0;
+                    sx[t * nb + b] = 0.f;
+                }
+            }
+            for (int64_t j = 0; j < n / 16; ++j) {
+                int32_t s = 0;
+                for (int i = 0; i < 16; ++i) s += qt[j * 16 + i];
+                bsum[t * (n / 16) + j] = int16_t(s);
+            }
+        }
+    });
+}
+
+} // namespace
+
+void matmul(const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens, float* y, int64_t ldy,
+            ExecContext& ctx) {
+    check(w, x, ldx, nTokens, y, ldy);
+    if (nTokens == 0 || w.rows == 0) return;
+    const kernels::KernelSet& ks = kernels::activeKernels();
+
+    Activations a;
+    a.weightType = w.type;
+    a.cols = w.cols;
+    a.nTokens = nTokens;
+    a.x = x;
+    a.ldx = ldx;
+    if (quantizesActivations(w.type)) quantizeActivations(w, x, ldx, a, ctx);
+    if (ks.prepare) a.packed = ks.prepare(a);
+
+    // Rows are the unit of parallel work (outputs, never a reduction). Tasks
+    // are whole tiles of the path; several per thread so a slow core evens out.
+    const int64_t align = ks.rowAlign;
+    const int64_t units = (w.rows + align - 1) / align;
+    const int64_t perThread = std::max<int64_t>(1, units / (4 * ctx.threads()));
+    ctx.parallelFor(units, perThread, [&](int64_t u0, int64_t u1) {
+        ks.rows(w, u0 * align, std::min(w.rows, u1 * align), a, y, ldy);
+    });
+}
+
+} // namespace cairn::tensor

@@ -1,0 +1,214 @@
+// matmul on every kernel path this machine runs, for every weight type:
+// accuracy against the scalar reference dot, and the bit-exact invariants
+// (paths agree, N tokens == N single tokens, thread counts, row subsets).
+#include "cairn/error.h"
+#include "cairn/exec.h"
+#include "tensor/blocks.h"
+#include "tensor/matmul.h"
+#include "tensor/quant.h"
+
+#include <QTest>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+using namespace cairn;
+using namespace cairn::tensor;
+
+namespace {
+
+const TensorType kTypes[] = {TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q4_0,
+                             TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0,
+                             TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K,
+                             TensorType::Q6_K};
+
+// Byte offsets of the half-float scale fields of one block (the rest of a
+// block is any bit pattern, so random bytes make valid blocks).
+std::vector<size_t> halfFields(TensorType t) {
+    switch (t) {
+    case TensorType::Q4_0: case TensorType::Q5_0: case TensorType::Q8_0: return {0};
+    case TensorType::Q4_1: case TensorType::Q5_1: case TensorType::Q4_K: case TensorType::Q5_K: return {0, 2};
+    case TensorType::Q2_K: return {80, 82};
+    case TensorType::Q3_K: return {108};
+    case TensorType::Q6_K: return {208};
+    default: return {};
+    }
+}
+
+struct Weights {
+    std::vector<uint8_t> bytes;
+    MatrixView view;
+};
+
+Weights makeWeights(TensorType type, int64_t rows, int64_t cols, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> uni(-1.f, 1.f);
+    Weights w;
+    const size_t rb = rowBytes(type, cols);
+    w.bytes.resize(rb * size_t(rows));
+    if (type == TensorType::F32 || type == TensorType::F16 || type == TensorType::BF16) {
+        for (int64_t i = 0; i < rows * cols; ++i) {
+            float v = uni(rng);
+            if (type == TensorType::F32) std::memcpy(&w.bytes[4 * i], &v, 4);
+            uint16_t h = type == TensorType::F16 ? f32ToF16(v) : f32ToBf16(v);
+            if (type != TensorType::F32) std::memcpy(&w.bytes[2 * i], &h, 2);
+        }
+    } else {
+        for (auto& b : w.bytes) b = uint8_t(rng());
+        const auto& tr = traits(type);
+        const size_t nBlocks = w.bytes.size() / tr.blockBytes;
+        for (size_t b = 0; b < nBlocks; ++b)
+            for (size_t off : halfFields(type)) {
+                uint16_t h = f32ToF16(0.001f + 0.01f * (uni(rng) + 1.f));
+                std::memcpy(&w.bytes[b * tr.blockBytes + off], &h, 2);
+            }
+    }
+    w.view = {type, w.bytes.data(), rows, cols, rb};
+    return w;
+}
+
+std::vector<float> makeActivations(int64_t tokens, int64_t cols, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> uni(-1.f, 1.f);
+    std::vector<float> x(size_t(tokens * cols));
+    for (auto& v : x) v = uni(rng);
+    return x;
+}
+
+// The activations as the kernels see them: rounded through the 8-bit format.
+std::vector<float> roundTripActivations(TensorType weightType, const float* x, int64_t cols) {
+    std::vector<float> out(static_cast<size_t>(cols));
+    if (!quantizesActivations(weightType)) {
+        std::memcpy(out.data(), x, size_t(cols) * 4);
+    } else if (traits(weightType).blockSize == 32) {
+        std::vector<BlockQ8_0> q(size_t(cols / 32));
+        quantizeRowQ8_0(x, q.data(), cols);
+        dequantizeRow(TensorType::Q8_0, q.data(), out.data(), cols);
+    } else {
+        std::vector<BlockQ8_K> q(size_t(cols / 256));
+        quantizeRowQ8K(x, q.data(), cols);
+        for (int64_t i = 0; i < cols; ++i) out[size_t(i)] = q[size_t(i / 256)].d * q[size_t(i / 256)].qs[i % 256];
+    }
+    return out;
+}
+
+std::vector<float> run(const MatrixView& w, const std::vector<float>& x, int64_t tokens, int threads) {
+    ExecContext ctx(threads);
+    std::vector<float> y(size_t(tokens * w.rows), NAN);
+    matmul(w, x.data(), w.cols, tokens, y.data(), w.rows, ctx);
+    return y;
+}
+
+bool sameBits(const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * 4) == 0;
+}
+
+} // namespace
+
+class TestKernelsMatmul : public QObject {
+    Q_OBJECT
+private slots:
+    void init() { QVERIFY(forceKernelPath("scalar")); }
+    void cleanupTestCase() { forceKernelPath(availableKernelPaths().front()); }
+
+    void pathsAreReported() {
+        auto paths = availableKernelPaths();
+        QVERIFY(!paths.empty());
+        QCOMPARE(paths.back(), std::string("scalar"));
+        QVERIFY(forceKernelPath(paths.front()));
+        QCOMPARE(std::string(kernelPath()), paths.front());
+        QVERIFY(!forceKernelPath("no-such-path"));
+        QCOMPARE(std::string(kernelPath()), paths.front());
+    }
+
+    void matchesReferenceOnEveryPath_data() {
+        QTest::addColumn<int>("type");
+        for (TensorType t : kTypes) QTest::newRow(std::string(tensorTypeName(t)).c_str()) << int(t);
+    }
+    // Against dotReference of the stored weights with the activations as the
+    // kernel quantized them: only float rounding of the block sums remains.
+    void matchesReferenceOnEveryPath() {
+        QFETCH(int, type);
+        const auto t = TensorType(type);
+        const int64_t rows = 37, cols = 512, tokens = 5;
+        Weights w = makeWeights(t, rows, cols, 1000 + type);
+        auto x = makeActivations(tokens, cols, 7);
+        for (const std::string& path : availableKernelPaths()) {
+            QVERIFY(forceKernelPath(path));
+            auto y = run(w.view, x, tokens, 1);
+            for (int64_t tok = 0; tok < tokens; ++tok) {
+                auto xr = roundTripActivations(t, &x[size_t(tok * cols)], cols);
+                std::vector<float> wr(static_cast<size_t>(cols));
+                for (int64_t r = 0; r < rows; ++r) {
+                    const float ref = dotReference(t, w.view.row(r), xr.data(), cols);
+                    dequantizeRow(t, w.view.row(r), wr.data(), cols);
+                    double mag = 0;
+                    for (int64_t i = 0; i < cols; ++i) mag += std::fabs(double(wr[size_t(i)]) * xr[size_t(i)]);
+                    const float got = y[size_t(tok * rows + r)];
+                    if (!(std::fabs(got - ref) <= 1e-5 * mag + 1e-7))
+                        QFAIL(qPrintable(QString("%1 path %2 row %3 token %4: got %5, reference %6 (scale %7)")
+                                             .arg(tensorTypeName(t).data()).arg(path.c_str()).arg(r).arg(tok)
+                                             .arg(got, 0, 'g', 9).arg(ref, 0, 'g', 9).arg(mag)));
+                }
+            }
+        }
+    }
+
+    void invariantsAreBitExact_data() { matchesReferenceOnEveryPath_data(); }
+    // Every path gives the scalar bits; N tokens == N single tokens; 1/2/3
+    // threads and any subset of rows give the same bits. Shapes with ragged
+    // tails (rows not a multiple of any tile, tokens not a multiple of 16).
+    void invariantsAreBitExact() {
+        QFETCH(int, type);
+        const auto t = TensorType(type);
+        const int64_t rows = 83, cols = 768, tokens = 37;
+        Weights w = makeWeights(t, rows, cols, 2000 + type);
+        auto x = makeActivations(tokens, cols, 11);
+        QVERIFY(forceKernelPath("scalar"));
+        const auto reference = run(w.view, x, tokens, 1);
+        for (const std::string& path : availableKernelPaths()) {
+            QVERIFY(forceKernelPath(path));
+            const auto batched = run(w.view, x, tokens, 1);
+            QVERIFY2(sameBits(batched, reference), path.c_str());
+            for (int threads : {2, 3}) QVERIFY2(sameBits(run(w.view, x, tokens, threads), reference), path.c_str());
+            // One token at a time (the decode path), and odd token counts.
+            for (int64_t tok = 0; tok < tokens; tok += 6) {
+                std::vector<float> one(x.begin() + tok * cols, x.begin() + (tok + 1) * cols);
+                auto y1 = run(w.view, one, 1, 2);
+                for (int64_t r = 0; r < rows; ++r)
+                    QVERIFY2(std::memcmp(&y1[size_t(r)], &reference[size_t(tok * rows + r)], 4) == 0, path.c_str());
+            }
+            for (int64_t n : {int64_t(2), int64_t(17)}) {
+                std::vector<float> part(x.begin() + 3 * cols, x.begin() + (3 + n) * cols);
+                auto yp = run(w.view, part, n, 2);
+                QVERIFY2(std::memcmp(yp.data(), &reference[size_t(3 * rows)], size_t(n * rows) * 4) == 0,
+                         path.c_str());
+            }
+            // Rows [5, 5 + 21) as their own matrix.
+            MatrixView sub = w.view;
+            sub.data = w.view.row(5);
+            sub.rows = 21;
+            auto ys = run(sub, x, tokens, 3);
+            for (int64_t tok = 0; tok < tokens; ++tok)
+                QVERIFY2(std::memcmp(&ys[size_t(tok * 21)], &reference[size_t(tok * rows + 5)], 21 * 4) == 0,
+                         path.c_str());
+        }
+    }
+
+    void badShapesAreErrors() {
+        Weights w = makeWeights(TensorType::Q4_K, 4, 256, 3);
+        MatrixView bad = w.view;
+        bad.cols = 128;  // not a multiple of 256
+        std::vector<float> x(256), y(4);
+        ExecContext ctx(1);
+        QVERIFY_THROWS_EXCEPTION(Error, matmul(bad, x.data(), 256, 1, y.data(), 4, ctx));
+        MatrixView unsupported = w.view;
+        unsupported.type = TensorType::IQ2_XXS;
+        QVERIFY_THROWS_EXCEPTION(Error, matmul(unsupported, x.data(), 256, 1, y.data(), 4, ctx));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestKernelsMatmul)
+#include "test_kernels_matmul.moc"
