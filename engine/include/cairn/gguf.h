@@ -1,8 +1,9 @@
 // GGUF (v2, v3) reading by memory mapping, and writing.
 //
-// Reading validates the whole header up front (see reader.cpp for the list of
-// checks) and never copies tensor data: every TensorInfo::data and every string
-// or array value is a view into the mapping owned by the File.
+// Reading validates the whole header up front (see reader.cpp and docs/GGUF.md
+// for the list of checks) and never copies tensor data: every TensorInfo::data
+// and every string or array value is a view into the mapping owned by the File.
+// Any problem is a cairn::Error "PATH: what is wrong (at byte N)".
 #pragma once
 
 #include "cairn/tensor_type.h"
@@ -62,7 +63,7 @@ private:
 struct TensorInfo {
     std::string_view name;
     TensorType type = TensorType::F32;
-    uint32_t nDims = 0;
+    uint32_t nDims = 0;                      // 0 to 4; dimensions past nDims are 1
     std::array<int64_t, 4> ne{1, 1, 1, 1};  // ggml order: ne[0] is the contiguous row length
     uint64_t offset = 0;                     // relative to the data section
     const uint8_t* data = nullptr;           // view into the mapping
@@ -72,6 +73,12 @@ struct TensorInfo {
     int64_t rows() const { return ne[1] * ne[2] * ne[3]; }
     const uint8_t* row(int64_t i) const { return data + size_t(i) * rowBytes(type, ne[0]); }
 };
+
+// Parsing a file of `fileSize` bytes allocates at most this many bytes (its
+// tables plus, on failure, the error message), whatever the bytes hold.
+constexpr uint64_t parseAllocationBound(uint64_t fileSize) {
+    return fileSize > 64 * 1024 ? fileSize : 64 * 1024;
+}
 
 class File {
 public:
@@ -88,6 +95,9 @@ public:
     uint32_t version() const { return version_; }
     uint64_t fileSize() const { return size_; }
     uint32_t alignment() const { return alignment_; }
+    // Start of the tensor data section: the end of the tensor infos rounded up
+    // to the alignment. A file without tensors may end before that (writers
+    // need not pad it); then this is the file size.
     uint64_t dataOffset() const { return dataOffset_; }
     // Bytes from the start of the file to the end of the tensor infos (for fingerprints).
     std::span<const uint8_t> headerBytes() const { return {base_, headerEnd_}; }
@@ -122,17 +132,27 @@ private:
     std::vector<TensorInfo> tensors_;
 };
 
-// Builds a GGUF v3 file. Keys keep insertion order; setting a key again replaces it.
+// Builds a GGUF v3 file in canonical form: header, key-value pairs in insertion
+// order, tensor infos in insertion order, zero padding to the alignment, then
+// each tensor's bytes followed by zero padding to the alignment (as ggml and
+// gguf-py write them). A file without tensors ends right after its metadata.
+// Setting a key again replaces its value in place. The alignment is the
+// constructor's, written as general.alignment when it is not 32, unless a
+// general.alignment (uint32) value is set, which then rules.
 class Writer {
 public:
     using Filler = std::function<void(std::span<uint8_t> out)>;
 
-    explicit Writer(uint32_t alignment = 32) : alignment_(alignment) {}
+    explicit Writer(uint32_t alignment = 32);
 
     void setUInt8(const std::string& key, uint8_t v);
+    void setInt8(const std::string& key, int8_t v);
+    void setUInt16(const std::string& key, uint16_t v);
+    void setInt16(const std::string& key, int16_t v);
     void setInt32(const std::string& key, int32_t v);
     void setUInt32(const std::string& key, uint32_t v);
     void setUInt64(const std::string& key, uint64_t v);
+    void setInt64(const std::string& key, int64_t v);
     void setFloat32(const std::string& key, float v);
     void setFloat64(const std::string& key, double v);
     void setBool(const std::string& key, bool v);
@@ -140,6 +160,9 @@ public:
     void setStrings(const std::string& key, const std::vector<std::string>& v);
     void setFloats(const std::string& key, const std::vector<float>& v);
     void setInt32s(const std::string& key, const std::vector<int32_t>& v);
+    // An array of fixed-size elements given as their little-endian bytes
+    // (`elementBytes.size()` must be `count` times the element size).
+    void setArray(const std::string& key, ValueType elem, uint64_t count, std::span<const uint8_t> elementBytes);
     // Copies a value read from another file, keeping its exact type.
     void copyValue(const Value& v);
     void copyValue(const std::string& key, const Value& v);
@@ -158,6 +181,7 @@ private:
     struct Entry { std::string key; ValueType type; ValueType elem; uint64_t count; std::vector<uint8_t> payload; };
     struct Tensor { std::string name; TensorType type; std::vector<int64_t> ne; size_t nbytes; Filler fill; };
     void put(Entry e);
+    uint32_t effectiveAlignment() const;
     void serializeHeader(std::vector<uint8_t>& out, std::vector<uint64_t>& offsets) const;
     uint32_t alignment_;
     std::vector<Entry> entries_;
