@@ -1,0 +1,157 @@
+#include "bpe_tokenizer.h"
+
+#include "byte_unicode.h"
+#include "cairn/error.h"
+#include "cairn/gguf.h"
+#include "special_split.h"
+#include "utf8.h"
+
+#include <cstdio>
+#include <queue>
+
+namespace cairn::tokenizer {
+namespace {
+
+struct Symbol {
+    uint32_t start = 0, len = 0;
+    int32_t prev = -1, next = -1;
+};
+
+struct Bigram {
+    int32_t rank;
+    int32_t left, right;
+    uint32_t leftLen, rightLen;
+    // Lowest rank first, then leftmost.
+    bool operator<(const Bigram& o) const { return rank != o.rank ? rank > o.rank : left > o.left; }
+};
+
+// The bytes a vocabulary entry stands for, by its attributes (llama.cpp token_to_piece, BPE case).
+std::string bpePiece(const Vocabulary& v, int32_t id) {
+    const uint32_t attr = v.attrs[id];
+    const std::string& text = v.texts[id];
+    if (attr & (AttrControl | AttrUnknown)) return {};
+    if (attr & AttrUserDefined) return text;
+    if (attr & AttrNormal) return ByteUnicode::instance().decodeText(text);
+    if (attr & AttrByte) {
+        unsigned value = 0;
+        if (text.size() == 6 && std::sscanf(text.c_str(), "<0x%2X>", &value) == 1) return std::string(1, char(value));
+        return ByteUnicode::instance().decodeText(text);
+    }
+    return {};
+}
+
+} // namespace
+
+BpeTokenizer::BpeTokenizer(std::shared_ptr<Vocabulary> vocab, const gguf::File& file)
+    : Tokenizer(vocab), pre_(vocab->pre) {
+    const gguf::Value* merges = file.find("tokenizer.ggml.merges");
+    if (!merges) throw Error("tokenizer", "tokenizer.ggml.merges missing (needed by a gpt2 tokenizer)");
+    if (!merges->isArray() || merges->elementType() != gguf::ValueType::String)
+        throw Error("tokenizer", "tokenizer.ggml.merges is not an array of strings");
+    auto lines = merges->strings();
+    ranks_.reserve(lines.size());
+    for (size_t i = 0; i < lines.size(); ++i) {
+        // Split at the first space after the first byte, as llama.cpp does; keep the first rank of a duplicate.
+        size_t space = lines[i].find(' ', 1);
+        if (space == std::string_view::npos) continue;
+        ranks_.emplace(std::string(lines[i]), int32_t(i));
+    }
+    vocab->pieces.resize(size_t(vocab->size()));
+    for (int32_t id = 0; id < vocab->size(); ++id) vocab->pieces[size_t(id)] = bpePiece(*vocab, id);
+}
+
+int32_t BpeTokenizer::lookup(std::string_view text) const {
+    int32_t id = vocab().find(text);
+    if (id >= 0 && (vocab().attrs[id] & (AttrControl | AttrUnknown))) return -1;
+    return id;
+}
+
+std::vector<int32_t> BpeTokenizer::encode(std::string_view text, bool addSpecial, bool parseSpecial) const {
+    const Vocabulary& v = vocab();
+    std::vector<int32_t> out;
+    out.reserve(text.size() / 3 + 4);
+    if (addSpecial && v.addBos && v.bos >= 0) out.push_back(v.bos);
+    for (const Fragment& f : splitSpecial(v, text, parseSpecial)) {
+        if (f.token >= 0) out.push_back(f.token);
+        else encodeText(f.text, out);
+    }
+    if (addSpecial && v.addEos && v.eos >= 0) out.push_back(v.eos);
+    return out;
+}
+
+void BpeTokenizer::encodeText(std::string_view text, std::vector<int32_t>& out) const {
+    std::string cleaned;
+    if (replaceInvalidUtf8(text, cleaned)) text = cleaned;
+    const ByteUnicode& bytes = ByteUnicode::instance();
+    std::string word;
+    for (std::string_view raw : pre_.split(text)) {
+        word.clear();
+        for (char c : raw) word += bytes.encode(static_cast<uint8_t>(c));
+        if (pre_.ignoreMerges()) {
+            if (int32_t id = lookup(word); id >= 0) {
+                out.push_back(id);
+                continue;
+            }
+        }
+        encodeWord(word, out);
+    }
+}
+
+void BpeTokenizer::encodeWord(const std::string& word, std::vector<int32_t>& out) const {
+    std::vector<Symbol> symbols;
+    symbols.reserve(word.size());
+    for (size_t pos = 0; pos < word.size();) {
+        size_t next = pos + 1;
+        while (next < word.size() && (static_cast<unsigned char>(word[next]) & 0xC0) == 0x80) ++next;
+        Symbol s;
+        s.start = uint32_t(pos);
+        s.len = uint32_t(next - pos);
+        s.prev = int32_t(symbols.size()) - 1;
+        s.next = next < word.size() ? int32_t(symbols.size()) + 1 : -1;
+        symbols.push_back(s);
+        pos = next;
+    }
+
+    std::priority_queue<Bigram> queue;
+    std::string key;
+    auto addBigram = [&](int32_t left, int32_t right) {
+        if (left < 0 || right < 0) return;
+        const Symbol& l = symbols[size_t(left)];
+        const Symbol& r = symbols[size_t(right)];
+        key.assign(word, l.start, l.len);
+        key += ' ';
+        key.append(word, r.start, r.len);
+        auto it = ranks_.find(key);
+        if (it == ranks_.end()) return;
+        queue.push({it->second, left, right, l.len, r.len});
+    };
+    for (int32_t i = 1; i < int32_t(symbols.size()); ++i) addBigram(i - 1, i);
+
+    while (!queue.empty()) {
+        Bigram b = queue.top();
+        queue.pop();
+        Symbol& l = symbols[size_t(b.left)];
+        Symbol& r = symbols[size_t(b.right)];
+        if (l.len != b.leftLen || r.len != b.rightLen || l.next != b.right) continue;  // outdated
+        l.len += r.len;
+        r.len = 0;
+        l.next = r.next;
+        if (r.next >= 0) symbols[size_t(r.next)].prev = b.left;
+        addBigram(l.prev, b.left);
+        addBigram(b.left, l.next);
+    }
+
+    for (int32_t i = 0; i >= 0 && i < int32_t(symbols.size()); i = symbols[size_t(i)].next) {
+        const Symbol& s = symbols[size_t(i)];
+        std::string_view text(word.data() + s.start, s.len);
+        if (int32_t id = lookup(text); id >= 0) {
+            out.push_back(id);
+            continue;
+        }
+        // Not a token: fall back to single-byte entries, skipping bytes the vocabulary lacks.
+        for (char c : text)
+            if (int32_t id = lookup(std::string_view(&c, 1)); id >= 0) out.push_back(id);
+    }
+}
+
+} // namespace cairn::tokenizer

@@ -1,0 +1,29 @@
+// Byte-level BPE (`tokenizer.ggml.model` = gpt2): special-token split, regex
+// pre-tokenizer, GPT-2 byte encoding, then merges by rank (lowest rank first,
+// leftmost on ties), as llama.cpp's llm_tokenizer_bpe_session.
+#pragma once
+
+#include "cairn/tokenizer.h"
+#include "pretokenizer.h"
+#include "vocabulary.h"
+
+#include <string>
+#include <unordered_map>
+
+namespace cairn::tokenizer {
+
+class BpeTokenizer final : public Tokenizer {
+public:
+    BpeTokenizer(std::shared_ptr<Vocabulary> vocab, const gguf::File& file);
+    std::vector<int32_t> encode(std::string_view text, bool addSpecial, bool parseSpecial) const override;
+
+private:
+    void encodeText(std::string_view text, std::vector<int32_t>& out) const;
+    void encodeWord(const std::string& word, std::vector<int32_t>& out) const;
+    int32_t lookup(std::string_view text) const;  // a token that plain text may produce, or -1
+
+    PreTokenizer pre_;
+    std::unordered_map<std::string, int32_t> ranks_;  // "left right" -> merge rank
+};
+
+} // namespace cairn::tokenizer
