@@ -1,15 +1,15 @@
-// Row dequantization for every supported format (ggml's dequantize_row_*).
+// Row dequantization for every supported format (ggml's dequantize_row_*),
+// with ggml's order of operations so the output matches it bit for bit.
 //
-// The affine formats compute `scale * q + offset` with one fused multiply-add,
-// as ggml's reference does when GCC contracts it (-march=native, FMA, the
-// default -ffp-contract=fast): this reproduces its output bit for bit. std::fma
-// is exact by definition, so the result does not depend on the CPU.
+// In the affine formats (`scale * q - offset`) every product is exact in
+// float: the f16 scale has 11 significant bits, the sub-block scale at most 6
+// and the quant at most 5 (22 bits < 24). So a fused or unfused multiply-add gives the same
+// result, and SIMD kernels may use either.
 #include "tensor/blocks.h"
 #include "tensor/quant.h"
 
 #include "cairn/error.h"
 
-#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -18,8 +18,6 @@ namespace {
 
 template <typename Block>
 const Block* blocks(const void* row) { return static_cast<const Block*>(row); }
-
-inline float mulAdd(float a, float b, float c) { return std::fma(a, b, c); }
 
 void dequantizeQ4_0(const void* row, float* y, int64_t n) {
     const auto* x = blocks<BlockQ4_0>(row);
@@ -38,8 +36,8 @@ void dequantizeQ4_1(const void* row, float* y, int64_t n) {
         const float d = f16ToF32(x[i].d);
         const float m = f16ToF32(x[i].m);
         for (int j = 0; j < kQK / 2; ++j) {
-            y[i * kQK + j] = mulAdd(float(x[i].qs[j] & 0x0f), d, m);
-            y[i * kQK + j + kQK / 2] = mulAdd(float(x[i].qs[j] >> 4), d, m);
+            y[i * kQK + j] = float(x[i].qs[j] & 0x0f) * d + m;
+            y[i * kQK + j + kQK / 2] = float(x[i].qs[j] >> 4) * d + m;
         }
     }
 }
@@ -72,8 +70,8 @@ void dequantizeQ5_1(const void* row, float* y, int64_t n) {
         for (int j = 0; j < kQK / 2; ++j) {
             const int lo = (x[i].qs[j] & 0x0f) | int((qh >> j) & 1) << 4;
             const int hi = (x[i].qs[j] >> 4) | int((qh >> (j + 16)) & 1) << 4;
-            y[i * kQK + j] = mulAdd(float(lo), d, m);
-            y[i * kQK + j + kQK / 2] = mulAdd(float(hi), d, m);
+            y[i * kQK + j] = float(lo) * d + m;
+            y[i * kQK + j + kQK / 2] = float(hi) * d + m;
         }
     }
 }
@@ -98,7 +96,7 @@ void dequantizeQ2_K(const void* row, float* y, int64_t n) {
             const int shift = 2 * ((s / 2) % 4);
             const float dl = d * float(x[i].scales[s] & 0xf);
             const float ml = dmin * float(x[i].scales[s] >> 4);
-            for (int l = 0; l < 16; ++l) *y++ = mulAdd(dl, float((q[l] >> shift) & 3), -ml);
+            for (int l = 0; l < 16; ++l) *y++ = dl * float((q[l] >> shift) & 3) - ml;
         }
     }
 }
@@ -158,8 +156,8 @@ void dequantizeQ4_K(const void* row, float* y, int64_t n) {
             const float d1 = d * float(sc), m1 = dmin * float(m);
             scaleMinK4(s + 1, x[i].scales, sc, m);
             const float d2 = d * float(sc), m2 = dmin * float(m);
-            for (int l = 0; l < 32; ++l) *y++ = mulAdd(d1, float(q[l] & 0xf), -m1);
-            for (int l = 0; l < 32; ++l) *y++ = mulAdd(d2, float(q[l] >> 4), -m2);
+            for (int l = 0; l < 32; ++l) *y++ = d1 * float(q[l] & 0xf) - m1;
+            for (int l = 0; l < 32; ++l) *y++ = d2 * float(q[l] >> 4) - m2;
         }
     }
 }
@@ -178,8 +176,8 @@ void dequantizeQ5_K(const void* row, float* y, int64_t n) {
             scaleMinK4(s + 1, x[i].scales, sc, m);
             const float d2 = d * float(sc), m2 = dmin * float(m);
             const uint8_t u1 = uint8_t(1u << s), u2 = uint8_t(2u << s);
-            for (int l = 0; l < 32; ++l) *y++ = mulAdd(d1, float((ql[l] & 0xf) + ((qh[l] & u1) ? 16 : 0)), -m1);
-            for (int l = 0; l < 32; ++l) *y++ = mulAdd(d2, float((ql[l] >> 4) + ((qh[l] & u2) ? 16 : 0)), -m2);
+            for (int l = 0; l < 32; ++l) *y++ = d1 * float((ql[l] & 0xf) + ((qh[l] & u1) ? 16 : 0)) - m1;
+            for (int l = 0; l < 32; ++l) *y++ = d2 * float((ql[l] >> 4) + ((qh[l] & u2) ? 16 : 0)) - m2;
         }
     }
 }

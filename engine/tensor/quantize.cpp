@@ -16,8 +16,6 @@
 namespace cairn::tensor {
 namespace {
 
-using detail::fusedMulAdd;
-
 // Largest magnitude of a block and the signed value that has it (first wins).
 void signedAbsMax(const float* x, int n, float& amax, float& max) {
     amax = 0.0f;
@@ -48,8 +46,8 @@ void quantizeQ4_0(const float* x, BlockQ4_0* y, int64_t n) {
         y[i].d = f32ToF16(d);
         for (int j = 0; j < kQK / 2; ++j) {
             // Truncation toward zero after adding 8.5, then clamp to 15: ggml's rounding.
-            const int lo = std::min(15, int(int8_t(fusedMulAdd(x[j], id, 8.5f))));
-            const int hi = std::min(15, int(int8_t(fusedMulAdd(x[j + kQK / 2], id, 8.5f))));
+            const int lo = std::min(15, int(int8_t(x[j] * id + 8.5f)));
+            const int hi = std::min(15, int(int8_t(x[j + kQK / 2] * id + 8.5f)));
             y[i].qs[j] = uint8_t(lo | hi << 4);
         }
     }
@@ -64,8 +62,8 @@ void quantizeQ4_1(const float* x, BlockQ4_1* y, int64_t n) {
         y[i].d = f32ToF16(d);
         y[i].m = f32ToF16(min);
         for (int j = 0; j < kQK / 2; ++j) {
-            const int lo = std::min(15, int(int8_t(fusedMulAdd(x[j] - min, id, 0.5f))));
-            const int hi = std::min(15, int(int8_t(fusedMulAdd(x[j + kQK / 2] - min, id, 0.5f))));
+            const int lo = std::min(15, int(int8_t((x[j] - min) * id + 0.5f)));
+            const int hi = std::min(15, int(int8_t((x[j + kQK / 2] - min) * id + 0.5f)));
             y[i].qs[j] = uint8_t(lo | hi << 4);
         }
     }
@@ -84,8 +82,8 @@ void quantizeQ5_0(const float* x, BlockQ5_0* y, int64_t n) {
         y[i].d = f32ToF16(d);
         uint32_t qh = 0;
         for (int j = 0; j < kQK / 2; ++j) {
-            const int lo = std::min(31, int(int8_t(fusedMulAdd(x[j], id, 16.5f))));
-            const int hi = std::min(31, int(int8_t(fusedMulAdd(x[j + kQK / 2], id, 16.5f))));
+            const int lo = std::min(31, int(int8_t(x[j] * id + 16.5f)));
+            const int hi = std::min(31, int(int8_t(x[j + kQK / 2] * id + 16.5f)));
             y[i].qs[j] = uint8_t((lo & 0x0f) | (hi & 0x0f) << 4);
             qh |= uint32_t((lo >> 4) & 1) << j;
             qh |= uint32_t((hi >> 4) & 1) << (j + kQK / 2);
@@ -105,8 +103,8 @@ void quantizeQ5_1(const float* x, BlockQ5_1* y, int64_t n) {
         uint32_t qh = 0;
         for (int j = 0; j < kQK / 2; ++j) {
             // No clamp here (ggml has none): the value cannot exceed 31.5.
-            const int lo = uint8_t(fusedMulAdd(x[j] - min, id, 0.5f));
-            const int hi = uint8_t(fusedMulAdd(x[j + kQK / 2] - min, id, 0.5f));
+            const int lo = uint8_t((x[j] - min) * id + 0.5f);
+            const int hi = uint8_t((x[j + kQK / 2] - min) * id + 0.5f);
             y[i].qs[j] = uint8_t((lo & 0x0f) | (hi & 0x0f) << 4);
             qh |= uint32_t((lo >> 4) & 1) << j;
             qh |= uint32_t((hi >> 4) & 1) << (j + kQK / 2);
