@@ -1,6 +1,607 @@
-// avx512 kernels (work in progress: not registered yet).
+// AVX-512 (F/BW/VL/DQ + VNNI) kernels. Built with those flags for this file
+// only; dispatch.cpp calls in only when the CPU has them. Everything here is
+// in an anonymous namespace and uses no STL containers, so no inline code
+// compiled with AVX-512 can be merged into baseline code by the linker.
+//
+// Arithmetic: exactly the canonical one of kernels_common.h. Integer block
+// sums are exact in any order; the float chain of each output is vectorized
+// across outputs — tokens (GEMM, prefill) or rows (matvec, decode) — so every
+// lane does the scalar sequence of fmas.
 #include "tensor/kernels_common.h"
 
+#include <immintrin.h>
+
+// GCC 12 reports the deliberate self-initialisation inside its own
+// _mm512_undefined_* helpers (used by many AVX-512 intrinsics) as
+// maybe-uninitialized at every inlining site; the warning is about its header.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#include <algorithm>
+#include <cstring>
+
 namespace cairn::tensor::kernels {
-const KernelSet* avx512Kernels() { return nullptr; }
+namespace {
+
+// Below this many tokens a call runs the matvec per token (weights streamed
+// once per token) instead of packing activations for the GEMM.
+constexpr int64_t kGemmMinTokens = 4;
+
+inline int32_t load32(const void* p) {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+}
+inline uint16_t load16(const void* p) {
+    uint16_t v;
+    std::memcpy(&v, p, 2);
+    return v;
+}
+inline float halfToFloat(uint16_t h) { return _cvtsh_ss(h); }
+
+// ---------------------------------------------------------------------------
+// Activations packed for the GEMM: tokens in lanes, 16 per group. For each
+// (group, block): the codes as [k/4][16 tokens][4 bytes] (one zmm per 4
+// columns), then per-token block data.
+//   32-formats: codes 512 B, dx[16] f32, xoff[16] i32, sx[16] f32
+//   K formats:  codes 4096 B, dx[16] f32, bsum pairs [8][16 tokens][2] i16
+constexpr size_t kPack32 = 512 + 3 * 64;
+constexpr size_t kPackK = 4096 + 64 + 512;
+
+const uint8_t* prepare(const Activations& a) {
+    if (a.blockSize == 0 || a.nTokens < kGemmMinTokens) return nullptr;
+    const int64_t groups = (a.nTokens + 15) / 16, nb = a.nBlocks, bs = a.blockSize;
+    const size_t per = bs == 32 ? kPack32 : kPackK;
+    uint8_t* p = scratch(5, size_t(groups * nb) * per);
+    for (int64_t g = 0; g < groups; ++g) {
+        for (int64_t b = 0; b < nb; ++b) {
+            uint8_t* dst = p + size_t(g * nb + b) * per;
+            auto* dx = reinterpret_cast<float*>(dst + bs * 16);
+            for (int t = 0; t < 16; ++t) {
+                const int64_t tok = g * 16 + t;
+                const bool valid = tok < a.nTokens;
+                const int8_t* q = a.q + tok * a.cols + b * bs;
+                for (int k4 = 0; k4 < bs / 4; ++k4) {
+                    if (valid) std::memcpy(dst + k4 * 64 + t * 4, q + 4 * k4, 4);
+                    else std::memset(dst + k4 * 64 + t * 4, 0, 4);
+                }
+                dx[t] = valid ? a.d[tok * nb + b] : 0.f;
+                if (bs == 32) {
+                    auto* xoff = reinterpret_cast<int32_t*>(dst + 512 + 64);
+                    auto* sx = reinterpret_cast<float*>(dst + 512 + 128);
+                    xoff[t] = valid ? a.xoff[tok * nb + b] : 0;
+                    sx[t] = valid ? a.sx[tok * nb + b] : 0.f;
+                } else {
+                    auto* bp = reinterpret_cast<int16_t*>(dst + 4096 + 64);
+                    for (int jp = 0; jp < 8; ++jp) {
+                        bp[(jp * 16 + t) * 2] = valid ? a.bsum[tok * (a.cols / 16) + b * 16 + 2 * jp] : 0;
+                        bp[(jp * 16 + t) * 2 + 1] = valid ? a.bsum[tok * (a.cols / 16) + b * 16 + 2 * jp + 1] : 0;
+                    }
+                }
+            }
+        }
+    }
+    return p;
+}
+
+// Writes the 16 token lanes of `v` for row r (only tokens < nTokens).
+inline void storeTokens(__m512 v, int64_t tok0, int64_t nTokens, float* y, int64_t ldy, int64_t r) {
+    alignas(64) float tmp[16];
+    _mm512_store_ps(tmp, v);
+    for (int t = 0; t < 16 && tok0 + t < nTokens; ++t) y[(tok0 + t) * ldy + r] = tmp[t];
+}
+
+// ---------------------------------------------------------------------------
+// 32-element formats.
+
+// Decodes one row into unsigned codes u[cols], d[nb], m[nb].
+void decodeRow32(TensorType type, const uint8_t* row, int64_t nb, uint8_t* u, float* d, float* m) {
+    const __m128i low4 = _mm_set1_epi8(0x0F);
+    switch (type) {
+    case TensorType::Q4_0:
+        for (int64_t b = 0; b < nb; ++b) {
+            const uint8_t* blk = row + b * 18;
+            const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(u + 32 * b), _mm_and_si128(q, low4));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(u + 32 * b + 16), _mm_and_si128(_mm_srli_epi16(q, 4), low4));
+            d[b] = halfToFloat(load16(blk));
+            m[b] = 0.f;
+        }
+        break;
+    case TensorType::Q8_0:
+        for (int64_t b = 0; b < nb; ++b) {
+            const uint8_t* blk = row + b * 34;
+            const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(u + 32 * b), _mm256_xor_si256(q, _mm256_set1_epi8(char(0x80))));
+            d[b] = halfToFloat(load16(blk));
+            m[b] = 0.f;
+        }
+        break;
+    default: {
+        const size_t bb = traits(type).blockBytes;
+        Decoded32 dec;
+        for (int64_t b = 0; b < nb; ++b) {
+            decodeBlock32(type, row + b * bb, dec);
+            std::memcpy(u + 32 * b, dec.u, 32);
+            d[b] = dec.d;
+            m[b] = dec.m;
+        }
+    }
+    }
+}
+
+// R rows x NG token groups: acc[r][g] (16 token lanes) over all blocks.
+template <int R, int NG, bool MIN>
+void gemm32Tile(const uint8_t* u, int64_t K, const float* dw, const float* mw, int64_t nb, const uint8_t* px,
+                size_t groupStride, __m512* out) {
+    __m512 acc[R][NG];
+    for (int r = 0; r < R; ++r)
+        for (int g = 0; g < NG; ++g) acc[r][g] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        __m512i is[R][NG];
+        for (int r = 0; r < R; ++r)
+            for (int g = 0; g < NG; ++g) is[r][g] = _mm512_setzero_si512();
+        const uint8_t* xb[NG];
+        for (int g = 0; g < NG; ++g) xb[g] = px + g * groupStride + b * kPack32;
+        const uint8_t* ub = u + b * 32;
+        for (int k4 = 0; k4 < 8; ++k4) {
+            __m512i xv[NG];
+            for (int g = 0; g < NG; ++g) xv[g] = _mm512_load_si512(xb[g] + k4 * 64);
+            for (int r = 0; r < R; ++r) {
+                const __m512i wv = _mm512_set1_epi32(load32(ub + r * K + 4 * k4));
+                for (int g = 0; g < NG; ++g) is[r][g] = _mm512_dpbusd_epi32(is[r][g], wv, xv[g]);
+            }
+        }
+        for (int g = 0; g < NG; ++g) {
+            const __m512 dx = _mm512_load_ps(xb[g] + 512);
+            const __m512i xo = _mm512_load_si512(xb[g] + 576);
+            for (int r = 0; r < R; ++r) {
+                const __m512 s = _mm512_mul_ps(_mm512_set1_ps(dw[r * nb + b]), dx);
+                acc[r][g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(is[r][g], xo)), s, acc[r][g]);
+                if constexpr (MIN)
+                    acc[r][g] = _mm512_fmadd_ps(_mm512_set1_ps(mw[r * nb + b]), _mm512_load_ps(xb[g] + 640), acc[r][g]);
+            }
+        }
+    }
+    for (int r = 0; r < R; ++r)
+        for (int g = 0; g < NG; ++g) out[r * NG + g] = acc[r][g];
+}
+
+template <int R, int NG>
+void gemm32Dispatch(bool min, const uint8_t* u, int64_t K, const float* dw, const float* mw, int64_t nb,
+                    const uint8_t* px, size_t gs, __m512* out) {
+    if (min) gemm32Tile<R, NG, true>(u, K, dw, mw, nb, px, gs, out);
+    else gemm32Tile<R, NG, false>(u, K, dw, mw, nb, px, gs, out);
+}
+
+// Rows per GEMM tile: 4 rows x 2 token groups = 8 int + 8 float accumulators.
+constexpr int kTileRows = 4;
+
+void gemm32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
+    const int64_t K = a.cols, nb = a.nBlocks, groups = (a.nTokens + 15) / 16;
+    const bool min = quantInfo(w.type).hasMin;
+    const size_t gs = size_t(nb) * kPack32;
+    uint8_t* u = scratch(1, size_t(kTileRows * K));
+    auto* dw = reinterpret_cast<float*>(scratch(2, size_t(2 * kTileRows * nb) * 4));
+    float* mw = dw + kTileRows * nb;
+    for (int64_t r = r0; r < r1; r += kTileRows) {
+        const int rr = int(std::min<int64_t>(kTileRows, r1 - r));
+        for (int i = 0; i < rr; ++i) decodeRow32(w.type, w.row(r + i), nb, u + i * K, dw + i * nb, mw + i * nb);
+        for (int64_t g = 0; g < groups; g += 2) {
+            const int ng = int(std::min<int64_t>(2, groups - g));
+            const uint8_t* px = a.packed + size_t(g) * gs;
+            __m512 out[kTileRows * 2];
+            if (ng == 2) {
+                switch (rr) {
+                case 4: gemm32Dispatch<4, 2>(min, u, K, dw, mw, nb, px, gs, out); break;
+                case 3: gemm32Dispatch<3, 2>(min, u, K, dw, mw, nb, px, gs, out); break;
+                case 2: gemm32Dispatch<2, 2>(min, u, K, dw, mw, nb, px, gs, out); break;
+                default: gemm32Dispatch<1, 2>(min, u, K, dw, mw, nb, px, gs, out); break;
+                }
+            } else {
+                switch (rr) {
+                case 4: gemm32Dispatch<4, 1>(min, u, K, dw, mw, nb, px, gs, out); break;
+                case 3: gemm32Dispatch<3, 1>(min, u, K, dw, mw, nb, px, gs, out); break;
+                case 2: gemm32Dispatch<2, 1>(min, u, K, dw, mw, nb, px, gs, out); break;
+                default: gemm32Dispatch<1, 1>(min, u, K, dw, mw, nb, px, gs, out); break;
+                }
+            }
+            for (int i = 0; i < rr; ++i)
+                for (int gi = 0; gi < ng; ++gi) storeTokens(out[i * ng + gi], (g + gi) * 16, a.nTokens, y, ldy, r + i);
+        }
+    }
+}
+
+// Sum of the 8 int32 lanes of each 256-bit half of z0..z7 (rows in the order
+// documented at matvec16): lane i of the result is row i.
+inline __m512i reduceRows16(const __m512i* z) {
+    auto pairSum = [](__m512i a, __m512i b) {
+        return _mm512_add_epi32(_mm512_unpacklo_epi32(a, b), _mm512_unpackhi_epi32(a, b));
+    };
+    const __m512i t01 = pairSum(z[0], z[1]), t23 = pairSum(z[2], z[3]);
+    const __m512i t45 = pairSum(z[4], z[5]), t67 = pairSum(z[6], z[7]);
+    const __m512i u0 = _mm512_add_epi32(_mm512_unpacklo_epi64(t01, t23), _mm512_unpackhi_epi64(t01, t23));
+    const __m512i u1 = _mm512_add_epi32(_mm512_unpacklo_epi64(t45, t67), _mm512_unpackhi_epi64(t45, t67));
+    return _mm512_add_epi32(_mm512_shuffle_i32x4(u0, u1, _MM_SHUFFLE(2, 0, 2, 0)),
+                            _mm512_shuffle_i32x4(u0, u1, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+// Codes of block b of rows A (low 256 bits) and B (high 256 bits).
+template <TensorType T>
+inline __m512i loadPair(const uint8_t* a, const uint8_t* b) {
+    if constexpr (T == TensorType::Q4_0) {
+        __m512i q = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + 2)));
+        q = _mm512_inserti32x4(q, _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2)), 2);
+        q = _mm512_shuffle_i32x4(q, q, _MM_SHUFFLE(2, 2, 0, 0));
+        q = _mm512_srlv_epi64(q, _mm512_setr_epi64(0, 0, 4, 4, 0, 0, 4, 4));
+        return _mm512_and_si512(q, _mm512_set1_epi8(0x0F));
+    } else {  // Q8_0: u = q + 128
+        __m512i q = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 2)));
+        q = _mm512_inserti64x4(q, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 2)), 1);
+        return _mm512_xor_si512(q, _mm512_set1_epi8(char(0x80)));
+    }
+}
+
+// Decode of one token for 16 rows straight from the stored blocks: rows in
+// lanes. zmm p holds rows A_p (low half) and B_p (high half) with A = 0-3,
+// 8-11 and B = 4-7, 12-15, so that reduceRows16 yields rows in lane order.
+template <TensorType T>
+void matvec16(const MatrixView& w, int64_t r0, const int8_t* xq, const float* dx, const int32_t* xo, int64_t nb,
+              float* out) {
+    constexpr int64_t bb = T == TensorType::Q4_0 ? 18 : 34;
+    const uint8_t* rowA[8];
+    const uint8_t* rowB[8];
+    for (int p = 0; p < 8; ++p) {
+        rowA[p] = w.row(r0 + (p < 4 ? p : p + 4));
+        rowB[p] = w.row(r0 + (p < 4 ? p + 4 : p + 8));
+    }
+    const __m512i gidx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                            _mm512_set1_epi32(int32_t(w.rowStride)));
+    const uint8_t* base = w.row(r0);
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const __m512i xx = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + 32 * b)));
+        __m512i z[8];
+        for (int p = 0; p < 8; ++p)
+            z[p] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), loadPair<T>(rowA[p] + b * bb, rowB[p] + b * bb), xx);
+        const __m512i isum = _mm512_sub_epi32(reduceRows16(z), _mm512_set1_epi32(xo[b]));
+        const __m512i hw = _mm512_i32gather_epi32(gidx, base + b * bb, 1);
+        const __m512 dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(hw));
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(dw, _mm512_set1_ps(dx[b])), acc);
+    }
+    _mm512_storeu_ps(out, acc);
+}
+
+// Horizontal sum of int32 lanes (exact).
+inline int32_t hsum(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_cvtsi128_si32(s);
+}
+
+// One row, one token, any 32-element format (rows the 16-row kernel leaves).
+float matvecRow32(TensorType type, const uint8_t* row, const int8_t* xq, const float* dx, const int32_t* xo,
+                  const float* sx, int64_t nb, bool min) {
+    const size_t bb = traits(type).blockBytes;
+    float acc = 0.f;
+    Decoded32 dec;
+    for (int64_t b = 0; b < nb; ++b) {
+        decodeBlock32(type, row + b * bb, dec);
+        const __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(dec.u));
+        const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + 32 * b));
+        const int32_t isum = hsum(_mm256_dpbusd_epi32(_mm256_setzero_si256(), u, x)) - xo[b];
+        acc = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(float(isum)), _mm_set_ss(dec.d * dx[b]), _mm_set_ss(acc)));
+        if (min) acc = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(dec.m), _mm_set_ss(sx[b]), _mm_set_ss(acc)));
+    }
+    return acc;
+}
+
+void matvec32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
+    const int64_t nb = a.nBlocks;
+    const bool min = quantInfo(w.type).hasMin;
+    const bool fast = (w.type == TensorType::Q4_0 || w.type == TensorType::Q8_0) && w.rowStride * 16 < (1u << 31);
+    for (int64_t t = 0; t < a.nTokens; ++t) {
+        const int8_t* xq = a.q + t * a.cols;
+        const float* dx = a.d + t * nb;
+        const int32_t* xo = a.xoff + t * nb;
+        const float* sx = a.sx + t * nb;
+        int64_t r = r0;
+        if (fast) {
+            for (; r + 16 <= r1; r += 16) {
+                if (w.type == TensorType::Q4_0) matvec16<TensorType::Q4_0>(w, r, xq, dx, xo, nb, y + t * ldy + r);
+                else matvec16<TensorType::Q8_0>(w, r, xq, dx, xo, nb, y + t * ldy + r);
+            }
+        }
+        for (; r < r1; ++r) y[t * ldy + r] = matvecRow32(w.type, w.row(r), xq, dx, xo, sx, nb, min);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// K formats: generic decode per super-block, then the GEMM on the codes.
+
+void decodeRowK(TensorType type, const uint8_t* row, int64_t nb, uint8_t* u, int16_t* s, int16_t* mn, float* d,
+                float* dmin) {
+    const size_t bb = traits(type).blockBytes;
+    DecodedK dec;
+    for (int64_t b = 0; b < nb; ++b) {
+        decodeBlockK(type, row + b * bb, dec);
+        std::memcpy(u + 256 * b, dec.u, 256);
+        std::memcpy(s + 16 * b, dec.s, 32);
+        std::memcpy(mn + 16 * b, dec.mn, 32);
+        d[b] = dec.d;
+        dmin[b] = dec.dmin;
+    }
+}
+
+// SMALL: every 16-element code dot fits int16, so the scale multiply is one
+// vpmaddwd against (s, 0) instead of the two-uop vpmulld.
+template <int R, int NG, bool MIN, bool SMALL>
+void gemmKTile(const uint8_t* u, int64_t K, const int16_t* s, const int16_t* mn, const float* d, const float* dmin,
+               int64_t nb, int offShift, const uint8_t* px, size_t groupStride, __m512* out) {
+    __m512 acc[R][NG];
+    for (int r = 0; r < R; ++r)
+        for (int g = 0; g < NG; ++g) acc[r][g] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* xb[NG];
+        for (int g = 0; g < NG; ++g) xb[g] = px + g * groupStride + b * kPackK;
+        __m512i isum[R][NG];
+        for (int r = 0; r < R; ++r)
+            for (int g = 0; g < NG; ++g) isum[r][g] = _mm512_setzero_si512();
+        for (int j = 0; j < 16; ++j) {
+            __m512i dot[R][NG];
+            for (int r = 0; r < R; ++r)
+                for (int g = 0; g < NG; ++g) dot[r][g] = _mm512_setzero_si512();
+            for (int k4 = 0; k4 < 4; ++k4) {
+                __m512i xv[NG];
+                for (int g = 0; g < NG; ++g) xv[g] = _mm512_load_si512(xb[g] + (4 * j + k4) * 64);
+                for (int r = 0; r < R; ++r) {
+                    const __m512i wv = _mm512_set1_epi32(load32(u + r * K + b * 256 + 16 * j + 4 * k4));
+                    for (int g = 0; g < NG; ++g) dot[r][g] = _mm512_dpbusd_epi32(dot[r][g], wv, xv[g]);
+                }
+            }
+            for (int r = 0; r < R; ++r) {
+                const int16_t sj = s[(r * nb + b) * 16 + j];
+                for (int g = 0; g < NG; ++g) {
+                    const __m512i scaled = SMALL ? _mm512_madd_epi16(dot[r][g], _mm512_set1_epi32(uint16_t(sj)))
+                                                 : _mm512_mullo_epi32(dot[r][g], _mm512_set1_epi32(sj));
+                    isum[r][g] = _mm512_add_epi32(isum[r][g], scaled);
+                }
+            }
+        }
+        for (int g = 0; g < NG; ++g) {
+            const __m512 dx = _mm512_load_ps(xb[g] + 4096);
+            const uint8_t* bp = xb[g] + 4096 + 64;
+            for (int r = 0; r < R; ++r) {
+                const int16_t* sr = s + (r * nb + b) * 16;
+                const int16_t* mr = mn + (r * nb + b) * 16;
+                __m512i os = _mm512_setzero_si512(), ms = _mm512_setzero_si512();
+                for (int jp = 0; jp < 8; ++jp) {
+                    const __m512i bsv = _mm512_load_si512(bp + jp * 64);
+                    if (offShift)
+                        os = _mm512_dpwssd_epi32(os, _mm512_set1_epi32(int32_t(uint16_t(sr[2 * jp])) |
+                                                                       int32_t(uint32_t(uint16_t(sr[2 * jp + 1])) << 16)),
+                                                 bsv);
+                    if constexpr (MIN)
+                        ms = _mm512_dpwssd_epi32(ms, _mm512_set1_epi32(int32_t(uint16_t(mr[2 * jp])) |
+                                                                       int32_t(uint32_t(uint16_t(mr[2 * jp + 1])) << 16)),
+                                                 bsv);
+                }
+                const __m512i is = _mm512_sub_epi32(isum[r][g], _mm512_sll_epi32(os, _mm_cvtsi32_si128(offShift)));
+                acc[r][g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_mul_ps(_mm512_set1_ps(d[r * nb + b]), dx),
+                                            acc[r][g]);
+                if constexpr (MIN) {
+                    const __m512 negMinScale =
+                        _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(_mm512_mul_ps(_mm512_set1_ps(dmin[r * nb + b]), dx)),
+                                                             _mm512_set1_epi32(int32_t(0x80000000u))));
+                    acc[r][g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ms), negMinScale, acc[r][g]);
+                }
+            }
+        }
+    }
+    for (int r = 0; r < R; ++r)
+        for (int g = 0; g < NG; ++g) out[r * NG + g] = acc[r][g];
+}
+
+using GemmKFn = void (*)(const uint8_t*, int64_t, const int16_t*, const int16_t*, const float*, const float*, int64_t,
+                         int, const uint8_t*, size_t, __m512*);
+
+template <int R, int NG>
+GemmKFn pickK(bool min, bool small) {
+    if (min) return small ? gemmKTile<R, NG, true, true> : gemmKTile<R, NG, true, false>;
+    return small ? gemmKTile<R, NG, false, true> : gemmKTile<R, NG, false, false>;
+}
+
+void gemmK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
+    const QuantInfo info = quantInfo(w.type);
+    const int64_t K = a.cols, nb = a.nBlocks, groups = (a.nTokens + 15) / 16;
+    // 16-element code dots: u <= 15 (Q4_K), 7 (Q3_K), 3 (Q2_K) times |x| <= 128 fit int16.
+    const bool small = w.type == TensorType::Q4_K || w.type == TensorType::Q3_K || w.type == TensorType::Q2_K;
+    const int offShift = info.offset == 0 ? 0 : info.offset == 4 ? 2 : 5;  // Q3_K 4, Q6_K 32
+    const size_t gs = size_t(nb) * kPackK;
+    uint8_t* u = scratch(1, size_t(kTileRows * K));
+    uint8_t* meta = scratch(2, size_t(kTileRows * nb) * (64 + 8));
+    auto* s = reinterpret_cast<int16_t*>(meta);
+    int16_t* mn = s + kTileRows * nb * 16;
+    auto* d = reinterpret_cast<float*>(mn + kTileRows * nb * 16);
+    float* dmin = d + kTileRows * nb;
+    for (int64_t r = r0; r < r1; r += kTileRows) {
+        const int rr = int(std::min<int64_t>(kTileRows, r1 - r));
+        for (int i = 0; i < rr; ++i)
+            decodeRowK(w.type, w.row(r + i), nb, u + i * K, s + i * nb * 16, mn + i * nb * 16, d + i * nb, dmin + i * nb);
+        for (int64_t g = 0; g < groups; g += 2) {
+            const int ng = int(std::min<int64_t>(2, groups - g));
+            GemmKFn fn;
+            if (ng == 2) fn = rr == 4 ? pickK<4, 2>(info.hasMin, small) : rr == 3 ? pickK<3, 2>(info.hasMin, small)
+                            : rr == 2 ? pickK<2, 2>(info.hasMin, small) : pickK<1, 2>(info.hasMin, small);
+            else fn = rr == 4 ? pickK<4, 1>(info.hasMin, small) : rr == 3 ? pickK<3, 1>(info.hasMin, small)
+                    : rr == 2 ? pickK<2, 1>(info.hasMin, small) : pickK<1, 1>(info.hasMin, small);
+            __m512 out[kTileRows * 2];
+            fn(u, K, s, mn, d, dmin, nb, offShift, a.packed + size_t(g) * gs, gs, out);
+            for (int i = 0; i < rr; ++i)
+                for (int gi = 0; gi < ng; ++gi) storeTokens(out[i * ng + gi], (g + gi) * 16, a.nTokens, y, ldy, r + i);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Float weights: 16 lanes per output (lane = k % 16), fixed tree at the end.
+
+inline __m512 loadFloats(TensorType type, const uint8_t* row, int64_t k) {
+    switch (type) {
+    case TensorType::F16:
+        return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * k)));
+    case TensorType::BF16:
+        return _mm512_castsi512_ps(_mm512_slli_epi32(
+            _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * k))), 16));
+    default: return _mm512_loadu_ps(reinterpret_cast<const float*>(row) + k);
+    }
+}
+
+inline __m512 loadFloatsMasked(TensorType type, const uint8_t* row, int64_t k, __mmask16 m) {
+    switch (type) {
+    case TensorType::F16: return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, row + 2 * k));
+    case TensorType::BF16:
+        return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, row + 2 * k)), 16));
+    default: return _mm512_maskz_loadu_ps(m, reinterpret_cast<const float*>(row) + k);
+    }
+}
+
+// reduce16 of kernels_common.h, in registers.
+inline float reduceLanes(__m512 v) {
+    const __m256 s8 = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+    const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+    const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));  // [s4[0]+s4[2], s4[1]+s4[3]]
+    return _mm_cvtss_f32(_mm_add_ss(s2, _mm_movehdup_ps(s2)));
+}
+
+// R rows x T tokens of float dots over the whole row; rows already f32.
+template <int R, int T>
+void floatTile(const float* wf, int64_t K, const float* x, int64_t ldx, float* out) {
+    __m512 acc[R][T];
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
+    const int64_t full = K & ~int64_t(15);
+    for (int64_t k = 0; k < full; k += 16) {
+        __m512 xv[T];
+        for (int t = 0; t < T; ++t) xv[t] = _mm512_loadu_ps(x + t * ldx + k);
+        for (int r = 0; r < R; ++r) {
+            const __m512 wv = _mm512_loadu_ps(wf + r * K + k);
+            for (int t = 0; t < T; ++t) acc[r][t] = _mm512_fmadd_ps(wv, xv[t], acc[r][t]);
+        }
+    }
+    if (full < K) {
+        const __mmask16 m = __mmask16((1u << (K - full)) - 1);
+        for (int r = 0; r < R; ++r) {
+            const __m512 wv = _mm512_maskz_loadu_ps(m, wf + r * K + full);
+            for (int t = 0; t < T; ++t)
+                acc[r][t] = _mm512_mask3_fmadd_ps(wv, _mm512_maskz_loadu_ps(m, x + t * ldx + full), acc[r][t], m);
+        }
+    }
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) out[r * T + t] = reduceLanes(acc[r][t]);
+}
+
+// One token, 4 rows at a time straight from the stored row (decode).
+template <int R>
+void floatRowsOneToken(TensorType type, const uint8_t* const* rows, int64_t K, const float* x, float* out) {
+    __m512 acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+    const int64_t full = K & ~int64_t(15);
+    for (int64_t k = 0; k < full; k += 16) {
+        const __m512 xv = _mm512_loadu_ps(x + k);
+        for (int r = 0; r < R; ++r) acc[r] = _mm512_fmadd_ps(loadFloats(type, rows[r], k), xv, acc[r]);
+    }
+    if (full < K) {
+        const __mmask16 m = __mmask16((1u << (K - full)) - 1);
+        const __m512 xv = _mm512_maskz_loadu_ps(m, x + full);
+        for (int r = 0; r < R; ++r)
+            acc[r] = _mm512_mask3_fmadd_ps(loadFloatsMasked(type, rows[r], full, m), xv, acc[r], m);
+    }
+    for (int r = 0; r < R; ++r) out[r] = reduceLanes(acc[r]);
+}
+
+void floatRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
+    const int64_t K = a.cols;
+    if (a.nTokens < kGemmMinTokens) {
+        for (int64_t t = 0; t < a.nTokens; ++t) {
+            const float* x = a.x + t * a.ldx;
+            int64_t r = r0;
+            for (; r + 4 <= r1; r += 4) {
+                const uint8_t* rows[4] = {w.row(r), w.row(r + 1), w.row(r + 2), w.row(r + 3)};
+                float out[4];
+                floatRowsOneToken<4>(w.type, rows, K, x, out);
+                for (int i = 0; i < 4; ++i) y[t * ldy + r + i] = out[i];
+            }
+            for (; r < r1; ++r) {
+                const uint8_t* rows[1] = {w.row(r)};
+                floatRowsOneToken<1>(w.type, rows, K, x, &y[t * ldy + r]);
+            }
+        }
+        return;
+    }
+    // GEMM: 4 rows converted to f32 once, then 4x4 register tiles over tokens.
+    auto* wf = reinterpret_cast<float*>(scratch(1, size_t(4 * K) * 4));
+    for (int64_t r = r0; r < r1; r += 4) {
+        const int rr = int(std::min<int64_t>(4, r1 - r));
+        for (int i = 0; i < rr; ++i) {
+            const uint8_t* row = w.row(r + i);
+            int64_t k = 0;
+            for (; k + 16 <= K; k += 16) _mm512_storeu_ps(wf + i * K + k, loadFloats(w.type, row, k));
+            if (k < K) {
+                const __mmask16 m = __mmask16((1u << (K - k)) - 1);
+                _mm512_mask_storeu_ps(wf + i * K + k, m, loadFloatsMasked(w.type, row, k, m));
+            }
+        }
+        int64_t t = 0;
+        float out[16];
+        for (; t + 4 <= a.nTokens; t += 4) {
+            const float* x = a.x + t * a.ldx;
+            switch (rr) {
+            case 4: floatTile<4, 4>(wf, K, x, a.ldx, out); break;
+            case 3: floatTile<3, 4>(wf, K, x, a.ldx, out); break;
+            case 2: floatTile<2, 4>(wf, K, x, a.ldx, out); break;
+            default: floatTile<1, 4>(wf, K, x, a.ldx, out); break;
+            }
+            for (int i = 0; i < rr; ++i)
+                for (int j = 0; j < 4; ++j) y[(t + j) * ldy + r + i] = out[i * 4 + j];
+        }
+        for (; t < a.nTokens; ++t) {
+            const float* x = a.x + t * a.ldx;
+            switch (rr) {
+            case 4: floatTile<4, 1>(wf, K, x, a.ldx, out); break;
+            case 3: floatTile<3, 1>(wf, K, x, a.ldx, out); break;
+            case 2: floatTile<2, 1>(wf, K, x, a.ldx, out); break;
+            default: floatTile<1, 1>(wf, K, x, a.ldx, out); break;
+            }
+            for (int i = 0; i < rr; ++i) y[t * ldy + r + i] = out[i];
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+
+void rows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
+    switch (a.blockSize) {
+    case 0: floatRows(w, r0, r1, a, y, ldy); break;
+    case 32:
+        if (a.packed) gemm32(w, r0, r1, a, y, ldy);
+        else matvec32(w, r0, r1, a, y, ldy);
+        break;
+    default:
+        if (a.packed) gemmK(w, r0, r1, a, y, ldy);
+        else scalarRows(w, r0, r1, a, y, ldy);
+        break;
+    }
+}
+
+} // namespace
+
+const KernelSet* avx512Kernels() {
+    // Tasks of 16 rows keep the 16-row matvec and the 4-row GEMM tiles whole.
+    static const KernelSet set{"avx512vnni", prepare, rows, 16};
+    return &set;
+}
+
 } // namespace cairn::tensor::kernels
