@@ -21,5 +21,6 @@ private:
 };
 
 int runInspect(Args& args);
+int runBenchKernels(Args& args);
 
 } // namespace cairn::cli

@@ -14,7 +14,9 @@ void usage() {
     std::fprintf(stderr,
                  "usage: cairn-cli COMMAND [options]\n"
                  "commands:\n"
-                 "  inspect MODEL.gguf [--tensors] [--json] [--ctx N]   describe a model file\n");
+                 "  inspect MODEL.gguf [--tensors] [--json] [--ctx N]   describe a model file\n"
+                 "  bench-kernels [--types Q4_0,F16] [--rows R] [--cols C] [-p TOKENS] [-t N] [-r N] [--path P]\n"
+                 "                                                   matmul GFLOP/s (prefill) and GB/s (decode)\n");
 }
 
 } // namespace
@@ -23,6 +25,7 @@ int main(int argc, char** argv) {
     using namespace cairn::cli;
     const std::map<std::string, int (*)(Args&)> commands = {
         {"inspect", runInspect},
+        {"bench-kernels", runBenchKernels},
     };
     if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
         usage();

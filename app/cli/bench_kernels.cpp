@@ -1,0 +1,134 @@
+// cairn-cli bench-kernels: speed of matmul per weight type on the kernel path
+// in use — prefill GEMM (GFLOP/s) and single-token decode (GB/s of weights).
+// Random weights; the decode figure cycles through enough copies of the matrix
+// (>= 512 MiB) that every call streams from memory, as a model's decode does.
+#include "command.h"
+
+#include "cairn/error.h"
+#include "cairn/exec.h"
+#include "tensor/matmul.h"
+#include "tensor/quant.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <vector>
+
+namespace cairn::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Random weights: quantized from uniform floats where a reference quantizer
+// exists, otherwise random codes with sane half-float scales.
+std::vector<uint8_t> randomWeights(TensorType type, int64_t rows, int64_t cols, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> uni(-1.f, 1.f);
+    const size_t rb = rowBytes(type, cols);
+    std::vector<uint8_t> bytes(rb * size_t(rows));
+    std::vector<float> row(static_cast<size_t>(cols));
+    try {
+        for (int64_t r = 0; r < rows; ++r) {
+            for (auto& v : row) v = uni(rng);
+            tensor::quantizeRow(type, row.data(), bytes.data() + size_t(r) * rb, cols);
+        }
+    } catch (const Error&) {
+        for (auto& b : bytes) b = uint8_t(rng());
+        std::vector<size_t> halves;
+        switch (type) {
+        case TensorType::Q2_K: halves = {80, 82}; break;
+        case TensorType::Q3_K: halves = {108}; break;
+        case TensorType::Q4_K: case TensorType::Q5_K: halves = {0, 2}; break;
+        case TensorType::Q6_K: halves = {208}; break;
+        default: break;
+        }
+        const size_t bb = traits(type).blockBytes;
+        for (size_t b = 0; b < bytes.size() / bb; ++b)
+            for (size_t off : halves) {
+                uint16_t h = tensor::f32ToF16(0.01f);
+                std::memcpy(&bytes[b * bb + off], &h, 2);
+            }
+    }
+    return bytes;
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+std::vector<std::string> split(const std::string& s) {
+    std::vector<std::string> out;
+    std::stringstream ss(s);
+    for (std::string part; std::getline(ss, part, ',');) out.push_back(part);
+    return out;
+}
+
+TensorType typeByName(const std::string& name) {
+    for (uint32_t i = 0; i < 40; ++i) {
+        auto t = tensorTypeTraits(i);
+        if (t && t->name == name) return TensorType(i);
+    }
+    throw Error("bench-kernels", "unknown type '" + name + "'");
+}
+
+} // namespace
+
+int runBenchKernels(Args& args) {
+    const auto types = split(args.option("", "--types").value_or("Q4_0,Q8_0,Q4_K,Q6_K,F16"));
+    const int64_t rows = int64_t(args.number("", "--rows", 2048));
+    const int64_t cols = int64_t(args.number("", "--cols", 2048));
+    const int64_t tokens = int64_t(args.number("-p", "--tokens", 512));
+    const int threads = int(args.number("-t", "--threads", 2));
+    const int reps = std::max(1, int(args.number("-r", "--reps", 3)));
+    if (auto path = args.option("", "--path"); path && !tensor::forceKernelPath(*path))
+        throw Error("bench-kernels", "kernel path '" + *path + "' is not available on this CPU");
+    args.positionals();
+
+    ExecContext ctx(threads);
+    std::printf("kernel path %s, %d threads, weights %lld x %lld, prefill %lld tokens, median of %d\n",
+                tensor::kernelPath(), threads, (long long)rows, (long long)cols, (long long)tokens, reps);
+    std::printf("%-5s  %12s  %10s  %12s  %8s\n", "type", "prefill ms", "GFLOP/s", "decode us", "GB/s");
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> uni(-1.f, 1.f);
+    std::vector<float> x(size_t(tokens * cols));
+    for (auto& v : x) v = uni(rng);
+    std::vector<float> y(size_t(tokens * rows));
+    for (const std::string& name : types) {
+        const TensorType type = typeByName(name);
+        const size_t rb = rowBytes(type, cols), matBytes = rb * size_t(rows);
+        const auto w0 = randomWeights(type, rows, cols, 1);
+        // Prefill: one matrix, all tokens.
+        tensor::MatrixView w{type, w0.data(), rows, cols, rb};
+        tensor::matmul(w, x.data(), cols, tokens, y.data(), rows, ctx);  // warm-up
+        std::vector<double> gemm;
+        for (int i = 0; i < reps; ++i) {
+            auto t0 = Clock::now();
+            tensor::matmul(w, x.data(), cols, tokens, y.data(), rows, ctx);
+            gemm.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+        }
+        // Decode: copies of the matrix totalling >= 512 MiB, one token each.
+        const size_t copies = std::max<size_t>(2, (size_t(512) << 20) / matBytes);
+        std::vector<uint8_t> big(matBytes * copies);
+        for (size_t c = 0; c < copies; ++c) std::memcpy(big.data() + c * matBytes, w0.data(), matBytes);
+        std::vector<double> dec;
+        for (int i = 0; i < reps; ++i) {
+            auto t0 = Clock::now();
+            for (size_t c = 0; c < copies; ++c) {
+                tensor::MatrixView wc{type, big.data() + c * matBytes, rows, cols, rb};
+                tensor::matmul(wc, x.data(), cols, 1, y.data(), rows, ctx);
+            }
+            dec.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / double(copies));
+        }
+        const double g = median(gemm), d = median(dec);
+        std::printf("%-5s  %12.2f  %10.1f  %12.1f  %8.1f\n", name.c_str(), g * 1e3,
+                    2.0 * double(rows) * double(cols) * double(tokens) / g * 1e-9, d * 1e6, double(matBytes) / d * 1e-9);
+        std::fflush(stdout);
+    }
+    return 0;
+}
+
+} // namespace cairn::cli
