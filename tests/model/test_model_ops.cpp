@@ -1,0 +1,130 @@
+// The shared ops against their textbook formulas (computed here in double).
+#include "cairn/exec.h"
+#include "memory/kv_cache.h"
+#include "model/attention.h"
+#include "model/ops.h"
+#include "model/rope.h"
+
+#include <QTest>
+
+#include <cmath>
+#include <random>
+
+using namespace cairn;
+using namespace cairn::model;
+
+class TestModelOps : public QObject {
+    Q_OBJECT
+private slots:
+    void rmsNormMatchesFormula() {
+        const float x[4] = {1, -2, 3, 4}, w[4] = {1, 0.5f, 2, -1};
+        float y[4];
+        rmsNorm(x, w, y, 4, 1e-5f);
+        const double r = std::sqrt((1 + 4 + 9 + 16) / 4.0 + 1e-5);
+        for (int i = 0; i < 4; ++i) QVERIFY(std::abs(y[i] - x[i] / r * w[i]) < 1e-6);
+    }
+
+    void swigluIsSiluTimesUp() {
+        const float g[3] = {-2, 0, 3}, u[3] = {1, 5, -0.5f};
+        float o[3];
+        swiglu(g, u, o, 3);
+        for (int i = 0; i < 3; ++i) QVERIFY(std::abs(o[i] - g[i] / (1 + std::exp(-g[i])) * u[i]) < 1e-6);
+    }
+
+    // qwen2 fixture's YaRN numbers (reference README): per-pair multipliers
+    // [1, 0.625, 0.25 …] and cos/sin scaled by 1 + 0.1·ln 4.
+    void yarnAnglesMatchReadme() {
+        RopeConfig c;
+        c.dims = 16;
+        c.neox = true;
+        c.base = 1e6;
+        c.scaling = RopeScaling::Yarn;
+        c.factor = 4;
+        c.originalContext = 128;
+        Rope rope(c);
+        const double mult[8] = {1, 0.625, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25};
+        const double mscale = 1 + 0.1 * std::log(4.0);
+        float cs[8], sn[8];
+        for (int64_t p : {0, 1, 7, 100, 300}) {
+            rope.angles(p, cs, sn);
+            for (int i = 0; i < 8; ++i) {
+                const double th = double(p) * std::pow(1e6, -2.0 * i / 16) * mult[i];
+                QVERIFY(std::abs(cs[i] - std::cos(th) * mscale) < 1e-5);
+                QVERIFY(std::abs(sn[i] - std::sin(th) * mscale) < 1e-5);
+            }
+        }
+    }
+
+    void freqFactorsDivideTheFrequency() {
+        RopeConfig c;
+        c.dims = 8;
+        c.base = 500000;
+        c.freqFactors = {1, 2, 4, 8};
+        Rope rope(c);
+        float cs[4], sn[4];
+        rope.angles(37, cs, sn);
+        for (int i = 0; i < 4; ++i) {
+            const double th = 37.0 * std::pow(500000.0, -2.0 * i / 8) / c.freqFactors[size_t(i)];
+            QVERIFY(std::abs(cs[i] - std::cos(th)) < 1e-6 && std::abs(sn[i] - std::sin(th)) < 1e-6);
+        }
+    }
+
+    void pairingNormalVersusNeox() {
+        for (bool neox : {false, true}) {
+            RopeConfig c;
+            c.dims = 4;
+            c.neox = neox;
+            Rope rope(c);
+            float x[4] = {1, 2, 3, 4};
+            const float cs[2] = {0, 1}, sn[2] = {1, 0};  // pair 0 turns by 90°, pair 1 stays
+            rope.apply(x, 1, 4, cs, sn);
+            if (!neox) {  // pairs (0,1), (2,3)
+                QCOMPARE(x[0], -2.f); QCOMPARE(x[1], 1.f); QCOMPARE(x[2], 3.f); QCOMPARE(x[3], 4.f);
+            } else {      // pairs (0,2), (1,3)
+                QCOMPARE(x[0], -3.f); QCOMPARE(x[2], 1.f); QCOMPARE(x[1], 2.f); QCOMPARE(x[3], 4.f);
+            }
+        }
+    }
+
+    // GQA: query head h reads KV head h / (heads / kvHeads); causal softmax.
+    void attentionMatchesFormula() {
+        const int64_t heads = 4, kvHeads = 2, d = 8, n = 5;
+        KvCache cache(1, kvHeads, d, d, 16, KvType::F32);
+        std::mt19937 rng(5);
+        std::normal_distribution<float> nd;
+        std::vector<float> k(size_t(n * kvHeads * d)), v(k.size()), q(size_t(n * heads * d));
+        for (auto& x : k) x = nd(rng);
+        for (auto& x : v) x = nd(rng);
+        for (auto& x : q) x = nd(rng);
+        for (int64_t p = 0; p < n; ++p)
+            for (int64_t h = 0; h < kvHeads; ++h) {
+                cache.writeK(0, h, p, &k[size_t((p * kvHeads + h) * d)]);
+                cache.writeV(0, h, p, &v[size_t((p * kvHeads + h) * d)]);
+            }
+        std::vector<float> out(size_t(n * heads * d));
+        ExecContext ctx(2);
+        const float scale = 1 / std::sqrt(float(d));
+        attention(cache, 0, {heads, kvHeads, d, d, scale}, q.data(), heads * d, n, 0, out.data(), heads * d, ctx);
+        for (int64_t t = 0; t < n; ++t)
+            for (int64_t h = 0; h < heads; ++h) {
+                const int64_t kh = h / 2;
+                std::vector<double> w(size_t(t + 1));
+                double mx = -1e300, sum = 0;
+                for (int64_t j = 0; j <= t; ++j) {
+                    double s = 0;
+                    for (int64_t i = 0; i < d; ++i) s += double(q[size_t((t * heads + h) * d + i)]) * k[size_t((j * kvHeads + kh) * d + i)];
+                    w[size_t(j)] = s * scale;
+                    mx = std::max(mx, w[size_t(j)]);
+                }
+                for (auto& x : w) { x = std::exp(x - mx); sum += x; }
+                for (int64_t i = 0; i < d; ++i) {
+                    double o = 0;
+                    for (int64_t j = 0; j <= t; ++j) o += w[size_t(j)] * v[size_t((j * kvHeads + kh) * d + i)];
+                    QVERIFY(std::abs(out[size_t((t * heads + h) * d + i)] - o / sum) < 1e-5);
+                }
+            }
+    }
+};
+
+QTEST_APPLESS_MAIN(TestModelOps)
+#include "test_model_ops.moc"
