@@ -156,12 +156,13 @@ struct Parser {
         uint64_t rest = left();
         if (nKv > rest / kMinKvBytes)
             fail(16, "absurd metadata count " + num(nKv) + ": the " + num(rest) +
-                         " bytes after the header hold at most " + num(rest / kMinKvBytes) + " entries");
+                         " bytes after the header hold at most " + num(rest / kMinKvBytes) +
+                         " entries (truncated or corrupt file)");
         uint64_t restForTensors = rest - nKv * kMinKvBytes;
         if (nTensors > restForTensors / kMinTensorInfoBytes)
             fail(8, "absurd tensor count " + num(nTensors) + ": the " + num(restForTensors) +
                         " bytes left after the metadata hold at most " + num(restForTensors / kMinTensorInfoBytes) +
-                        " tensor infos");
+                        " tensor infos (truncated or corrupt file)");
         if (nKv > std::numeric_limits<uint32_t>::max() || nTensors > std::numeric_limits<uint32_t>::max())
             fail(8, "absurd counts: " + num(nKv) + " metadata entries and " + num(nTensors) + " tensors");
         uint64_t tables = nKv * (sizeof(Value) + sizeof(uint32_t)) + nTensors * (sizeof(TensorInfo) + sizeof(uint32_t));
