@@ -1,0 +1,91 @@
+// The public chat-template API over the Jinja interpreter, and the ChatML fallback.
+#include "cairn/chat_template.h"
+
+#include "interpreter.h"
+#include "lexer.h"
+#include "parser.h"
+
+#include <nlohmann/json.hpp>
+
+namespace cairn {
+
+struct ChatTemplate::Impl {
+    chat::Program program;
+};
+
+ChatTemplate::ChatTemplate(const std::string& source) : impl_(std::make_unique<Impl>()) {
+    impl_->program = chat::parse(chat::tokenize(source));
+}
+
+ChatTemplate::ChatTemplate(ChatTemplate&&) noexcept = default;
+ChatTemplate& ChatTemplate::operator=(ChatTemplate&&) noexcept = default;
+ChatTemplate::~ChatTemplate() = default;
+
+std::string ChatTemplate::render(const nlohmann::ordered_json& messages, const ChatRenderOptions& options) const {
+    if (!messages.is_array()) throw Error("chat template", "messages must be a JSON array");
+    chat::RenderEnvironment env;
+    env.clock = options.clock;
+    auto& vars = env.variables;
+    vars["messages"] = chat::Value::fromJson(messages);
+    vars["tools"] = chat::Value::none();
+    vars["documents"] = chat::Value::none();
+    vars["add_generation_prompt"] = chat::Value(options.addGenerationPrompt);
+    vars["bos_token"] = chat::Value(options.bosToken);
+    vars["eos_token"] = chat::Value(options.eosToken);
+    if (options.extraVariables) {
+        if (!options.extraVariables->is_object()) throw Error("chat template", "extra variables must be a JSON object");
+        for (const auto& [k, v] : options.extraVariables->items()) vars[k] = chat::Value::fromJson(v);
+    }
+    return chat::renderProgram(impl_->program, env);
+}
+
+std::string ChatTemplate::render(const std::vector<ChatMessage>& messages, const ChatRenderOptions& options) const {
+    auto j = nlohmann::ordered_json::array();
+    for (const auto& m : messages) j.push_back({{"role", m.role}, {"content", m.content}});
+    return render(j, options);
+}
+
+std::string renderChatML(const std::vector<ChatMessage>& messages, bool addGenerationPrompt) {
+    std::string out;
+    for (const auto& m : messages) out += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";
+    if (addGenerationPrompt) out += "<|im_start|>assistant\n";
+    return out;
+}
+
+ChatRendering renderChat(const std::string& templateSource, const std::vector<ChatMessage>& messages,
+                         const ChatRenderOptions& options) {
+    ChatRendering r;
+    if (templateSource.empty()) {
+        r.fallbackReason = "the model has no chat template";
+    } else {
+        try {
+            r.text = ChatTemplate(templateSource).render(messages, options);
+            return r;
+        } catch (const Error& e) {
+            r.fallbackReason = std::string("the model's chat template failed (") + e.what() + ")";
+        }
+    }
+    r.usedFallback = true;
+    r.fallbackReason += "; using ChatML instead";
+    r.text = renderChatML(messages, options.addGenerationPrompt);
+    return r;
+}
+
+std::vector<ChatMessage> chatMessagesFromJson(const nlohmann::ordered_json& messages) {
+    if (!messages.is_array()) throw Error("messages", "expected a JSON array of {\"role\", \"content\"} objects");
+    std::vector<ChatMessage> out;
+    for (size_t i = 0; i < messages.size(); ++i) {
+        const auto& m = messages[i];
+        if (!m.is_object() || !m.contains("role") || !m["role"].is_string())
+            throw Error("messages", "message " + std::to_string(i) + " has no string \"role\"");
+        ChatMessage cm;
+        cm.role = m["role"].get<std::string>();
+        if (m.contains("content") && m["content"].is_string()) cm.content = m["content"].get<std::string>();
+        else if (m.contains("content") && !m["content"].is_null())
+            throw Error("messages", "message " + std::to_string(i) + " has non-text \"content\"");
+        out.push_back(std::move(cm));
+    }
+    return out;
+}
+
+} // namespace cairn

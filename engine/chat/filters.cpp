@@ -1,0 +1,457 @@
+// Jinja's built-in filters (and Hugging Face's tojson), with jinja2 3.1 semantics.
+#include "builtins.h"
+
+#include "unicode.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+namespace cairn::chat {
+namespace {
+
+using FilterFn = Value (*)(const Value&, const CallArgs&);
+
+std::vector<Value> splitPath(const std::string& attribute) {
+    std::vector<Value> parts;
+    size_t start = 0;
+    for (;;) {
+        size_t dot = attribute.find('.', start);
+        std::string part = attribute.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+        bool digits = !part.empty() && std::all_of(part.begin(), part.end(), ::isdigit);
+        parts.push_back(digits ? Value(int64_t(std::strtoll(part.c_str(), nullptr, 10))) : Value(part));
+        if (dot == std::string::npos) break;
+        start = dot + 1;
+    }
+    return parts;
+}
+
+// Jinja's make_attrgetter: "a.b.0" looked up item-first at each step.
+Value lookupPath(const Value& item, const Value& attribute) {
+    if (attribute.isInt()) return getItem(item, attribute);
+    if (!attribute.isString()) return getItem(item, attribute);
+    Value v = item;
+    for (const auto& part : splitPath(attribute.asString())) v = getItem(v, part);
+    return v;
+}
+
+Value sortKey(const Value& v, bool caseSensitive) {
+    if (!caseSensitive && v.isString()) return Value(unicode::lower(v.asString()));
+    return v;
+}
+
+std::vector<Value> sorted(std::vector<Value> items, bool reverse, std::function<Value(const Value&)> key) {
+    std::vector<std::pair<Value, Value>> keyed;
+    keyed.reserve(items.size());
+    for (auto& v : items) keyed.emplace_back(key(v), v);
+    std::stable_sort(keyed.begin(), keyed.end(), [reverse](const auto& a, const auto& b) {
+        return reverse ? compareValues(b.first, a.first) < 0 : compareValues(a.first, b.first) < 0;
+    });
+    std::vector<Value> out;
+    for (auto& kv : keyed) out.push_back(std::move(kv.second));
+    return out;
+}
+
+CallArgs restArgs(const CallArgs& args, size_t from) {
+    CallArgs rest;
+    for (size_t i = from; i < args.positional.size(); ++i) rest.positional.push_back(args.positional[i]);
+    rest.named = args.named;
+    return rest;
+}
+
+Value selectOrReject(const Value& input, const CallArgs& args, bool byAttribute, bool select) {
+    std::vector<Value> out;
+    size_t testIndex = byAttribute ? 1 : 0;
+    if (byAttribute && args.positional.empty()) raiseError("selectattr/rejectattr need an attribute");
+    for (const auto& item : iterate(input)) {
+        Value v = byAttribute ? lookupPath(item, args.positional[0]) : item;
+        bool ok;
+        if (args.positional.size() > testIndex) {
+            const Value& test = args.positional[testIndex];
+            if (!test.isString()) raiseError("test name must be a string");
+            CallArgs testArgs = restArgs(args, testIndex + 1);
+            ok = applyTest(test.asString(), v, testArgs);
+        } else {
+            ok = v.truthy();
+        }
+        if (ok == select) out.push_back(item);
+    }
+    return Value::list(std::move(out));
+}
+
+std::string jinjaTitle(const std::string& s) {
+    // Words start after runs of [-\s({\[<]; each word: first char upper, rest lower.
+    auto cps = unicode::decode(s);
+    std::string out;
+    bool wordStart = true;
+    for (char32_t c : cps) {
+        bool sep = c == '-' || c == '(' || c == '{' || c == '[' || c == '<' || unicode::isSpace(c);
+        if (sep) { unicode::append(out, c); wordStart = true; continue; }
+        unicode::append(out, wordStart ? unicode::toUpper(c) : unicode::toLower(c));
+        wordStart = false;
+    }
+    return out;
+}
+
+std::string indentText(std::string s, const Value& widthV, bool first, bool blank) {
+    std::string indention = widthV.isString() ? widthV.asString() : std::string(size_t(std::clamp<int64_t>(widthV.isUndefined() ? 4 : widthV.asInt(), 0, 1 << 16)), ' ');
+    s += "\n";  // jinja2's quirk so that splitlines keeps a final empty line
+    CallArgs none;
+    std::vector<std::string> lines;
+    for (const auto& v : callMethod(Value(s), "splitlines", none).asList().items) lines.push_back(v.asString());
+    std::string rv;
+    if (blank) {
+        for (size_t i = 0; i < lines.size(); ++i) rv += (i ? "\n" + indention : "") + lines[i];
+    } else {
+        rv = lines.empty() ? "" : lines[0];
+        for (size_t i = 1; i < lines.size(); ++i) rv += "\n" + (lines[i].empty() ? "" : indention + lines[i]);
+    }
+    if (first) rv = indention + rv;
+    return rv;
+}
+
+Value pyRound(const Value& v, int64_t precision, const std::string& method) {
+    if (!v.isNumber()) raiseError("type " + v.typeName() + " doesn't define __round__ method");
+    if (method == "common") {
+        if (!v.isFloat()) return Value(v.asInt());
+        double d = v.asDouble();
+        if (!std::isfinite(d)) return v;
+        char buf[400];
+        std::snprintf(buf, sizeof buf, "%.*f", int(std::clamp<int64_t>(precision, 0, 300)), d);
+        return Value(std::strtod(buf, nullptr));
+    }
+    double scale = std::pow(10.0, double(precision));
+    double x = v.asDouble() * scale;
+    if (method == "ceil") return Value(std::ceil(x) / scale);
+    if (method == "floor") return Value(std::floor(x) / scale);
+    raiseError("method must be common, ceil or floor");
+}
+
+bool parseInt(std::string s, int base, int64_t& out) {
+    s = pyStrip(s, Value::none(), true, true);
+    s.erase(std::remove(s.begin(), s.end(), '_'), s.end());
+    if (s.empty()) return false;
+    char* end = nullptr;
+    errno = 0;
+    long long v = std::strtoll(s.c_str(), &end, base);
+    if (*end != '\0' || errno == ERANGE) return false;
+    out = v;
+    return true;
+}
+
+bool parseFloat(const std::string& text, double& out) {
+    std::string s = pyStrip(text, Value::none(), true, true);
+    if (s.empty()) return false;
+    char* end = nullptr;
+    double v = std::strtod(s.c_str(), &end);
+    if (*end != '\0') return false;
+    out = v;
+    return true;
+}
+
+const std::map<std::string, FilterFn>& filters() {
+    static const std::map<std::string, FilterFn> table = {
+        {"abs", [](const Value& v, const CallArgs&) -> Value {
+             if (v.isFloat()) return Value(std::fabs(v.asDouble()));
+             if (v.isNumber()) return Value(int64_t(std::llabs(v.asInt())));
+             raiseError("bad operand type for abs(): '" + v.typeName() + "'");
+         }},
+        {"attr", [](const Value& v, const CallArgs& a) {
+             Params p("attr", a, {"name"});
+             return getAttribute(v, p[0].str());
+         }},
+        {"batch", [](const Value& v, const CallArgs& a) {
+             Params p("batch", a, {"linecount", "fill_with"});
+             int64_t n = p[0].asInt();
+             if (n <= 0) raiseError("batch size must be positive");
+             std::vector<Value> out, cur;
+             for (auto& item : iterate(v)) {
+                 cur.push_back(item);
+                 if (int64_t(cur.size()) == n) { out.push_back(Value::list(cur)); cur.clear(); }
+             }
+             if (!cur.empty()) {
+                 if (p.has(1)) while (int64_t(cur.size()) < n) cur.push_back(p[1]);
+                 out.push_back(Value::list(cur));
+             }
+             return Value::list(out);
+         }},
+        {"capitalize", [](const Value& v, const CallArgs&) { return Value(unicode::capitalize(v.str())); }},
+        {"center", [](const Value& v, const CallArgs& a) {
+             Params p("center", a, {"width"});
+             CallArgs m;
+             m.positional.push_back(Value(p.has(0) ? p[0].asInt() : int64_t(80)));
+             return callMethod(Value(v.str()), "center", m);
+         }},
+        {"default", [](const Value& v, const CallArgs& a) {
+             Params p("default", a, {"default_value", "boolean"});
+             if (v.isUndefined() || (p[1].truthy() && !v.truthy())) return p.has(0) ? p[0] : Value("");
+             return v;
+         }},
+        {"dictsort", [](const Value& v, const CallArgs& a) {
+             Params p("dictsort", a, {"case_sensitive", "by", "reverse"});
+             if (!v.isDict()) raiseError("You can only sort by either \"key\" or \"value\"");
+             bool bySecond = p[1].isString() && p[1].asString() == "value";
+             bool cs = p[0].truthy();
+             std::vector<Value> pairs;
+             for (const auto& [k, val] : v.asDict().items) pairs.push_back(Value::list({k, val}, true));
+             return Value::list(sorted(pairs, p[2].truthy(), [&](const Value& kv) { return sortKey(kv.asList().items[bySecond ? 1 : 0], cs); }));
+         }},
+        {"escape", [](const Value& v, const CallArgs&) {
+             std::string out;
+             for (char c : v.str()) {
+                 switch (c) {
+                 case '&': out += "&amp;"; break;
+                 case '<': out += "&lt;"; break;
+                 case '>': out += "&gt;"; break;
+                 case '"': out += "&#34;"; break;
+                 case '\'': out += "&#39;"; break;
+                 default: out += c;
+                 }
+             }
+             return Value(out);
+         }},
+        {"first", [](const Value& v, const CallArgs&) {
+             auto items = iterate(v);
+             return items.empty() ? Value::undefined("No first item, sequence was empty.") : items.front();
+         }},
+        {"float", [](const Value& v, const CallArgs& a) {
+             Params p("float", a, {"default"});
+             Value fallback = p.has(0) ? p[0] : Value(0.0);
+             if (v.isNumber()) return Value(v.asDouble());
+             double d;
+             if (v.isString() && parseFloat(v.asString(), d)) return Value(d);
+             return fallback;
+         }},
+        {"format", [](const Value& v, const CallArgs& a) {
+             if (!a.named.empty()) {
+                 Value d = Value::dict();
+                 for (const auto& [k, val] : a.named) d.mutableDict().set(Value(k), val);
+                 return binaryOp("%", Value(v.str()), d);
+             }
+             return binaryOp("%", Value(v.str()), Value::list(a.positional, true));
+         }},
+        {"indent", [](const Value& v, const CallArgs& a) {
+             Params p("indent", a, {"width", "first", "blank"});
+             return Value(indentText(v.str(), p[0], p[1].truthy(), p[2].truthy()));
+         }},
+        {"int", [](const Value& v, const CallArgs& a) {
+             Params p("int", a, {"default", "base"});
+             Value fallback = p.has(0) ? p[0] : Value(int64_t(0));
+             if (v.isFloat()) {
+                 double d = v.asDouble();
+                 if (!std::isfinite(d) || std::fabs(d) > 9.2e18) return fallback;
+                 return Value(int64_t(d));
+             }
+             if (v.isNumber()) return Value(v.asInt());
+             if (v.isString()) {
+                 int64_t i;
+                 if (parseInt(v.asString(), p.has(1) ? int(p[1].asInt()) : 10, i)) return Value(i);
+                 double d;
+                 if (parseFloat(v.asString(), d) && std::isfinite(d) && std::fabs(d) < 9.2e18) return Value(int64_t(d));
+             }
+             return fallback;
+         }},
+        {"items", [](const Value& v, const CallArgs&) {
+             if (v.isUndefined()) return Value::list();
+             if (!v.isDict()) raiseError("Can only get item pairs from a mapping.");
+             CallArgs none;
+             return callMethod(v, "items", none);
+         }},
+        {"join", [](const Value& v, const CallArgs& a) {
+             Params p("join", a, {"d", "attribute"});
+             std::string sep = p.has(0) ? p[0].str() : "", out;
+             bool first = true;
+             for (const auto& item : iterate(v)) {
+                 if (!first) out += sep;
+                 first = false;
+                 out += (p.has(1) ? lookupPath(item, p[1]) : item).str();
+             }
+             return Value(out);
+         }},
+        {"last", [](const Value& v, const CallArgs&) {
+             auto items = iterate(v);
+             return items.empty() ? Value::undefined("No last item, sequence was empty.") : items.back();
+         }},
+        {"length", [](const Value& v, const CallArgs&) { return Value(int64_t(length(v))); }},
+        {"list", [](const Value& v, const CallArgs&) { return Value::list(iterate(v)); }},
+        {"lower", [](const Value& v, const CallArgs&) { return Value(unicode::lower(v.str())); }},
+        {"map", [](const Value& v, const CallArgs& a) {
+             std::vector<Value> out;
+             if (a.positional.empty()) {
+                 Value attribute, fallback;
+                 for (const auto& [k, val] : a.named) {
+                     if (k == "attribute") attribute = val;
+                     else if (k == "default") fallback = val;
+                     else raiseError("map() got an unexpected keyword argument '" + k + "'");
+                 }
+                 if (attribute.isUndefined()) raiseError("map requires a filter name or attribute=");
+                 for (const auto& item : iterate(v)) {
+                     Value x = lookupPath(item, attribute);
+                     out.push_back(x.isUndefined() && !fallback.isUndefined() ? fallback : x);
+                 }
+                 return Value::list(out);
+             }
+             if (!a.positional[0].isString()) raiseError("map: filter name must be a string");
+             std::string name = a.positional[0].asString();
+             CallArgs rest = restArgs(a, 1);
+             for (const auto& item : iterate(v)) out.push_back(applyFilter(name, item, rest));
+             return Value::list(out);
+         }},
+        {"max", [](const Value& v, const CallArgs& a) {
+             Params p("max", a, {"case_sensitive", "attribute"});
+             auto items = iterate(v);
+             if (items.empty()) return Value::undefined("No aggregated item, sequence was empty.");
+             bool cs = p[0].truthy();
+             auto key = [&](const Value& x) { return sortKey(p.has(1) ? lookupPath(x, p[1]) : x, cs); };
+             Value best = items[0];
+             for (auto& x : items) if (compareValues(key(x), key(best)) > 0) best = x;
+             return best;
+         }},
+        {"min", [](const Value& v, const CallArgs& a) {
+             Params p("min", a, {"case_sensitive", "attribute"});
+             auto items = iterate(v);
+             if (items.empty()) return Value::undefined("No aggregated item, sequence was empty.");
+             bool cs = p[0].truthy();
+             auto key = [&](const Value& x) { return sortKey(p.has(1) ? lookupPath(x, p[1]) : x, cs); };
+             Value best = items[0];
+             for (auto& x : items) if (compareValues(key(x), key(best)) < 0) best = x;
+             return best;
+         }},
+        {"pprint", [](const Value& v, const CallArgs&) { return Value(v.repr()); }},
+        {"reject", [](const Value& v, const CallArgs& a) { return selectOrReject(v, a, false, false); }},
+        {"rejectattr", [](const Value& v, const CallArgs& a) { return selectOrReject(v, a, true, false); }},
+        {"replace", [](const Value& v, const CallArgs& a) {
+             Params p("replace", a, {"old", "new", "count"});
+             return Value(pyReplace(v.str(), p[0].str(), p[1].str(), p.has(2) && !p[2].isNone() ? p[2].asInt() : -1));
+         }},
+        {"reverse", [](const Value& v, const CallArgs&) {
+             if (v.isString()) {
+                 auto cps = unicode::decode(v.asString());
+                 std::reverse(cps.begin(), cps.end());
+                 return Value(unicode::encode(cps));
+             }
+             auto items = iterate(v);
+             std::reverse(items.begin(), items.end());
+             return Value::list(items);
+         }},
+        {"round", [](const Value& v, const CallArgs& a) {
+             Params p("round", a, {"precision", "method"});
+             Value r = pyRound(v, p.has(0) ? p[0].asInt() : 0, p.has(1) ? p[1].str() : "common");
+             return r.isInt() ? r : Value(r.asDouble());
+         }},
+        {"safe", [](const Value& v, const CallArgs&) { return Value(v.str()); }},
+        {"select", [](const Value& v, const CallArgs& a) { return selectOrReject(v, a, false, true); }},
+        {"selectattr", [](const Value& v, const CallArgs& a) { return selectOrReject(v, a, true, true); }},
+        {"slice", [](const Value& v, const CallArgs& a) {
+             Params p("slice", a, {"slices", "fill_with"});
+             auto items = iterate(v);
+             int64_t slices = p[0].asInt();
+             if (slices <= 0) raiseError("slice count must be positive");
+             size_t per = items.size() / size_t(slices), extra = items.size() % size_t(slices), offset = 0;
+             std::vector<Value> out;
+             for (int64_t i = 0; i < slices; ++i) {
+                 size_t start = offset + size_t(i) * per, end = start + per;
+                 if (size_t(i) < extra) ++offset;
+                 std::vector<Value> part(items.begin() + long(start), items.begin() + long(end + (size_t(i) < extra ? 1 : 0)));
+                 if (p.has(1) && size_t(i) >= extra && extra) part.push_back(p[1]);
+                 out.push_back(Value::list(part));
+             }
+             return Value::list(out);
+         }},
+        {"sort", [](const Value& v, const CallArgs& a) {
+             Params p("sort", a, {"reverse", "case_sensitive", "attribute"});
+             bool cs = p[1].truthy();
+             return Value::list(sorted(iterate(v), p[0].truthy(), [&](const Value& x) {
+                 return sortKey(p.has(2) ? lookupPath(x, p[2]) : x, cs);
+             }));
+         }},
+        {"string", [](const Value& v, const CallArgs&) { return Value(v.str()); }},
+        {"sum", [](const Value& v, const CallArgs& a) {
+             Params p("sum", a, {"attribute", "start"});
+             Value total = p.has(1) ? p[1] : Value(int64_t(0));
+             for (const auto& item : iterate(v)) total = binaryOp("+", total, p.has(0) ? lookupPath(item, p[0]) : item);
+             return total;
+         }},
+        {"title", [](const Value& v, const CallArgs&) { return Value(jinjaTitle(v.str())); }},
+        {"tojson", [](const Value& v, const CallArgs& a) {
+             Params p("tojson", a, {"ensure_ascii", "indent", "separators", "sort_keys"});
+             JsonDumpOptions o;
+             o.ensureAscii = p[0].truthy();
+             if (p[1].isString()) o.indentString = p[1].asString(), o.indent = 0;
+             else if (p[1].isNumber()) o.indent = int(std::clamp<int64_t>(p[1].asInt(), 0, 64));
+             if (o.indent >= 0) o.itemSeparator = ",";
+             if (p[2].isList() && p[2].asList().items.size() == 2) {
+                 o.itemSeparator = p[2].asList().items[0].str();
+                 o.keySeparator = p[2].asList().items[1].str();
+             }
+             o.sortKeys = p[3].truthy();
+             return Value(dumpJson(v, o));
+         }},
+        {"trim", [](const Value& v, const CallArgs& a) {
+             Params p("trim", a, {"chars"});
+             return Value(pyStrip(v.str(), p[0], true, true));
+         }},
+        {"truncate", [](const Value& v, const CallArgs& a) {
+             Params p("truncate", a, {"length", "killwords", "end", "leeway"});
+             std::string s = v.str();
+             int64_t len = p.has(0) ? p[0].asInt() : 255, leeway = p.has(3) ? p[3].asInt() : 5;
+             std::string end = p.has(2) ? p[2].str() : "...";
+             auto cps = unicode::decode(s);
+             if (int64_t(cps.size()) <= len + leeway) return Value(s);
+             int64_t keep = std::max<int64_t>(0, len - int64_t(unicode::length(end)));
+             std::u32string head = cps.substr(0, size_t(keep));
+             if (!p[1].truthy()) {
+                 size_t sp = head.rfind(U' ');
+                 if (sp != std::u32string::npos) head.resize(sp);
+             }
+             return Value(unicode::encode(head) + end);
+         }},
+        {"unique", [](const Value& v, const CallArgs& a) {
+             Params p("unique", a, {"case_sensitive", "attribute"});
+             std::vector<Value> out, seen;
+             for (const auto& item : iterate(v)) {
+                 Value key = sortKey(p.has(1) ? lookupPath(item, p[1]) : item, p[0].truthy());
+                 bool dup = false;
+                 for (const auto& s : seen) if (s.equals(key)) { dup = true; break; }
+                 if (dup) continue;
+                 seen.push_back(key);
+                 out.push_back(item);
+             }
+             return Value::list(out);
+         }},
+        {"upper", [](const Value& v, const CallArgs&) { return Value(unicode::upper(v.str())); }},
+        {"wordcount", [](const Value& v, const CallArgs&) {
+             int64_t n = 0;
+             bool inWord = false;
+             for (char32_t c : unicode::decode(v.str())) {
+                 bool w = unicode::isAlpha(c) || unicode::isDigit(c) || c == '_';
+                 if (w && !inWord) ++n;
+                 inWord = w;
+             }
+             return Value(n);
+         }},
+    };
+    return table;
+}
+
+const std::map<std::string, std::string>& aliases() {
+    static const std::map<std::string, std::string> a = {
+        {"d", "default"}, {"count", "length"}, {"e", "escape"}, {"forceescape", "escape"}};
+    return a;
+}
+
+} // namespace
+
+bool hasFilter(const std::string& name) { return filters().count(name) || aliases().count(name); }
+
+Value applyFilter(const std::string& name, const Value& input, CallArgs& args) {
+    auto alias = aliases().find(name);
+    const std::string& real = alias != aliases().end() ? alias->second : name;
+    auto it = filters().find(real);
+    if (it == filters().end()) raiseError("No filter named '" + name + "'.");
+    return it->second(input, args);
+}
+
+} // namespace cairn::chat

@@ -1,0 +1,406 @@
+// Methods of str, dict and list values, as Python has them. The immutable
+// sandbox refuses the mutating list/dict methods.
+#include "builtins.h"
+
+#include "unicode.h"
+
+#include <algorithm>
+#include <set>
+
+namespace cairn::chat {
+namespace {
+
+const std::set<std::string> kStringMethods = {
+    "strip", "lstrip", "rstrip", "split", "rsplit", "splitlines", "startswith", "endswith", "replace", "upper",
+    "lower", "title", "capitalize", "swapcase", "casefold", "find", "rfind", "index", "rindex", "count", "join",
+    "format", "isdigit", "isnumeric", "isdecimal", "isalpha", "isalnum", "isspace", "isupper", "islower", "center",
+    "ljust", "rjust", "zfill", "partition", "rpartition", "removeprefix", "removesuffix"};
+const std::set<std::string> kDictMethods = {"items", "keys", "values", "get", "copy"};
+const std::set<std::string> kDictMutators = {"pop", "popitem", "update", "setdefault", "clear"};
+const std::set<std::string> kListMethods = {"index", "count", "copy"};
+const std::set<std::string> kListMutators = {"append", "extend", "insert", "pop", "remove", "reverse", "sort", "clear"};
+
+std::u32string charsArg(const Value& chars) {
+    if (chars.isString()) return unicode::decode(chars.asString());
+    return {};
+}
+
+std::string stringArg(const Params& p, size_t i, const char* what) {
+    if (!p.has(i) || !p[i].isString())
+        raiseError(p.function() + "() argument " + what + " must be str, not " + p[i].typeName());
+    return p[i].asString();
+}
+
+// Python find() in code points: the byte offset converted.
+int64_t codePointIndex(const std::string& s, size_t byteOffset) {
+    return int64_t(unicode::length(std::string_view(s).substr(0, byteOffset)));
+}
+
+bool matchesAffix(const std::string& s, const Value& affix, bool prefix, const char* fn) {
+    auto test = [&](const Value& a) {
+        if (!a.isString()) raiseError(std::string(fn) + " first arg must be str or a tuple of str, not " + a.typeName());
+        const std::string& x = a.asString();
+        if (x.size() > s.size()) return false;
+        return prefix ? s.compare(0, x.size(), x) == 0 : s.compare(s.size() - x.size(), x.size(), x) == 0;
+    };
+    if (affix.isList()) {
+        for (const auto& a : affix.asList().items)
+            if (test(a)) return true;
+        return false;
+    }
+    return test(affix);
+}
+
+std::vector<std::string> splitLines(const std::string& s, bool keepEnds) {
+    auto cps = unicode::decode(s);
+    std::vector<std::string> out;
+    std::u32string cur;
+    for (size_t i = 0; i < cps.size(); ++i) {
+        char32_t c = cps[i];
+        bool brk = c == '\n' || c == '\r' || c == 0x0B || c == 0x0C || c == 0x1C || c == 0x1D || c == 0x1E ||
+                   c == 0x85 || c == 0x2028 || c == 0x2029;
+        if (!brk) { cur.push_back(c); continue; }
+        if (keepEnds) cur.push_back(c);
+        if (c == '\r' && i + 1 < cps.size() && cps[i + 1] == '\n') {
+            ++i;
+            if (keepEnds) cur.push_back('\n');
+        }
+        out.push_back(unicode::encode(cur));
+        cur.clear();
+    }
+    if (!cur.empty()) out.push_back(unicode::encode(cur));
+    return out;
+}
+
+std::string pyFormat(const std::string& fmt, const CallArgs& args) {
+    std::string out;
+    size_t autoIndex = 0;
+    for (size_t i = 0; i < fmt.size(); ++i) {
+        char c = fmt[i];
+        if (c == '{' && i + 1 < fmt.size() && fmt[i + 1] == '{') { out += '{'; ++i; continue; }
+        if (c == '}' && i + 1 < fmt.size() && fmt[i + 1] == '}') { out += '}'; ++i; continue; }
+        if (c != '{') { out += c; continue; }
+        size_t close = fmt.find('}', i);
+        if (close == std::string::npos) raiseError("Single '{' encountered in format string");
+        std::string field = fmt.substr(i + 1, close - i - 1);
+        std::string spec;
+        if (auto colon = field.find(':'); colon != std::string::npos) {
+            spec = field.substr(colon + 1);
+            field.resize(colon);
+        }
+        Value v;
+        if (field.empty()) {
+            if (autoIndex >= args.positional.size()) raiseError("Replacement index " + std::to_string(autoIndex) + " out of range");
+            v = args.positional[autoIndex++];
+        } else if (std::all_of(field.begin(), field.end(), ::isdigit)) {
+            size_t idx = std::stoul(field);
+            if (idx >= args.positional.size()) raiseError("Replacement index " + field + " out of range");
+            v = args.positional[idx];
+        } else {
+            bool found = false;
+            for (const auto& [k, val] : args.named)
+                if (k == field) { v = val; found = true; }
+            if (!found) raiseError("KeyError: '" + field + "'");
+        }
+        std::string text = v.str();
+        if (!spec.empty()) {
+            // Width and alignment only: [fill][<>^]width
+            char align = v.isNumber() ? '>' : '<', fill = ' ';
+            size_t p = 0;
+            if (spec.size() >= 2 && (spec[1] == '<' || spec[1] == '>' || spec[1] == '^')) { fill = spec[0]; align = spec[1]; p = 2; }
+            else if (spec[0] == '<' || spec[0] == '>' || spec[0] == '^') { align = spec[0]; p = 1; }
+            size_t width = 0;
+            while (p < spec.size() && ::isdigit(static_cast<unsigned char>(spec[p]))) width = width * 10 + size_t(spec[p++] - '0');
+            size_t len = unicode::length(text);
+            if (width > len) {
+                size_t pad = std::min<size_t>(width - len, 1 << 20);
+                if (align == '<') text += std::string(pad, fill);
+                else if (align == '>') text = std::string(pad, fill) + text;
+                else text = std::string(pad / 2, fill) + text + std::string(pad - pad / 2, fill);
+            }
+        }
+        out += text;
+        i = close;
+    }
+    return out;
+}
+
+std::string pad(const std::string& s, int64_t width, const std::string& fillArg, char align) {
+    size_t len = unicode::length(s);
+    if (width <= int64_t(len)) return s;
+    size_t total = std::min<size_t>(size_t(width) - len, 1 << 20);
+    std::string fill = fillArg.empty() ? " " : fillArg;
+    auto rep = [&](size_t n) { std::string r; for (size_t i = 0; i < n; ++i) r += fill; return r; };
+    if (align == '<') return s + rep(total);
+    if (align == '>') return rep(total) + s;
+    size_t left = total / 2 + (total & size_t(width) & 1);
+    return rep(left) + s + rep(total - left);
+}
+
+Value stringMethod(const std::string& s, const std::string& name, const CallArgs& args) {
+    if (name == "strip" || name == "lstrip" || name == "rstrip") {
+        Params p(name, args, {"chars"});
+        return Value(pyStrip(s, p[0], name != "rstrip", name != "lstrip"));
+    }
+    if (name == "split" || name == "rsplit") {
+        Params p(name, args, {"sep", "maxsplit"});
+        int64_t maxSplit = p.has(1) ? p[1].asInt() : -1;
+        if (name == "rsplit" && maxSplit >= 0) {
+            // Split from the right: reverse, split, reverse back (valid for code-point sequences).
+            auto rev = [](const std::string& x) { auto c = unicode::decode(x); std::reverse(c.begin(), c.end()); return unicode::encode(c); };
+            Value sep = p[0].isString() ? Value(rev(p[0].asString())) : p[0];
+            auto parts = pySplit(rev(s), sep, maxSplit);
+            std::vector<Value> out;
+            for (auto it = parts.rbegin(); it != parts.rend(); ++it) out.emplace_back(rev(*it));
+            return Value::list(std::move(out));
+        }
+        std::vector<Value> out;
+        for (auto& part : pySplit(s, p[0], maxSplit)) out.emplace_back(std::move(part));
+        return Value::list(std::move(out));
+    }
+    if (name == "splitlines") {
+        Params p(name, args, {"keepends"});
+        std::vector<Value> out;
+        for (auto& line : splitLines(s, p[0].truthy())) out.emplace_back(std::move(line));
+        return Value::list(std::move(out));
+    }
+    if (name == "startswith" || name == "endswith") {
+        Params p(name, args, {"prefix", "start"});
+        std::string sub = s;
+        if (p.has(1)) sub = getSlice(Value(s), p[1], Value::none(), Value::none()).asString();
+        return Value(matchesAffix(sub, p[0], name == "startswith", name.c_str()));
+    }
+    if (name == "replace") {
+        Params p(name, args, {"old", "new", "count"});
+        return Value(pyReplace(s, stringArg(p, 0, "1"), stringArg(p, 1, "2"), p.has(2) ? p[2].asInt() : -1));
+    }
+    if (name == "upper") return Value(unicode::upper(s));
+    if (name == "lower" || name == "casefold") return Value(unicode::lower(s));
+    if (name == "title") return Value(unicode::title(s));
+    if (name == "capitalize") return Value(unicode::capitalize(s));
+    if (name == "swapcase") {
+        std::string out;
+        for (char32_t c : unicode::decode(s)) unicode::append(out, unicode::isUpper(c) ? unicode::toLower(c) : unicode::toUpper(c));
+        return Value(out);
+    }
+    if (name == "find" || name == "rfind" || name == "index" || name == "rindex") {
+        Params p(name, args, {"sub", "start", "end"});
+        std::string sub = stringArg(p, 0, "1");
+        auto cps = unicode::decode(s);
+        int64_t n = int64_t(cps.size());
+        auto norm = [&](const Value& v, int64_t dflt) {
+            if (!v.isInt()) return dflt;
+            int64_t x = v.asInt();
+            if (x < 0) x += n;
+            return std::clamp<int64_t>(x, 0, n);
+        };
+        int64_t start = norm(p[1], 0), end = norm(p[2], n);
+        int64_t result = -1;
+        if (start <= end) {
+            std::string window = unicode::encode(std::u32string_view(cps).substr(size_t(start), size_t(end - start)));
+            size_t pos = name[0] == 'r' ? window.rfind(sub) : window.find(sub);
+            if (pos != std::string::npos) result = start + codePointIndex(window, pos);
+        }
+        if (result < 0 && (name == "index" || name == "rindex")) raiseError("substring not found");
+        return Value(result);
+    }
+    if (name == "count") {
+        Params p(name, args, {"sub"});
+        std::string sub = stringArg(p, 0, "1");
+        if (sub.empty()) return Value(int64_t(unicode::length(s) + 1));
+        int64_t n = 0;
+        for (size_t pos = s.find(sub); pos != std::string::npos; pos = s.find(sub, pos + sub.size())) ++n;
+        return Value(n);
+    }
+    if (name == "join") {
+        Params p(name, args, {"iterable"});
+        std::string out;
+        size_t i = 0;
+        for (const auto& item : iterate(p[0])) {
+            if (!item.isString())
+                raiseError("sequence item " + std::to_string(i) + ": expected str instance, " + item.typeName() + " found");
+            if (i++) out += s;
+            out += item.asString();
+        }
+        return Value(out);
+    }
+    if (name == "format") return Value(pyFormat(s, args));
+    if (name.rfind("is", 0) == 0) {
+        auto cps = unicode::decode(s);
+        if (cps.empty()) return Value(false);
+        bool all = true, anyCased = false;
+        for (char32_t c : cps) {
+            if (name == "isdigit" || name == "isnumeric" || name == "isdecimal") all &= unicode::isDigit(c);
+            else if (name == "isalpha") all &= unicode::isAlpha(c);
+            else if (name == "isalnum") all &= unicode::isAlpha(c) || unicode::isDigit(c);
+            else if (name == "isspace") all &= unicode::isSpace(c);
+            else if (name == "isupper") { all &= !unicode::isLower(c); anyCased |= unicode::isUpper(c); }
+            else if (name == "islower") { all &= !unicode::isUpper(c); anyCased |= unicode::isLower(c); }
+        }
+        if (name == "isupper" || name == "islower") return Value(all && anyCased);
+        return Value(all);
+    }
+    if (name == "center" || name == "ljust" || name == "rjust") {
+        Params p(name, args, {"width", "fillchar"});
+        return Value(pad(s, p[0].asInt(), p[1].isString() ? p[1].asString() : " ", name == "ljust" ? '<' : name == "rjust" ? '>' : '^'));
+    }
+    if (name == "zfill") {
+        Params p(name, args, {"width"});
+        std::string body = s, sign;
+        if (!body.empty() && (body[0] == '-' || body[0] == '+')) { sign = body.substr(0, 1); body.erase(0, 1); }
+        return Value(sign + pad(body, p[0].asInt() - int64_t(sign.size()), "0", '>'));
+    }
+    if (name == "partition" || name == "rpartition") {
+        Params p(name, args, {"sep"});
+        std::string sep = stringArg(p, 0, "1");
+        if (sep.empty()) raiseError("empty separator");
+        size_t pos = name == "partition" ? s.find(sep) : s.rfind(sep);
+        if (pos == std::string::npos)
+            return name == "partition" ? Value::list({Value(s), Value(""), Value("")}, true)
+                                       : Value::list({Value(""), Value(""), Value(s)}, true);
+        return Value::list({Value(s.substr(0, pos)), Value(sep), Value(s.substr(pos + sep.size()))}, true);
+    }
+    if (name == "removeprefix" || name == "removesuffix") {
+        Params p(name, args, {"affix"});
+        std::string a = stringArg(p, 0, "1");
+        if (name == "removeprefix" && s.compare(0, a.size(), a) == 0) return Value(s.substr(a.size()));
+        if (name == "removesuffix" && !a.empty() && s.size() >= a.size() && s.compare(s.size() - a.size(), a.size(), a) == 0)
+            return Value(s.substr(0, s.size() - a.size()));
+        return Value(s);
+    }
+    raiseError("'str' object has no attribute '" + name + "'");
+}
+
+} // namespace
+
+std::string pyStrip(const std::string& s, const Value& chars, bool left, bool right) {
+    auto cps = unicode::decode(s);
+    std::u32string set = charsArg(chars);
+    bool whitespace = !chars.isString();
+    auto strip = [&](char32_t c) { return whitespace ? unicode::isSpace(c) : set.find(c) != std::u32string::npos; };
+    size_t b = 0, e = cps.size();
+    if (left) while (b < e && strip(cps[b])) ++b;
+    if (right) while (e > b && strip(cps[e - 1])) --e;
+    return unicode::encode(std::u32string_view(cps).substr(b, e - b));
+}
+
+std::vector<std::string> pySplit(const std::string& s, const Value& sep, int64_t maxSplit) {
+    std::vector<std::string> out;
+    if (sep.isString()) {
+        const std::string& d = sep.asString();
+        if (d.empty()) raiseError("empty separator");
+        size_t start = 0;
+        for (;;) {
+            if (maxSplit >= 0 && int64_t(out.size()) >= maxSplit) break;
+            size_t pos = s.find(d, start);
+            if (pos == std::string::npos) break;
+            out.push_back(s.substr(start, pos - start));
+            start = pos + d.size();
+        }
+        out.push_back(s.substr(start));
+        return out;
+    }
+    if (!sep.isNone() && !sep.isUndefined()) raiseError("must be str or None, not " + sep.typeName());
+    auto cps = unicode::decode(s);
+    size_t i = 0, n = cps.size();
+    while (i < n) {
+        while (i < n && unicode::isSpace(cps[i])) ++i;
+        if (i >= n) break;
+        if (maxSplit >= 0 && int64_t(out.size()) >= maxSplit) {
+            size_t e = n;
+            while (e > i && unicode::isSpace(cps[e - 1])) --e;
+            out.push_back(unicode::encode(std::u32string_view(cps).substr(i, e - i)));
+            break;
+        }
+        size_t j = i;
+        while (j < n && !unicode::isSpace(cps[j])) ++j;
+        out.push_back(unicode::encode(std::u32string_view(cps).substr(i, j - i)));
+        i = j;
+    }
+    return out;
+}
+
+std::string pyReplace(const std::string& s, const std::string& from, const std::string& to, int64_t count) {
+    std::string out;
+    if (from.empty()) {
+        // Python inserts `to` between every code point (and at both ends).
+        int64_t done = 0;
+        auto cps = unicode::decode(s);
+        for (char32_t c : cps) {
+            if (count < 0 || done < count) { out += to; ++done; }
+            unicode::append(out, c);
+        }
+        if (count < 0 || done < count) out += to;
+        return out;
+    }
+    size_t start = 0;
+    int64_t done = 0;
+    for (;;) {
+        size_t pos = (count >= 0 && done >= count) ? std::string::npos : s.find(from, start);
+        if (pos == std::string::npos) break;
+        out.append(s, start, pos - start);
+        out += to;
+        start = pos + from.size();
+        ++done;
+    }
+    out.append(s, start, std::string::npos);
+    return out;
+}
+
+bool isMethod(const Value& obj, const std::string& name) {
+    switch (obj.kind()) {
+    case Value::Kind::String: return kStringMethods.count(name) > 0;
+    case Value::Kind::Dict: return kDictMethods.count(name) > 0 || kDictMutators.count(name) > 0;
+    case Value::Kind::List: return kListMethods.count(name) > 0 || kListMutators.count(name) > 0;
+    default: return false;
+    }
+}
+
+Value callMethod(const Value& obj, const std::string& name, CallArgs& args) {
+    if (obj.isString()) return stringMethod(obj.asString(), name, args);
+    if (obj.isDict()) {
+        const DictData& d = obj.asDict();
+        if (kDictMutators.count(name))
+            raiseError("SecurityError: access to attribute '" + name + "' of 'dict' object is unsafe.");
+        if (name == "items") {
+            std::vector<Value> out;
+            for (const auto& [k, v] : d.items) out.push_back(Value::list({k, v}, true));
+            return Value::list(std::move(out));
+        }
+        if (name == "keys" || name == "values") {
+            std::vector<Value> out;
+            for (const auto& [k, v] : d.items) out.push_back(name == "keys" ? k : v);
+            return Value::list(std::move(out));
+        }
+        if (name == "get") {
+            Params p("get", args, {"key", "default"});
+            if (const Value* v = d.find(p[0])) return *v;
+            return p.has(1) ? p[1] : Value::none();
+        }
+        if (name == "copy") {
+            Value copy = Value::dict();
+            copy.mutableDict().items = d.items;
+            return copy;
+        }
+    }
+    if (obj.isList()) {
+        const auto& items = obj.asList().items;
+        if (kListMutators.count(name))
+            raiseError("SecurityError: access to attribute '" + name + "' of '" + obj.typeName() + "' object is unsafe.");
+        if (name == "index" || name == "count") {
+            Params p(name, args, {"value"});
+            int64_t n = 0;
+            for (size_t i = 0; i < items.size(); ++i) {
+                if (!items[i].equals(p[0])) continue;
+                if (name == "index") return Value(int64_t(i));
+                ++n;
+            }
+            if (name == "index") raiseError(p[0].repr() + " is not in list");
+            return Value(n);
+        }
+        if (name == "copy") return Value::list(items);
+    }
+    raiseError("'" + obj.typeName() + "' object has no attribute '" + name + "'");
+}
+
+} // namespace cairn::chat

@@ -1,0 +1,364 @@
+// Operators, attribute/item access and iteration with Python and jinja2 semantics.
+#include "builtins.h"
+
+#include "cairn/chat_template.h"
+#include "unicode.h"
+
+#include <cmath>
+#include <cstdio>
+#include <algorithm>
+#include <limits>
+#include <optional>
+
+namespace cairn::chat {
+
+namespace {
+constexpr size_t kMaxStringBytes = size_t(64) << 20;  // a rendering larger than this is an error, not an OOM
+
+[[noreturn]] void unsupported(const std::string& op, const Value& a, const Value& b) {
+    raiseError("unsupported operand type(s) for " + op + ": '" + a.typeName() + "' and '" + b.typeName() + "'");
+}
+
+template <class Op>
+int64_t checkedInt(Op op, int64_t a, int64_t b) {
+    int64_t r = 0;
+    if (op(a, b, &r)) raiseError("integer overflow");
+    return r;
+}
+bool addOverflow(int64_t a, int64_t b, int64_t* r) { return __builtin_add_overflow(a, b, r); }
+bool subOverflow(int64_t a, int64_t b, int64_t* r) { return __builtin_sub_overflow(a, b, r); }
+bool mulOverflow(int64_t a, int64_t b, int64_t* r) { return __builtin_mul_overflow(a, b, r); }
+
+Value repeat(const Value& seq, int64_t n) {
+    if (n < 0) n = 0;
+    if (seq.isString()) {
+        const std::string& s = seq.asString();
+        if (!s.empty() && uint64_t(n) > kMaxStringBytes / s.size()) raiseError("string repetition too large");
+        std::string out;
+        out.reserve(s.size() * size_t(n));
+        for (int64_t i = 0; i < n; ++i) out += s;
+        return Value(std::move(out));
+    }
+    const auto& l = seq.asList();
+    if (!l.items.empty() && uint64_t(n) > (uint64_t(1) << 24) / l.items.size()) raiseError("list repetition too large");
+    std::vector<Value> out;
+    for (int64_t i = 0; i < n; ++i) out.insert(out.end(), l.items.begin(), l.items.end());
+    return Value::list(std::move(out), l.tuple);
+}
+
+double pyFloorMod(double a, double b) {
+    double m = std::fmod(a, b);
+    if (m != 0 && ((m < 0) != (b < 0))) m += b;
+    return m;
+}
+
+// printf-style `str % args` for the common conversions.
+std::string percentFormat(const std::string& fmt, const Value& args) {
+    std::vector<Value> list;
+    if (args.isList() && args.asList().tuple) list = args.asList().items;
+    else list.push_back(args);
+    size_t next = 0;
+    std::string out;
+    for (size_t i = 0; i < fmt.size(); ++i) {
+        if (fmt[i] != '%') { out += fmt[i]; continue; }
+        if (++i >= fmt.size()) raiseError("incomplete format");
+        if (fmt[i] == '%') { out += '%'; continue; }
+        std::string spec = "%";
+        while (i < fmt.size() && std::string("-+ #0123456789.").find(fmt[i]) != std::string::npos) spec += fmt[i++];
+        if (i >= fmt.size()) raiseError("incomplete format");
+        char conv = fmt[i];
+        if (next >= list.size()) raiseError("not enough arguments for format string");
+        const Value& v = list[next++];
+        char buf[512];
+        switch (conv) {
+        case 's': out += v.str(); break;
+        case 'r': out += v.repr(); break;
+        case 'd': case 'i':
+            if (!v.isNumber()) raiseError("%d format: a real number is required, not " + v.typeName());
+            std::snprintf(buf, sizeof buf, (spec + "lld").c_str(), (long long)(v.isFloat() ? int64_t(v.asDouble()) : v.asInt()));
+            out += buf;
+            break;
+        case 'f': case 'F': case 'e': case 'E': case 'g': case 'G':
+            if (!v.isNumber()) raiseError("must be real number, not " + v.typeName());
+            std::snprintf(buf, sizeof buf, (spec + conv).c_str(), v.asDouble());
+            out += buf;
+            break;
+        case 'x': case 'X': case 'o':
+            if (!v.isInt() && !v.isBool()) raiseError("%x format: an integer is required");
+            std::snprintf(buf, sizeof buf, (spec + "ll" + conv).c_str(), (long long)v.asInt());
+            out += buf;
+            break;
+        default: raiseError(std::string("unsupported format character '") + conv + "'");
+        }
+    }
+    if (next < list.size() && (args.isList() && args.asList().tuple))
+        raiseError("not all arguments converted during string formatting");
+    return out;
+}
+
+Value boundMethod(const Value& obj, const std::string& name) {
+    return Value::function(name, [obj, name](CallArgs& args) { return callMethod(obj, name, args); });
+}
+
+std::string objectName(const Value& v) { return v.typeName() + " object"; }
+
+} // namespace
+
+void raiseError(const std::string& message) { throw TemplateError("chat template", message); }
+
+void raiseUndefined(const Value& undefined) {
+    const std::string& name = undefined.undefinedName();
+    raiseError(name.empty() ? "value is undefined" : name);
+}
+
+Params::Params(const std::string& function, const CallArgs& args, std::initializer_list<const char*> names)
+    : function_(function), values_(names.size()), given_(names.size(), false) {
+    if (args.positional.size() > names.size())
+        raiseError(function + "() takes at most " + std::to_string(names.size()) + " arguments (" +
+                   std::to_string(args.positional.size()) + " given)");
+    for (size_t i = 0; i < args.positional.size(); ++i) {
+        values_[i] = args.positional[i];
+        given_[i] = true;
+    }
+    for (const auto& [key, value] : args.named) {
+        size_t idx = 0;
+        bool found = false;
+        for (const char* n : names) {
+            if (key == n) { found = true; break; }
+            ++idx;
+        }
+        if (!found) raiseError(function + "() got an unexpected keyword argument '" + key + "'");
+        if (given_[idx]) raiseError(function + "() got multiple values for argument '" + key + "'");
+        values_[idx] = value;
+        given_[idx] = true;
+    }
+}
+
+Value binaryOp(const std::string& op, const Value& a, const Value& b) {
+    if (op == "~") {
+        std::string s = a.str() + b.str();
+        if (s.size() > kMaxStringBytes) raiseError("string too large");
+        return Value(std::move(s));
+    }
+    if (a.isUndefined()) raiseUndefined(a);
+    if (b.isUndefined()) raiseUndefined(b);
+    bool nums = a.isNumber() && b.isNumber();
+    bool anyFloat = a.isFloat() || b.isFloat();
+    if (op == "+") {
+        if (nums) {
+            if (anyFloat) return Value(a.asDouble() + b.asDouble());
+            return Value(checkedInt(addOverflow, a.asInt(), b.asInt()));
+        }
+        if (a.isString() && b.isString()) {
+            if (a.asString().size() + b.asString().size() > kMaxStringBytes) raiseError("string too large");
+            return Value(a.asString() + b.asString());
+        }
+        if (a.isList() && b.isList() && a.asList().tuple == b.asList().tuple) {
+            auto items = a.asList().items;
+            items.insert(items.end(), b.asList().items.begin(), b.asList().items.end());
+            return Value::list(std::move(items), a.asList().tuple);
+        }
+        if (a.isString()) raiseError("can only concatenate str (not \"" + b.typeName() + "\") to str");
+        unsupported(op, a, b);
+    }
+    if (op == "-") {
+        if (!nums) unsupported(op, a, b);
+        if (anyFloat) return Value(a.asDouble() - b.asDouble());
+        return Value(checkedInt(subOverflow, a.asInt(), b.asInt()));
+    }
+    if (op == "*") {
+        if (nums) {
+            if (anyFloat) return Value(a.asDouble() * b.asDouble());
+            return Value(checkedInt(mulOverflow, a.asInt(), b.asInt()));
+        }
+        if ((a.isString() || a.isList()) && (b.isInt() || b.isBool())) return repeat(a, b.asInt());
+        if ((b.isString() || b.isList()) && (a.isInt() || a.isBool())) return repeat(b, a.asInt());
+        unsupported(op, a, b);
+    }
+    if (op == "/") {
+        if (!nums) unsupported(op, a, b);
+        if (b.asDouble() == 0) raiseError("division by zero");
+        return Value(a.asDouble() / b.asDouble());
+    }
+    if (op == "//") {
+        if (!nums) unsupported(op, a, b);
+        if (b.asDouble() == 0) raiseError("integer division or modulo by zero");
+        if (anyFloat) return Value(std::floor(a.asDouble() / b.asDouble()));
+        int64_t x = a.asInt(), y = b.asInt();
+        if (x == std::numeric_limits<int64_t>::min() && y == -1) raiseError("integer overflow");
+        int64_t q = x / y;
+        if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
+        return Value(q);
+    }
+    if (op == "%") {
+        if (a.isString()) return Value(percentFormat(a.asString(), b));
+        if (!nums) unsupported(op, a, b);
+        if (b.asDouble() == 0) raiseError("integer division or modulo by zero");
+        if (anyFloat) return Value(pyFloorMod(a.asDouble(), b.asDouble()));
+        int64_t x = a.asInt(), y = b.asInt();
+        if (y == -1) return Value(int64_t(0));
+        int64_t m = x % y;
+        if (m != 0 && ((m < 0) != (y < 0))) m += y;
+        return Value(m);
+    }
+    if (op == "**") {
+        if (!nums) unsupported(op, a, b);
+        if (!anyFloat && b.asInt() >= 0) {
+            int64_t base = a.asInt(), e = b.asInt(), r = 1;
+            while (e-- > 0)
+                if (__builtin_mul_overflow(r, base, &r)) raiseError("integer overflow");
+            return Value(r);
+        }
+        return Value(std::pow(a.asDouble(), b.asDouble()));
+    }
+    raiseError("unknown operator " + op);
+}
+
+Value negate(const Value& v) {
+    if (v.isUndefined()) raiseUndefined(v);
+    if (v.isFloat()) return Value(-v.asDouble());
+    if (v.isNumber()) {
+        if (v.asInt() == std::numeric_limits<int64_t>::min()) raiseError("integer overflow");
+        return Value(-v.asInt());
+    }
+    raiseError("bad operand type for unary -: '" + v.typeName() + "'");
+}
+
+bool contains(const Value& container, const Value& item) {
+    switch (container.kind()) {
+    case Value::Kind::String:
+        if (!item.isString()) raiseError("'in <string>' requires string as left operand, not " + item.typeName());
+        return container.asString().find(item.asString()) != std::string::npos;
+    case Value::Kind::List:
+        for (const auto& v : container.asList().items)
+            if (v.equals(item)) return true;
+        return false;
+    case Value::Kind::Dict: return container.asDict().find(item) != nullptr;
+    case Value::Kind::Undefined: return false;
+    default: raiseError("argument of type '" + container.typeName() + "' is not iterable");
+    }
+}
+
+std::vector<Value> iterate(const Value& v) {
+    switch (v.kind()) {
+    case Value::Kind::Undefined: return {};
+    case Value::Kind::String: {
+        std::vector<Value> out;
+        for (char32_t c : unicode::decode(v.asString())) {
+            std::string s;
+            unicode::append(s, c);
+            out.emplace_back(std::move(s));
+        }
+        return out;
+    }
+    case Value::Kind::List: return v.asList().items;
+    case Value::Kind::Dict: {
+        std::vector<Value> out;
+        for (const auto& kv : v.asDict().items) out.push_back(kv.first);
+        return out;
+    }
+    default: raiseError("'" + v.typeName() + "' object is not iterable");
+    }
+}
+
+size_t length(const Value& v) {
+    switch (v.kind()) {
+    case Value::Kind::Undefined: return 0;
+    case Value::Kind::String: return unicode::length(v.asString());
+    case Value::Kind::List: return v.asList().items.size();
+    case Value::Kind::Dict: return v.asDict().items.size();
+    default: raiseError("object of type '" + v.typeName() + "' has no len()");
+    }
+}
+
+Value getAttribute(const Value& obj, const std::string& name) {
+    switch (obj.kind()) {
+    case Value::Kind::Undefined: raiseUndefined(obj);
+    case Value::Kind::Dict:
+        if (isMethod(obj, name)) return boundMethod(obj, name);
+        if (const Value* v = obj.asDict().find(name)) return *v;
+        break;
+    case Value::Kind::Namespace:
+        if (const Value* v = obj.asNamespace().attributes.find(name)) return *v;
+        break;
+    case Value::Kind::String: case Value::Kind::List:
+        if (isMethod(obj, name)) return boundMethod(obj, name);
+        break;
+    default: break;
+    }
+    return Value::undefined("'" + objectName(obj) + "' has no attribute '" + name + "'");
+}
+
+Value getItem(const Value& obj, const Value& key) {
+    switch (obj.kind()) {
+    case Value::Kind::Undefined: raiseUndefined(obj);
+    case Value::Kind::List:
+        if (key.isInt() || key.isBool()) {
+            const auto& items = obj.asList().items;
+            int64_t i = key.asInt(), n = int64_t(items.size());
+            if (i < 0) i += n;
+            if (i >= 0 && i < n) return items[size_t(i)];
+            return Value::undefined("'" + objectName(obj) + "' has no element " + std::to_string(key.asInt()));
+        }
+        break;
+    case Value::Kind::String:
+        if (key.isInt() || key.isBool()) {
+            auto cps = unicode::decode(obj.asString());
+            int64_t i = key.asInt(), n = int64_t(cps.size());
+            if (i < 0) i += n;
+            if (i >= 0 && i < n) return Value(unicode::encode(cps.substr(size_t(i), 1)));
+            return Value::undefined("'str object' has no element " + std::to_string(key.asInt()));
+        }
+        break;
+    case Value::Kind::Dict:
+        if (const Value* v = obj.asDict().find(key)) return *v;
+        break;
+    default: break;
+    }
+    if (key.isString()) return getAttribute(obj, key.asString());
+    return Value::undefined("'" + objectName(obj) + "' has no element " + key.repr());
+}
+
+Value getSlice(const Value& obj, const Value& startV, const Value& stopV, const Value& stepV) {
+    if (obj.isUndefined()) raiseUndefined(obj);
+    auto index = [](const Value& v, const char* what) -> std::optional<int64_t> {
+        if (v.isUndefined() || v.isNone()) return std::nullopt;
+        if (!v.isInt() && !v.isBool()) raiseError(std::string("slice ") + what + " must be an integer or None");
+        return v.asInt();
+    };
+    auto startO = index(startV, "start"), stopO = index(stopV, "stop"), stepO = index(stepV, "step");
+    int64_t step = stepO.value_or(1);
+    if (step == 0) raiseError("slice step cannot be zero");
+    auto pick = [&](int64_t n, auto&& take) {
+        auto clamp = [&](std::optional<int64_t> v, int64_t dflt) {
+            if (!v) return dflt;
+            int64_t x = *v;
+            if (x < 0) x += n;
+            if (step > 0) return std::clamp<int64_t>(x, 0, n);
+            return std::clamp<int64_t>(x, -1, n - 1);
+        };
+        int64_t start = clamp(startO, step > 0 ? 0 : n - 1), stop = clamp(stopO, step > 0 ? n : -1);
+        for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) take(size_t(i));
+    };
+    if (obj.isString()) {
+        auto cps = unicode::decode(obj.asString());
+        std::u32string out;
+        pick(int64_t(cps.size()), [&](size_t i) { out.push_back(cps[i]); });
+        return Value(unicode::encode(out));
+    }
+    if (obj.isList()) {
+        const auto& items = obj.asList().items;
+        std::vector<Value> out;
+        pick(int64_t(items.size()), [&](size_t i) { out.push_back(items[i]); });
+        return Value::list(std::move(out), obj.asList().tuple);
+    }
+    raiseError("'" + obj.typeName() + "' object is not subscriptable");
+}
+
+Value callValue(const Value& callee, CallArgs& args) {
+    if (callee.isFunction()) return callee.asFunction()->call(args);
+    if (callee.isUndefined()) raiseUndefined(callee);
+    raiseError("'" + callee.typeName() + "' object is not callable");
+}
+
+} // namespace cairn::chat

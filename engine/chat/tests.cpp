@@ -1,0 +1,91 @@
+// Jinja's built-in tests (`x is defined`, `x is string`, ...).
+#include "builtins.h"
+
+#include "unicode.h"
+
+#include <map>
+
+namespace cairn::chat {
+namespace {
+
+using TestFn = bool (*)(const Value&, const CallArgs&);
+
+const Value& arg(const CallArgs& a, const char* test) {
+    if (a.positional.empty()) raiseError(std::string("test '") + test + "' needs an argument");
+    return a.positional[0];
+}
+
+bool isOdd(const Value& v) {
+    if (v.isUndefined()) raiseUndefined(v);
+    if (!v.isInt() && !v.isBool()) return binaryOp("%", v, Value(int64_t(2))).equals(Value(int64_t(1)));
+    return ((v.asInt() % 2) + 2) % 2 == 1;
+}
+
+const std::map<std::string, TestFn>& tests() {
+    static const std::map<std::string, TestFn> table = {
+        {"boolean", [](const Value& v, const CallArgs&) { return v.isBool(); }},
+        {"callable", [](const Value& v, const CallArgs&) { return v.isFunction(); }},
+        {"defined", [](const Value& v, const CallArgs&) { return !v.isUndefined(); }},
+        {"divisibleby", [](const Value& v, const CallArgs& a) {
+             return binaryOp("%", v, arg(a, "divisibleby")).equals(Value(int64_t(0)));
+         }},
+        {"eq", [](const Value& v, const CallArgs& a) { return v.equals(arg(a, "eq")); }},
+        {"escaped", [](const Value&, const CallArgs&) { return false; }},
+        {"even", [](const Value& v, const CallArgs&) { return !isOdd(v); }},
+        {"false", [](const Value& v, const CallArgs&) { return v.isBool() && !v.asBool(); }},
+        {"filter", [](const Value& v, const CallArgs&) { return v.isString() && hasFilter(v.asString()); }},
+        {"float", [](const Value& v, const CallArgs&) { return v.isFloat(); }},
+        {"ge", [](const Value& v, const CallArgs& a) { return compareValues(v, arg(a, "ge")) >= 0; }},
+        {"gt", [](const Value& v, const CallArgs& a) { return compareValues(v, arg(a, "gt")) > 0; }},
+        {"in", [](const Value& v, const CallArgs& a) { return contains(arg(a, "in"), v); }},
+        {"integer", [](const Value& v, const CallArgs&) { return v.isInt(); }},
+        {"iterable", [](const Value& v, const CallArgs&) {
+             return v.isString() || v.isList() || v.isDict() || v.isUndefined();
+         }},
+        {"le", [](const Value& v, const CallArgs& a) { return compareValues(v, arg(a, "le")) <= 0; }},
+        {"lower", [](const Value& v, const CallArgs&) {
+             CallArgs none;
+             return callMethod(Value(v.str()), "islower", none).asBool();
+         }},
+        {"lt", [](const Value& v, const CallArgs& a) { return compareValues(v, arg(a, "lt")) < 0; }},
+        {"mapping", [](const Value& v, const CallArgs&) { return v.isDict(); }},
+        {"ne", [](const Value& v, const CallArgs& a) { return !v.equals(arg(a, "ne")); }},
+        {"none", [](const Value& v, const CallArgs&) { return v.isNone(); }},
+        {"number", [](const Value& v, const CallArgs&) { return v.isNumber(); }},
+        {"odd", [](const Value& v, const CallArgs&) { return isOdd(v); }},
+        {"sameas", [](const Value& v, const CallArgs& a) { return v.sameAs(arg(a, "sameas")); }},
+        {"sequence", [](const Value& v, const CallArgs&) {
+             return v.isString() || v.isList() || v.isDict() || v.isUndefined();
+         }},
+        {"string", [](const Value& v, const CallArgs&) { return v.isString(); }},
+        {"test", [](const Value& v, const CallArgs&) { return v.isString() && hasTest(v.asString()); }},
+        {"true", [](const Value& v, const CallArgs&) { return v.isBool() && v.asBool(); }},
+        {"undefined", [](const Value& v, const CallArgs&) { return v.isUndefined(); }},
+        {"upper", [](const Value& v, const CallArgs&) {
+             CallArgs none;
+             return callMethod(Value(v.str()), "isupper", none).asBool();
+         }},
+    };
+    return table;
+}
+
+const std::map<std::string, std::string>& aliases() {
+    static const std::map<std::string, std::string> a = {
+        {"==", "eq"}, {"equalto", "eq"}, {"!=", "ne"}, {">", "gt"}, {"greaterthan", "gt"}, {">=", "ge"},
+        {"<", "lt"}, {"lessthan", "lt"}, {"<=", "le"}};
+    return a;
+}
+
+} // namespace
+
+bool hasTest(const std::string& name) { return tests().count(name) || aliases().count(name); }
+
+bool applyTest(const std::string& name, const Value& input, CallArgs& args) {
+    auto alias = aliases().find(name);
+    const std::string& real = alias != aliases().end() ? alias->second : name;
+    auto it = tests().find(real);
+    if (it == tests().end()) raiseError("No test named '" + name + "'.");
+    return it->second(input, args);
+}
+
+} // namespace cairn::chat

@@ -1,0 +1,129 @@
+// The interpreter's values: Python-like none, bool, int, float, str, list/tuple,
+// dict (insertion order), callables, namespace() objects and jinja2's lenient Undefined.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace cairn::chat {
+
+class Value;
+
+struct ListData {
+    std::vector<Value> items;
+    bool tuple = false;  // prints as (a, b)
+};
+
+struct DictData {
+    std::vector<std::pair<Value, Value>> items;  // insertion order
+    const Value* find(const Value& key) const;
+    const Value* find(const std::string& key) const;
+    void set(const Value& key, Value value);
+};
+
+struct CallArgs {
+    std::vector<Value> positional;
+    std::vector<std::pair<std::string, Value>> named;
+};
+
+struct Function {
+    std::string name;
+    std::function<Value(CallArgs&)> call;
+};
+
+struct NamespaceData {
+    DictData attributes;
+};
+
+struct UndefinedValue {
+    std::string name;  // what was looked up, for error messages
+};
+struct NoneValue {};
+
+class Value {
+public:
+    enum class Kind { Undefined, None, Bool, Int, Float, String, List, Dict, Function, Namespace };
+
+    Value() : v_(UndefinedValue{}) {}
+    Value(NoneValue) : v_(NoneValue{}) {}
+    Value(bool b) : v_(b) {}
+    Value(int i) : v_(int64_t(i)) {}
+    Value(int64_t i) : v_(i) {}
+    Value(double d) : v_(d) {}
+    Value(std::string s) : v_(std::move(s)) {}
+    Value(const char* s) : v_(std::string(s)) {}
+    Value(std::shared_ptr<ListData> l) : v_(std::move(l)) {}
+    Value(std::shared_ptr<DictData> d) : v_(std::move(d)) {}
+    Value(std::shared_ptr<Function> f) : v_(std::move(f)) {}
+    Value(std::shared_ptr<NamespaceData> n) : v_(std::move(n)) {}
+
+    static Value undefined(std::string name = {}) { Value v; v.v_ = UndefinedValue{std::move(name)}; return v; }
+    static Value none() { return Value(NoneValue{}); }
+    static Value list(std::vector<Value> items = {}, bool tuple = false);
+    static Value dict();
+    static Value function(std::string name, std::function<Value(CallArgs&)> fn);
+
+    Kind kind() const { return Kind(v_.index()); }
+    bool isUndefined() const { return kind() == Kind::Undefined; }
+    bool isNone() const { return kind() == Kind::None; }
+    bool isBool() const { return kind() == Kind::Bool; }
+    bool isInt() const { return kind() == Kind::Int; }
+    bool isFloat() const { return kind() == Kind::Float; }
+    bool isNumber() const { return isInt() || isFloat() || isBool(); }  // Python: bool is an int
+    bool isString() const { return kind() == Kind::String; }
+    bool isList() const { return kind() == Kind::List; }
+    bool isDict() const { return kind() == Kind::Dict; }
+    bool isFunction() const { return kind() == Kind::Function; }
+    bool isNamespace() const { return kind() == Kind::Namespace; }
+
+    bool asBool() const { return std::get<bool>(v_); }
+    int64_t asInt() const;     // int or bool
+    double asDouble() const;   // any number
+    const std::string& asString() const { return std::get<std::string>(v_); }
+    const ListData& asList() const { return *std::get<std::shared_ptr<ListData>>(v_); }
+    const DictData& asDict() const { return *std::get<std::shared_ptr<DictData>>(v_); }
+    DictData& mutableDict() { return *std::get<std::shared_ptr<DictData>>(v_); }
+    const std::shared_ptr<Function>& asFunction() const { return std::get<std::shared_ptr<Function>>(v_); }
+    NamespaceData& asNamespace() const { return *std::get<std::shared_ptr<NamespaceData>>(v_); }
+    const std::string& undefinedName() const { return std::get<UndefinedValue>(v_).name; }
+
+    bool truthy() const;                  // Python bool()
+    std::string str() const;              // Python str(); Undefined is ""
+    std::string repr() const;             // Python repr()
+    std::string typeName() const;         // Python type name, for messages
+    bool equals(const Value& other) const;  // Python ==
+    bool sameAs(const Value& other) const;  // Python `is`
+
+    static Value fromJson(const nlohmann::ordered_json& j);
+
+private:
+    std::variant<UndefinedValue, NoneValue, bool, int64_t, double, std::string, std::shared_ptr<ListData>,
+                 std::shared_ptr<DictData>, std::shared_ptr<Function>, std::shared_ptr<NamespaceData>>
+        v_;
+};
+
+// Python's float repr (shortest round-trip digits, "1.0", "1e+20", "inf", "nan").
+std::string formatFloat(double d);
+// Python's repr of a str: single quotes unless the text has ' and no ".
+std::string reprString(const std::string& s);
+// Python `a < b` (numbers, strings, lists); throws TemplateError for other pairs.
+int compareValues(const Value& a, const Value& b);
+// Python json.dumps(value, ensure_ascii, indent, separators, sort_keys). indent < 0 means None.
+struct JsonDumpOptions {
+    bool ensureAscii = false;
+    int indent = -1;
+    std::string indentString;  // used when indent was given as a string
+    std::string itemSeparator = ", ";
+    std::string keySeparator = ": ";
+    bool sortKeys = false;
+};
+std::string dumpJson(const Value& v, const JsonDumpOptions& options);
+
+} // namespace cairn::chat
