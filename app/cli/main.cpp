@@ -15,8 +15,11 @@ void usage() {
                  "usage: cairn-cli COMMAND [options]\n"
                  "commands:\n"
                  "  inspect MODEL.gguf [--tensors] [--json] [--ctx N]   describe a model file\n"
+                 "  tokenize -m MODEL.gguf [--bos] [--special] [--json] TEXT   token ids and pieces\n"
                  "  bench-kernels [--types Q4_0,F16] [--rows R] [--cols C] [-p TOKENS] [-t N] [-r N] [--path P]\n"
-                 "                                                   matmul GFLOP/s (prefill) and GB/s (decode)\n");
+                 "                                                   matmul GFLOP/s (prefill) and GB/s (decode)\n"
+                 "  dump -m MODEL --cases CASES.json -o OUT.json [-t N] [--chunk C] [--kv f16|f32]\n"
+                 "                                                   logits and greedy ids in the reference schema\n");
 }
 
 } // namespace
@@ -25,7 +28,9 @@ int main(int argc, char** argv) {
     using namespace cairn::cli;
     const std::map<std::string, int (*)(Args&)> commands = {
         {"inspect", runInspect},
+        {"tokenize", runTokenize},
         {"bench-kernels", runBenchKernels},
+        {"dump", runDump},
     };
     if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
         usage();

@@ -7,6 +7,7 @@
 // sums are exact in any order; the float chain of each output is vectorized
 // across outputs — tokens (GEMM, prefill) or rows (matvec, decode) — so every
 // lane does the scalar sequence of fmas.
+#include "tensor/blocks.h"
 #include "tensor/kernels_common.h"
 
 #include <immintrin.h>
@@ -19,6 +20,7 @@
 #endif
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace cairn::tensor::kernels {
@@ -581,6 +583,60 @@ void floatRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a
 }
 
 // ---------------------------------------------------------------------------
+// Activation quantizers: byte-identical to ggml's reference ones (quant.h),
+// which matmul.cpp would otherwise call — scalar roundf made them ~10 us per
+// 2048-wide token, as much as a whole 2048x2048 Q4_0 matvec from cache.
+
+// roundf (ties away from zero) of each lane, exactly.
+inline __m512 roundHalfAway(__m512 p) {
+    const __m512 t = _mm512_roundscale_ps(p, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    const __m512 frac = _mm512_abs_ps(_mm512_sub_ps(p, t));  // exact for |p| < 2^23
+    const __mmask16 up = _mm512_cmp_ps_mask(frac, _mm512_set1_ps(0.5f), _CMP_GE_OQ);
+    const __m512 one = _mm512_or_ps(_mm512_set1_ps(1.f), _mm512_and_ps(p, _mm512_set1_ps(-0.f)));
+    return _mm512_mask_add_ps(t, up, t, one);
+}
+
+void quantizeQ8_0(const float* x, BlockQ8_0* y, int64_t n) {
+    for (int64_t i = 0; i < n / 32; ++i, x += 32) {
+        const __m512 v0 = _mm512_loadu_ps(x), v1 = _mm512_loadu_ps(x + 16);
+        const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v0), _mm512_abs_ps(v1)));
+        const float d = amax / 127;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[i].d = _cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        const __m512 idv = _mm512_set1_ps(id);
+        const __m512i q0 = _mm512_cvttps_epi32(roundHalfAway(_mm512_mul_ps(v0, idv)));
+        const __m512i q1 = _mm512_cvttps_epi32(roundHalfAway(_mm512_mul_ps(v1, idv)));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(y[i].qs), _mm512_cvtepi32_epi8(q0));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(y[i].qs + 16), _mm512_cvtepi32_epi8(q1));
+    }
+}
+
+void quantizeQ8K(const float* x, BlockQ8_K* y, int64_t n) {
+    for (int64_t i = 0; i < n / 256; ++i, x += 256) {
+        __m512 m = _mm512_setzero_ps();
+        for (int j = 0; j < 256; j += 16) m = _mm512_max_ps(m, _mm512_abs_ps(_mm512_loadu_ps(x + j)));
+        const float amax = _mm512_reduce_max_ps(m);
+        if (amax == 0.0f) {
+            std::memset(&y[i], 0, sizeof(y[i]));
+            continue;
+        }
+        int first = 0;  // the reference keeps the first element of largest magnitude
+        while (std::fabs(x[first]) != amax) ++first;
+        const float iscale = -127.f / x[first];
+        const __m512 sv = _mm512_set1_ps(iscale);
+        for (int j = 0; j < 256; j += 16) {
+            // nearest_int: round to nearest even of the rounded product.
+            __m512i q = _mm512_cvt_roundps_epi32(_mm512_mul_ps(sv, _mm512_loadu_ps(x + j)),
+                                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+            q = _mm512_min_epi32(q, _mm512_set1_epi32(127));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(y[i].qs + j), _mm512_cvtepi32_epi8(q));
+            y[i].bsums[j / 16] = int16_t(_mm512_reduce_add_epi32(q));
+        }
+        y[i].d = 1 / iscale;
+    }
+}
+
+// ---------------------------------------------------------------------------
 
 void rows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     switch (a.blockSize) {
@@ -600,7 +656,7 @@ void rows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, flo
 
 const KernelSet* avx512Kernels() {
     // Tasks of 16 rows keep the 16-row matvec and the 4-row GEMM tiles whole.
-    static const KernelSet set{"avx512vnni", prepare, rows, 16};
+    static const KernelSet set{"avx512vnni", prepare, rows, 16, quantizeQ8_0, quantizeQ8K};
     return &set;
 }
 

@@ -23,6 +23,7 @@
 //   tree reduce16() below (8+8, 4+4, 2+2, 1+1).
 #pragma once
 
+#include "tensor/blocks.h"
 #include "tensor/matmul.h"
 
 #include <cstddef>
@@ -99,6 +100,10 @@ struct KernelSet {
     void (*rows)(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy);
     // Rows per task that keeps this path's tiles whole.
     int64_t rowAlign;
+    // Activation quantizers, byte-identical to quantizeRowQ8_0 / quantizeRowQ8K
+    // (null: matmul uses those).
+    void (*quantizeQ8_0)(const float* x, BlockQ8_0* y, int64_t n) = nullptr;
+    void (*quantizeQ8K)(const float* x, BlockQ8_K* y, int64_t n) = nullptr;
 };
 
 // The path in use (CAIRN_KERNELS or the best supported, or forceKernelPath()).

@@ -37,7 +37,10 @@ void check(const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens, co
 }
 
 // 8-bit activations, token-major, plus the per-block sums the kernels use.
-void quantizeActivations(const MatrixView& w, const float* x, int64_t ldx, Activations& a, ExecContext& ctx) {
+void quantizeActivations(const MatrixView& w, const float* x, int64_t ldx, Activations& a, ExecContext& ctx,
+                         const kernels::KernelSet& ks) {
+    auto* q8_0 = ks.quantizeQ8_0 ? ks.quantizeQ8_0 : quantizeRowQ8_0;
+    auto* q8K = ks.quantizeQ8K ? ks.quantizeQ8K : quantizeRowQ8K;
     const QuantInfo info = kernels::quantInfo(w.type);
     const int64_t n = w.cols, nb = n / info.blockSize, T = a.nTokens;
     a.blockSize = info.blockSize;
@@ -63,7 +66,7 @@ void quantizeActivations(const MatrixView& w, const float* x, int64_t ldx, Activ
             int8_t* qt = q + t * n;
             if (info.blockSize == 32) {
                 auto* blk = reinterpret_cast<BlockQ8_0*>(kernels::scratch(7, size_t(nb) * sizeof(BlockQ8_0)));
-                quantizeRowQ8_0(x + t * ldx, blk, n);
+                q8_0(x + t * ldx, blk, n);
                 for (int64_t b = 0; b < nb; ++b) {
                     int32_t xs = 0;
                     for (int i = 0; i < 32; ++i) {
@@ -76,7 +79,7 @@ void quantizeActivations(const MatrixView& w, const float* x, int64_t ldx, Activ
                 }
             } else {
                 auto* blk = reinterpret_cast<BlockQ8_K*>(kernels::scratch(7, size_t(nb) * sizeof(BlockQ8_K)));
-                quantizeRowQ8K(x + t * ldx, blk, n);
+                q8K(x + t * ldx, blk, n);
                 for (int64_t b = 0; b < nb; ++b) {
                     for (int i = 0; i < 256; ++i) qt[b * 256 + i] = blk[b].qs[i];
                     d[t * nb + b] = blk[b].d;
@@ -107,7 +110,7 @@ void matmul(const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens, f
     a.nTokens = nTokens;
     a.x = x;
     a.ldx = ldx;
-    if (quantizesActivations(w.type)) quantizeActivations(w, x, ldx, a, ctx);
+    if (quantizesActivations(w.type)) quantizeActivations(w, x, ldx, a, ctx, ks);
     if (ks.prepare) a.packed = ks.prepare(a);
 
     // Rows are the unit of parallel work (outputs, never a reduction). Tasks

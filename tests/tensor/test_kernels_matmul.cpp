@@ -4,6 +4,7 @@
 #include "cairn/error.h"
 #include "cairn/exec.h"
 #include "tensor/blocks.h"
+#include "tensor/kernels_common.h"
 #include "tensor/matmul.h"
 #include "tensor/quant.h"
 
@@ -194,6 +195,39 @@ private slots:
             for (int64_t tok = 0; tok < tokens; ++tok)
                 QVERIFY2(std::memcmp(&ys[size_t(tok * 21)], &reference[size_t(tok * rows + 5)], 21 * 4) == 0,
                          path.c_str());
+        }
+    }
+
+    // The paths' own activation quantizers write the reference's bytes,
+    // including ties (x * id exactly k + 0.5), zero blocks and the sign of
+    // the first element of largest magnitude (Q8_K).
+    void activationQuantizersMatchReference() {
+        const int64_t n = 1024;
+        std::vector<float> x = makeActivations(1, n, 21);
+        for (int i = 0; i < 32; ++i) x[size_t(i)] = 0.f;                   // zero Q8_0 block
+        for (int i = 32; i < 64; ++i) x[size_t(i)] = float(i - 48) + 0.5f;  // ties once x[32] sets id = 1
+        x[32] = 127.f;
+        x[64] = 127.f;                                                      // amax 127 -> id 1
+        for (int i = 65; i < 96; ++i) x[size_t(i)] = (i % 2 ? -1.f : 1.f) * (float(i) - 0.5f);
+        for (int i = 256; i < 512; ++i) x[size_t(i)] = float((i % 9) - 4) + 0.5f;  // Q8_K ties
+        x[256] = -127.f;  // iscale 1, so products are the ties themselves
+        x[300] = 127.f;   // same magnitude later: the first one decides the sign
+        for (int i = 512; i < 768; ++i) x[size_t(i)] = 0.f;
+        std::vector<BlockQ8_0> ref0(size_t(n / 32)), got0(size_t(n / 32));
+        std::vector<BlockQ8_K> refK(size_t(n / 256)), gotK(size_t(n / 256));
+        quantizeRowQ8_0(x.data(), ref0.data(), n);
+        quantizeRowQ8K(x.data(), refK.data(), n);
+        for (const std::string& path : availableKernelPaths()) {
+            QVERIFY(forceKernelPath(path));
+            const auto& ks = kernels::activeKernels();
+            if (ks.quantizeQ8_0) {
+                ks.quantizeQ8_0(x.data(), got0.data(), n);
+                QVERIFY2(std::memcmp(got0.data(), ref0.data(), ref0.size() * sizeof(BlockQ8_0)) == 0, path.c_str());
+            }
+            if (ks.quantizeQ8K) {
+                ks.quantizeQ8K(x.data(), gotK.data(), n);
+                QVERIFY2(std::memcmp(gotK.data(), refK.data(), refK.size() * sizeof(BlockQ8_K)) == 0, path.c_str());
+            }
         }
     }
 
