@@ -337,6 +337,111 @@ void decodeRowK(TensorType type, const uint8_t* row, int64_t nb, uint8_t* u, int
     }
 }
 
+// Q4_K / Q6_K super-blocks unpacked with SIMD into the codes of 64 consecutive
+// elements per zmm (natural element order), for the matvec and the GEMM tiles.
+
+// Q4_K's twelve scale bytes to sc[0..7] (bytes 0-7) and m[0..7] (bytes 8-15).
+inline void q4kScales(const uint8_t* scales, uint8_t out[16]) {
+    uint32_t u[4];
+    std::memcpy(u, scales, 12);
+    const uint32_t kmask1 = 0x3f3f3f3f, kmask2 = 0x0f0f0f0f, kmask3 = 0x03030303;
+    u[3] = ((u[2] >> 4) & kmask2) | (((u[1] >> 6) & kmask3) << 4);
+    const uint32_t mins = u[1] & kmask1;
+    u[1] = (u[2] & kmask2) | (((u[0] >> 6) & kmask3) << 4);
+    u[2] = mins;
+    u[0] &= kmask1;
+    std::memcpy(out, u, 16);
+}
+
+// Codes of elements [64c, 64c + 64) of a Q4_K super-block.
+inline __m512i q4kCodes(const uint8_t* qs, int c) {
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * c));
+    const __m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(q), _mm256_srli_epi16(q, 4), 1);
+    return _mm512_and_si512(z, _mm512_set1_epi8(0x0F));
+}
+
+// Codes of elements [128n + 64h, +64) of a Q6_K super-block.
+inline __m512i q6kCodes(const uint8_t* ql, const uint8_t* qh, int n, int h) {
+    const __m512i l = _mm512_loadu_si512(ql + 64 * n);
+    const __m256i hh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh + 32 * n));
+    // high bits: [qh >> (4h) | qh >> (4h + 2)] & 3, moved to bits 4-5
+    const __m512i hz = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_srli_epi16(hh, 4 * h)),
+                                          _mm256_srli_epi16(hh, 4 * h + 2), 1);
+    const __m512i hi = _mm512_slli_epi16(_mm512_and_si512(hz, _mm512_set1_epi8(3)), 4);
+    const __m512i lo = _mm512_and_si512(h ? _mm512_srli_epi16(l, 4) : l, _mm512_set1_epi8(0x0F));
+    return _mm512_or_si512(lo, hi);
+}
+
+inline int32_t hsum512(__m512i v) { return _mm512_reduce_add_epi32(v); }
+
+// One row of Q4_K or Q6_K against one token: the canonical chain.
+template <TensorType T>
+float matvecRowK(const uint8_t* row, const int8_t* xq, const int16_t* bsum, const float* dx, int64_t nb) {
+    float acc = 0.f;
+    for (int64_t b = 0; b < nb; ++b) {
+        const int8_t* x = xq + 256 * b;
+        const int16_t* bs = bsum + 16 * b;
+        if constexpr (T == TensorType::Q4_K) {
+            const auto* blk = reinterpret_cast<const BlockQ4_K*>(row + b * sizeof(BlockQ4_K));
+            alignas(16) uint8_t sm[16];
+            q4kScales(blk->scales, sm);
+            // lanes 0-7 of chunk c: scale sc[2c]; lanes 8-15: sc[2c + 1] (dots of 4 codes fit int16)
+            const __m512i sv = _mm512_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sm)));
+            __m512i is = _mm512_setzero_si512();
+            for (int c = 0; c < 4; ++c) {
+                const __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q4kCodes(blk->qs, c),
+                                                        _mm512_loadu_si512(x + 64 * c));
+                const __m512i idx = _mm512_inserti64x4(_mm512_set1_epi32(2 * c), _mm256_set1_epi32(2 * c + 1), 1);
+                is = _mm512_add_epi32(is, _mm512_madd_epi16(dot, _mm512_permutexvar_epi32(idx, sv)));
+            }
+            int32_t msum = 0;
+            for (int j = 0; j < 8; ++j) msum += int32_t(sm[8 + j]) * (bs[2 * j] + bs[2 * j + 1]);
+            const float d = halfToFloat(blk->d), dmin = halfToFloat(blk->dmin);
+            acc = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(float(hsum512(is))), _mm_set_ss(d * dx[b]), _mm_set_ss(acc)));
+            acc = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(float(msum)), _mm_set_ss(-(dmin * dx[b])), _mm_set_ss(acc)));
+        } else {
+            const auto* blk = reinterpret_cast<const BlockQ6_K*>(row + b * sizeof(BlockQ6_K));
+            const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk->scales));
+            __m512i is = _mm512_setzero_si512();
+            for (int n = 0; n < 2; ++n)
+                for (int h = 0; h < 2; ++h) {
+                    const int c = 2 * n + h;  // elements [64c, 64c + 64): sub-blocks 4c..4c+3, 4 lanes each
+                    const __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q6kCodes(blk->ql, blk->qh, n, h),
+                                                            _mm512_loadu_si512(x + 64 * c));
+                    const __m512i idx = _mm512_setr_epi32(4 * c, 4 * c, 4 * c, 4 * c, 4 * c + 1, 4 * c + 1, 4 * c + 1,
+                                                          4 * c + 1, 4 * c + 2, 4 * c + 2, 4 * c + 2, 4 * c + 2,
+                                                          4 * c + 3, 4 * c + 3, 4 * c + 3, 4 * c + 3);
+                    const __m512i s = _mm512_permutexvar_epi32(idx, _mm512_cvtepi8_epi32(sc));
+                    is = _mm512_add_epi32(is, _mm512_madd_epi16(dot, _mm512_and_si512(s, _mm512_set1_epi32(0xFFFF))));
+                }
+            // offset 32: isum -= 32 * sum_j s_j * bsum_j
+            const __m256i sb = _mm256_madd_epi16(_mm256_cvtepi8_epi16(sc),
+                                                 _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bs)));
+            const int32_t off = hsum(sb);
+            const float d = halfToFloat(blk->d);
+            acc = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(float(hsum512(is) - 32 * off)), _mm_set_ss(d * dx[b]),
+                                             _mm_set_ss(acc)));
+        }
+    }
+    return acc;
+}
+
+void matvecK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
+    if (w.type != TensorType::Q4_K && w.type != TensorType::Q6_K) {
+        scalarRows(w, r0, r1, a, y, ldy);
+        return;
+    }
+    const int64_t nb = a.nBlocks;
+    for (int64_t t = 0; t < a.nTokens; ++t) {
+        const int8_t* xq = a.q + t * a.cols;
+        const int16_t* bsum = a.bsum + t * (a.cols / 16);
+        const float* dx = a.d + t * nb;
+        for (int64_t r = r0; r < r1; ++r)
+            y[t * ldy + r] = w.type == TensorType::Q4_K ? matvecRowK<TensorType::Q4_K>(w.row(r), xq, bsum, dx, nb)
+                                                        : matvecRowK<TensorType::Q6_K>(w.row(r), xq, bsum, dx, nb);
+    }
+}
+
 // SMALL: every 16-element code dot fits int16, so the scale multiply is one
 // vpmaddwd against (s, 0) instead of the two-uop vpmulld.
 template <int R, int NG, bool MIN, bool SMALL>
@@ -647,7 +752,7 @@ void rows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, flo
         break;
     default:
         if (a.packed) gemmK(w, r0, r1, a, y, ldy);
-        else scalarRows(w, r0, r1, a, y, ldy);
+        else matvecK(w, r0, r1, a, y, ldy);
         break;
     }
 }
