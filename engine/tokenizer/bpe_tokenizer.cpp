@@ -49,13 +49,20 @@ BpeTokenizer::BpeTokenizer(std::shared_ptr<Vocabulary> vocab, const gguf::File& 
     if (!merges->isArray() || merges->elementType() != gguf::ValueType::String)
         throw Error("tokenizer", "tokenizer.ggml.merges is not an array of strings");
     auto lines = merges->strings();
-    ranks_.reserve(lines.size());
-    for (size_t i = 0; i < lines.size(); ++i) {
-        // Split at the first space after the first byte, as llama.cpp does; keep the first rank of a duplicate.
-        size_t space = lines[i].find(' ', 1);
-        if (space == std::string_view::npos) continue;
-        ranks_.emplace(std::string(lines[i]), int32_t(i));
+    size_t total = 0;
+    for (auto line : lines) total += line.size();
+    mergeText_.reserve(total);
+    for (auto line : lines) mergeText_.append(line);
+    // Lines are looked up whole as "left right"; llama.cpp splits each at its first space
+    // after the first byte, and byte-level symbols never contain a space, so this agrees.
+    std::vector<std::string_view> keys;
+    keys.reserve(lines.size());
+    size_t at = 0;
+    for (auto line : lines) {
+        keys.emplace_back(mergeText_.data() + at, line.size());
+        at += line.size();
     }
+    ranks_.build(std::move(keys), false);
     vocab->pieces.resize(size_t(vocab->size()));
     for (int32_t id = 0; id < vocab->size(); ++id) vocab->pieces[size_t(id)] = bpePiece(*vocab, id);
 }
@@ -121,9 +128,9 @@ void BpeTokenizer::encodeWord(const std::string& word, std::vector<int32_t>& out
         key.assign(word, l.start, l.len);
         key += ' ';
         key.append(word, r.start, r.len);
-        auto it = ranks_.find(key);
-        if (it == ranks_.end()) return;
-        queue.push({it->second, left, right, l.len, r.len});
+        int32_t rank = ranks_.find(key);
+        if (rank < 0) return;
+        queue.push({rank, left, right, l.len, r.len});
     };
     for (int32_t i = 1; i < int32_t(symbols.size()); ++i) addBigram(i - 1, i);
 

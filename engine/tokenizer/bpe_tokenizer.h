@@ -5,10 +5,10 @@
 
 #include "cairn/tokenizer.h"
 #include "pretokenizer.h"
+#include "string_index.h"
 #include "vocabulary.h"
 
 #include <string>
-#include <unordered_map>
 
 namespace cairn::tokenizer {
 
@@ -23,7 +23,8 @@ private:
     int32_t lookup(std::string_view text) const;  // a token that plain text may produce, or -1
 
     PreTokenizer pre_;
-    std::unordered_map<std::string, int32_t> ranks_;  // "left right" -> merge rank
+    std::string mergeText_;  // every merge line, concatenated
+    StringIndex ranks_;      // "left right" -> merge rank (the first of duplicates)
 };
 
 } // namespace cairn::tokenizer

@@ -103,11 +103,8 @@ void Vocabulary::load(const gguf::File& file) {
         for (uint64_t i = 0; i < n; ++i) types[i] = int32_t(values[i]);
     }
     attrs.resize(n);
-    byText.reserve(n);
-    for (uint64_t i = 0; i < n; ++i) {
-        attrs[i] = attrFromType(types[i]);
-        if (!texts[i].empty()) byText[texts[i]] = int32_t(i);  // a later duplicate wins, as in llama.cpp
-    }
+    for (uint64_t i = 0; i < n; ++i) attrs[i] = attrFromType(types[i]);
+    byText.build(std::vector<std::string_view>(texts.begin(), texts.end()), true);
 
     // Defaults per kind (llama.cpp), then the file's values.
     if (kind == Kind::Spm) {

@@ -2,10 +2,11 @@
 // scores, attributes, special ids and flags. Shared by the SPM and BPE tokenizers.
 #pragma once
 
+#include "string_index.h"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -41,7 +42,7 @@ struct Vocabulary {
     std::vector<int32_t> types;          // GGUF token types as stored (1 normal ... 6 byte)
     std::vector<uint32_t> attrs;         // Attr flags
     std::vector<std::string> pieces;     // tokenBytes() of every token, built once
-    std::unordered_map<std::string_view, int32_t> byText;  // views into `texts`
+    StringIndex byText;                  // text -> id (a later duplicate wins, as in llama.cpp)
 
     int32_t bos = -1, eos = -1, eot = -1, eom = -1, unk = -1, pad = -1;
     bool addBos = false, addEos = false;
@@ -56,10 +57,7 @@ struct Vocabulary {
     int32_t size() const { return int32_t(texts.size()); }
     bool valid(int32_t id) const { return id >= 0 && id < size(); }
     void checkId(int32_t id) const;  // throws cairn::Error when out of range
-    int32_t find(std::string_view text) const {
-        auto it = byText.find(text);
-        return it == byText.end() ? -1 : it->second;
-    }
+    int32_t find(std::string_view text) const { return byText.find(text); }
 
     // Reads everything except `pieces` (the tokenizer fills them, as it knows how
     // tokens decode). Fill in place: `byText` points into `texts`, so never copy a Vocabulary.
