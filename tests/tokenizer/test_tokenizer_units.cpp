@@ -6,6 +6,8 @@
 
 #include <QTest>
 
+#include <random>
+
 using namespace cairn;
 using namespace cairn::test;
 
@@ -131,6 +133,41 @@ private slots:
         auto tok = load(bpeVocab({"a b"}));
         auto ids = tok->encode("a\xFF" "b", false, false);
         QCOMPARE(tok->decode(ids), std::string("a\xEF\xBF\xBD" "b"));  // as llama.cpp does
+    }
+
+    // Any well-formed UTF-8 text comes back unchanged; any byte string encodes without error.
+    void randomTextRoundTrips() {
+        auto spmBytes = spmVocab();
+        auto bpeBytes = bpeVocab({"a b", "b c"});
+        auto spm = load(spmBytes);
+        auto bpe = load(bpeBytes);
+        std::mt19937 rng(1234);
+        const std::vector<uint32_t> alphabet = {'a', 'b', 'c', ' ', ' ', '\n', '\t', '<', '|', '>', '0', '7',
+                                                0xE9, 0x20AC, 0x4E2D, 0x1F600, 0x2581, 0x120, 0xFFFD};
+        for (int round = 0; round < 300; ++round) {
+            std::string text;
+            int n = int(rng() % 40);
+            for (int i = 0; i < n; ++i) {
+                uint32_t cp = alphabet[rng() % alphabet.size()];
+                if (cp < 0x80) text += char(cp);
+                else if (cp < 0x800) { text += char(0xC0 | (cp >> 6)); text += char(0x80 | (cp & 0x3F)); }
+                else if (cp < 0x10000) {
+                    text += char(0xE0 | (cp >> 12)); text += char(0x80 | ((cp >> 6) & 0x3F)); text += char(0x80 | (cp & 0x3F));
+                } else {
+                    text += char(0xF0 | (cp >> 18)); text += char(0x80 | ((cp >> 12) & 0x3F));
+                    text += char(0x80 | ((cp >> 6) & 0x3F)); text += char(0x80 | (cp & 0x3F));
+                }
+            }
+            // SPM cannot tell a written U+2581 from an escaped space.
+            if (text.find("\xE2\x96\x81") == std::string::npos) QCOMPARE(spm->decode(spm->encode(text, false, false)), text);
+            QCOMPARE(bpe->decode(bpe->encode(text, false, false)), text);
+            std::string noise;
+            for (int i = 0; i < n; ++i) noise += char(rng() & 0xFF);
+            auto a = spm->encode(noise, true, true);
+            auto b = bpe->encode(noise, true, true);
+            QVERIFY(validUtf8(bpe->decode(b)));  // invalid bytes became U+FFFD
+            QVERIFY(!a.empty() || noise.empty());
+        }
     }
 
     void badInputGivesErrors() {
