@@ -1,6 +1,205 @@
-// avx2 kernels (work in progress: not registered yet).
+// AVX2 + FMA + F16C kernels, for x86-64 CPUs without AVX-512 VNNI. Built with
+// those flags for this file only; anonymous namespace and no STL containers,
+// so no AVX2 code can leak into baseline code through the linker.
+//
+// Same canonical arithmetic as every path (kernels_common.h): each row is
+// decoded once per call (reused by every token of the call), the integer dot
+// of a block is vectorized inside the block (maddubs/madd, exact), the float
+// chain stays one scalar fma per block per output.
+#include "tensor/blocks.h"
 #include "tensor/kernels_common.h"
 
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
 namespace cairn::tensor::kernels {
-const KernelSet* avx2Kernels() { return nullptr; }
+namespace {
+
+inline int32_t hsum(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_cvtsi128_si32(s);
+}
+
+inline float fmaScalar(float a, float b, float c) {
+    return _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(a), _mm_set_ss(b), _mm_set_ss(c)));
+}
+
+// sum u*x over 32 bytes, u unsigned <= 127 (no maddubs saturation), x signed.
+inline __m256i dotU(__m256i u, __m256i x) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), _mm256_set1_epi16(1));
+}
+
+// sum q*x over 32 bytes, both signed (|q| <= 128, |x| <= 127): sign trick.
+inline __m256i dotS(__m256i q, __m256i x) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(x, q)),
+                             _mm256_set1_epi16(1));
+}
+
+// ---------------------------------------------------------------------------
+// 32-element formats.
+
+void rows32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
+    const QuantInfo info = quantInfo(w.type);
+    const int64_t nb = a.nBlocks;
+    const size_t bb = traits(w.type).blockBytes;
+    // Q8_0's codes u = q + 128 would saturate maddubs: it uses signed q and
+    // sum q*x, which is the same integer as sum u*x - 128*xs.
+    const bool q8 = w.type == TensorType::Q8_0;
+    auto* dec = reinterpret_cast<Decoded32*>(scratch(1, size_t(nb) * sizeof(Decoded32)));
+    for (int64_t r = r0; r < r1; ++r) {
+        for (int64_t b = 0; b < nb; ++b) {
+            decodeBlock32(w.type, w.row(r) + b * bb, dec[b]);
+            if (q8) {
+                const __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(dec[b].u));
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(dec[b].u), _mm256_xor_si256(u, _mm256_set1_epi8(char(0x80))));
+            }
+        }
+        for (int64_t t = 0; t < a.nTokens; ++t) {
+            const int8_t* q = a.q + t * a.cols;
+            const float* dx = a.d + t * nb;
+            const int32_t* xoff = a.xoff + t * nb;
+            const float* sx = a.sx + t * nb;
+            float acc = 0.f;
+            for (int64_t b = 0; b < nb; ++b) {
+                const __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(dec[b].u));
+                const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * b));
+                const int32_t isum = q8 ? hsum(dotS(u, x)) : hsum(dotU(u, x)) - xoff[b];
+                acc = fmaScalar(float(isum), dec[b].d * dx[b], acc);
+                if (info.hasMin) acc = fmaScalar(dec[b].m, sx[b], acc);
+            }
+            y[t * ldy + r] = acc;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// K formats.
+
+void rowsK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
+    const QuantInfo info = quantInfo(w.type);
+    const int64_t nb = a.nBlocks;
+    const size_t bb = traits(w.type).blockBytes;
+    auto* dec = reinterpret_cast<DecodedK*>(scratch(1, size_t(nb) * sizeof(DecodedK)));
+    for (int64_t r = r0; r < r1; ++r) {
+        for (int64_t b = 0; b < nb; ++b) decodeBlockK(w.type, w.row(r) + b * bb, dec[b]);
+        for (int64_t t = 0; t < a.nTokens; ++t) {
+            const int8_t* q = a.q + t * a.cols;
+            const int16_t* bsum = a.bsum + t * (a.cols / 16);
+            const float* dx = a.d + t * nb;
+            float acc = 0.f;
+            for (int64_t b = 0; b < nb; ++b) {
+                const DecodedK& k = dec[b];
+                const int16_t* bs = bsum + 16 * b;
+                // codes <= 63: maddubs pairs fit int16; madd by the sub-block
+                // scale (lanes 0-7: sub-block 2i, 8-15: 2i + 1) gives int32.
+                __m256i is = _mm256_setzero_si256();
+                for (int i = 0; i < 8; ++i) {
+                    const __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(k.u + 32 * i));
+                    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 256 * b + 32 * i));
+                    const __m256i sc = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_set1_epi16(k.s[2 * i])),
+                                                               _mm_set1_epi16(k.s[2 * i + 1]), 1);
+                    is = _mm256_add_epi32(is, _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), sc));
+                }
+                const __m256i bsv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bs));
+                const int32_t off = hsum(_mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(k.s)), bsv));
+                const int32_t isum = hsum(is) - info.offset * off;
+                acc = fmaScalar(float(isum), k.d * dx[b], acc);
+                if (info.hasMin) {
+                    const int32_t msum = hsum(_mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(k.mn)), bsv));
+                    acc = fmaScalar(float(msum), -(k.dmin * dx[b]), acc);
+                }
+            }
+            y[t * ldy + r] = acc;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Float weights: the 16 canonical lanes as two ymm (lanes 0-7, 8-15).
+
+inline __m256 load8(TensorType type, const uint8_t* row, int64_t k) {
+    switch (type) {
+    case TensorType::F16: return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * k)));
+    case TensorType::BF16:
+        return _mm256_castsi256_ps(_mm256_slli_epi32(
+            _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * k))), 16));
+    default: return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + k);
+    }
+}
+
+inline float reduce16v(__m256 lo, __m256 hi) {
+    const __m256 s8 = _mm256_add_ps(lo, hi);
+    const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+    const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+    return _mm_cvtss_f32(_mm_add_ss(s2, _mm_movehdup_ps(s2)));
+}
+
+// 4 rows (f32) x 1 token over the whole row.
+template <int R>
+void floatDot(const float* const* rows, int64_t K, const float* x, float* out) {
+    __m256 lo[R], hi[R];
+    for (int r = 0; r < R; ++r) lo[r] = hi[r] = _mm256_setzero_ps();
+    const int64_t full = K & ~int64_t(15);
+    for (int64_t k = 0; k < full; k += 16) {
+        const __m256 x0 = _mm256_loadu_ps(x + k), x1 = _mm256_loadu_ps(x + k + 8);
+        for (int r = 0; r < R; ++r) {
+            lo[r] = _mm256_fmadd_ps(_mm256_loadu_ps(rows[r] + k), x0, lo[r]);
+            hi[r] = _mm256_fmadd_ps(_mm256_loadu_ps(rows[r] + k + 8), x1, hi[r]);
+        }
+    }
+    for (int r = 0; r < R; ++r) {
+        alignas(32) float l[16];
+        _mm256_store_ps(l, lo[r]);
+        _mm256_store_ps(l + 8, hi[r]);
+        for (int64_t k = full; k < K; ++k) l[k & 15] = fmaScalar(rows[r][k], x[k], l[k & 15]);
+        out[r] = reduce16v(_mm256_load_ps(l), _mm256_load_ps(l + 8));
+    }
+}
+
+void floatRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
+    const int64_t K = a.cols;
+    auto* wf = reinterpret_cast<float*>(scratch(1, size_t(4 * K) * 4));
+    for (int64_t r = r0; r < r1; r += 4) {
+        const int rr = int(std::min<int64_t>(4, r1 - r));
+        for (int i = 0; i < rr; ++i) {  // once per call, reused by every token
+            const uint8_t* row = w.row(r + i);
+            int64_t k = 0;
+            for (; k + 8 <= K; k += 8) _mm256_storeu_ps(wf + i * K + k, load8(w.type, row, k));
+            if (k < K) decodeFloatRow(w.type, row + k * (w.type == TensorType::F32 ? 4 : 2), wf + i * K + k, K - k);
+        }
+        const float* rows[4] = {wf, wf + K, wf + 2 * K, wf + 3 * K};
+        for (int64_t t = 0; t < a.nTokens; ++t) {
+            float out[4];
+            const float* x = a.x + t * a.ldx;
+            switch (rr) {
+            case 4: floatDot<4>(rows, K, x, out); break;
+            case 3: floatDot<3>(rows, K, x, out); break;
+            case 2: floatDot<2>(rows, K, x, out); break;
+            default: floatDot<1>(rows, K, x, out); break;
+            }
+            for (int i = 0; i < rr; ++i) y[t * ldy + r + i] = out[i];
+        }
+    }
+}
+
+void rows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
+    switch (a.blockSize) {
+    case 0: floatRows(w, r0, r1, a, y, ldy); break;
+    case 32: rows32(w, r0, r1, a, y, ldy); break;
+    default: rowsK(w, r0, r1, a, y, ldy); break;
+    }
+}
+
+} // namespace
+
+const KernelSet* avx2Kernels() {
+    static const KernelSet set{"avx2", nullptr, rows, 4};
+    return &set;
+}
+
 } // namespace cairn::tensor::kernels
