@@ -1,0 +1,131 @@
+#include "cairn/session.h"
+
+#include "cairn/error.h"
+#include "cairn/exec.h"
+
+#include <algorithm>
+
+namespace cairn {
+
+Session::Session(const Model& model, SessionOptions options)
+    : model_(model), options_(options), memory_(model.newMemory(options.memory)) {
+    options_.chunk = std::max<int64_t>(1, options_.chunk);
+}
+
+Session::~Session() = default;
+
+void Session::reset() {
+    memory_ = model_.newMemory(options_.memory);
+    tokens_.clear();
+    logits_.clear();
+    checkpoints_.clear();
+}
+
+void Session::feed(std::span<const int32_t> tokens, ExecContext& ctx, const FeedProgress& progress) {
+    if (int64_t(tokens.size()) > memory_->capacity())
+        throw Error("session", "the conversation needs " + std::to_string(tokens.size()) +
+                                   " tokens but the context holds " + std::to_string(memory_->capacity()));
+    if (tokens.empty()) {
+        reset();
+        return;
+    }
+    size_t common = 0;
+    while (common < tokens.size() && common < tokens_.size() && tokens[common] == tokens_[common]) ++common;
+
+    stats_.lastPrefilled = 0;
+    if (common == tokens.size() && common == tokens_.size() && !logits_.empty()) {
+        stats_.lastReused = int64_t(common);
+        return;  // already there
+    }
+    // Checkpoints past the common prefix belong to the old branch.
+    std::erase_if(checkpoints_, [&](const Checkpoint& c) { return c.position > int64_t(common); });
+
+    // A checkpoint exactly at the target gives its logits without any prefill
+    // (regenerating a reply on recurrent memory).
+    if (common == tokens.size()) {
+        for (const auto& c : checkpoints_) {
+            if (c.position == int64_t(tokens.size()) && !memory_->canTruncate()) {
+                memory_ = c.memory->clone();
+                tokens_.assign(tokens.begin(), tokens.end());
+                logits_ = c.logits;
+                stats_.lastReused = c.position;
+                stats_.checkpointRestores++;
+                return;
+            }
+        }
+    }
+    // At least the last token is computed, for its logits.
+    rewindTo(std::min<int64_t>(int64_t(common), int64_t(tokens.size()) - 1));
+    stats_.lastReused = int64_t(tokens_.size());
+    run(tokens.subspan(tokens_.size()), ctx, progress);
+}
+
+void Session::rewindTo(int64_t keep) {
+    if (int64_t(tokens_.size()) <= keep) return;
+    if (memory_->canTruncate()) {
+        memory_->truncate(keep);
+        tokens_.resize(size_t(keep));
+        return;
+    }
+    const Checkpoint* best = nullptr;
+    for (const auto& c : checkpoints_)
+        if (c.position <= keep && (!best || c.position > best->position)) best = &c;
+    if (best) {
+        memory_ = best->memory->clone();
+        tokens_.resize(size_t(best->position));
+        logits_ = best->logits;
+        stats_.checkpointRestores++;
+    } else {
+        memory_ = model_.newMemory(options_.memory);
+        tokens_.clear();
+        logits_.clear();
+    }
+}
+
+void Session::run(std::span<const int32_t> tokens, ExecContext& ctx, const FeedProgress& progress) {
+    const int64_t vocab = model_.info().vocabSize;
+    logits_.resize(size_t(vocab));
+    const int64_t total = int64_t(tokens.size());
+    for (int64_t done = 0; done < total;) {
+        if (progress.cancel && progress.cancel->load(std::memory_order_relaxed)) throw Cancelled();
+        int64_t n = std::min(options_.chunk, total - done);
+        auto part = tokens.subspan(size_t(done), size_t(n));
+        model_.forward(*memory_, part, false, logits_.data(), ctx);
+        tokens_.insert(tokens_.end(), part.begin(), part.end());
+        done += n;
+        stats_.lastPrefilled += n;
+        stats_.prefilledTotal += n;
+        if (progress.onProgress) progress.onProgress(done, total);
+    }
+}
+
+void Session::append(int32_t token, ExecContext& ctx) {
+    if (memory_->size() >= memory_->capacity())
+        throw Error("session", "the context of " + std::to_string(memory_->capacity()) + " tokens is full");
+    logits_.resize(size_t(model_.info().vocabSize));
+    model_.forward(*memory_, std::span<const int32_t>(&token, 1), false, logits_.data(), ctx);
+    tokens_.push_back(token);
+    stats_.decoded++;
+}
+
+void Session::checkpoint() {
+    if (memory_->canTruncate() || logits_.empty()) return;
+    const int64_t pos = int64_t(tokens_.size());
+    for (const auto& c : checkpoints_)
+        if (c.position == pos) return;
+    checkpoints_.push_back({pos, memory_->clone(), logits_});
+    // Over budget: drop the oldest positions first; the newest are the ones
+    // regenerate and edit-the-last-message need.
+    auto bytes = [&] {
+        size_t b = 0;
+        for (const auto& c : checkpoints_) b += c.memory->bytes() + c.logits.size() * sizeof(float);
+        return b;
+    };
+    std::sort(checkpoints_.begin(), checkpoints_.end(),
+              [](const Checkpoint& a, const Checkpoint& b) { return a.position < b.position; });
+    while (checkpoints_.size() > 1 &&
+           (int(checkpoints_.size()) > options_.maxCheckpoints || bytes() > options_.checkpointBudget))
+        checkpoints_.erase(checkpoints_.begin());
+}
+
+} // namespace cairn
