@@ -21,6 +21,7 @@ private:
 };
 
 int runInspect(Args& args);
+int runTemplate(Args& args);
 int runTokenize(Args& args);
 int runBenchKernels(Args& args);
 

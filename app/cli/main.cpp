@@ -15,6 +15,8 @@ void usage() {
                  "usage: cairn-cli COMMAND [options]\n"
                  "commands:\n"
                  "  inspect MODEL.gguf [--tensors] [--json] [--ctx N]   describe a model file\n"
+                 "  template (-m MODEL.gguf | --template FILE) --messages M.json [--add-generation-prompt] [--bos S] [--eos S]\n"
+                 "                                                   render a conversation with a chat template\n"
                  "  tokenize -m MODEL.gguf [--bos] [--special] [--json] TEXT   token ids and pieces\n"
                  "  bench-kernels [--types Q4_0,F16] [--rows R] [--cols C] [-p TOKENS] [-t N] [-r N] [--path P]\n"
                  "                                                   matmul GFLOP/s (prefill) and GB/s (decode)\n"
@@ -28,9 +30,11 @@ int main(int argc, char** argv) {
     using namespace cairn::cli;
     const std::map<std::string, int (*)(Args&)> commands = {
         {"inspect", runInspect},
+        {"template", runTemplate},
         {"tokenize", runTokenize},
         {"bench-kernels", runBenchKernels},
         {"dump", runDump},
+        {"chat-bench", runChatBench},
     };
     if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
         usage();
