@@ -24,6 +24,7 @@ constexpr Architecture kArchitectures[] = {
     {"llama", model::loadLlama},
     {"qwen2", model::loadQwen2},
     {"qwen3", model::loadQwen3},
+    {"mamba", model::loadMamba},
 };
 
 } // namespace

@@ -14,12 +14,12 @@
 #define CAIRN_SSM_CLONES
 #endif
 
-// Without this, GCC keeps the selects of the vector math below as branches
-// (an FP compare "might trap"), and the lane loops do not vectorize. Nothing
-// here reads FP exception flags.
+// The vector helpers are always inlined into the clones, so returning
+// 64-byte vectors never crosses a function boundary.
 #if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("no-trapping-math")
+#pragma GCC diagnostic ignored "-Wpsabi"
 #endif
+#define CAIRN_INLINE inline __attribute__((always_inline))
 
 namespace cairn::model::ssm {
 
@@ -27,42 +27,68 @@ namespace {
 
 constexpr int64_t L = kLanes;
 
-// Written with plain float/int operations and selects between values already
-// computed (no branches, no speculated FP work), so loops over lanes vectorize.
-inline float minf(float a, float b) { return a < b ? a : b; }
-inline float maxf(float a, float b) { return a > b ? a : b; }
+// kLanes floats as one value (GCC/Clang vector extension): the element-wise
+// math below is written once on whole vectors and lowered to the widest SIMD
+// the clone targets, with selects as blends (no branches, no vectorizer
+// heuristics), so each lane does exactly the same operations.
+typedef float vf __attribute__((vector_size(L * sizeof(float))));
+typedef int32_t vi __attribute__((vector_size(L * sizeof(float))));
+typedef uint32_t vu __attribute__((vector_size(L * sizeof(float))));
 
-inline float expInline(float x) {
-    x = minf(maxf(x, -87.3f), 88.7f);
+CAIRN_INLINE vf splat(float x) { return vf{} + x; }
+CAIRN_INLINE vf vmin(const vf& a, const vf& b) { return a < b ? a : b; }
+CAIRN_INLINE vf vmax(const vf& a, const vf& b) { return a > b ? a : b; }
+
+CAIRN_INLINE vf load(const float* p) {
+    vf v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+CAIRN_INLINE void store(float* p, const vf& v) { std::memcpy(p, &v, sizeof v); }
+// n ≤ L lanes from p, the rest zero.
+CAIRN_INLINE vf loadPartial(const float* p, int64_t n) {
+    if (n == L) return load(p);
+    float tmp[L] = {};
+    std::memcpy(tmp, p, sizeof(float) * size_t(n));
+    return load(tmp);
+}
+CAIRN_INLINE void storePartial(float* p, const vf& v, int64_t n) {
+    if (n == L) return store(p, v);
+    float tmp[L];
+    store(tmp, v);
+    std::memcpy(p, tmp, sizeof(float) * size_t(n));
+}
+
+// e^x with a relative error of a few ulp; x clamped to [−87.3, 88.7].
+CAIRN_INLINE vf vexp(const vf& x0) {
+    const vf x = vmin(vmax(x0, splat(-87.3f)), splat(88.7f));
     // k = round(x / ln 2) by the 1.5·2^23 trick (exact for |x / ln 2| < 2^22).
-    const float magic = 12582912.f;
-    const float k = (x * 1.44269504088896341f + magic) - magic;
+    const vf k = (x * 1.44269504088896341f + 12582912.f) - 12582912.f;
     // Cody–Waite reduction: r = x − k·ln 2 in two parts.
-    float r = x - k * 0.693359375f;
+    vf r = x - k * 0.693359375f;
     r = r - k * -2.12194440e-4f;
-    const float r2 = r * r;
-    float p = 1.9875691500e-4f;
+    const vf r2 = r * r;
+    vf p = splat(1.9875691500e-4f);
     p = p * r + 1.3981999507e-3f;
     p = p * r + 8.3334519073e-3f;
     p = p * r + 4.1665795894e-2f;
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
-    const float er = p * r2 + r + 1.0f;
-    const int32_t e = int32_t(k) + 127;  // in [1, 255) after the clamp
-    return er * std::bit_cast<float>(uint32_t(e) << 23);
+    const vf er = p * r2 + r + 1.0f;
+    const vi e = __builtin_convertvector(k, vi) + 127;  // in [1, 255) after the clamp
+    return er * (vf)(e << 23);
 }
 
-// ln(u) for u ≥ 1 (finite), cephes-style: u = m·2^e with m in [√½, √2).
-inline float logInline(float u) {
-    const uint32_t bits = std::bit_cast<uint32_t>(u);
-    float e = float(int32_t(bits >> 23) - 126);
-    float m = std::bit_cast<float>((bits & 0x007fffffu) | 0x3f000000u);  // [0.5, 1)
-    const bool small = m < 0.707106781186547524f;
-    const float eLow = e - 1.0f, fLow = m + m - 1.0f, fHigh = m - 1.0f;
-    e = small ? eLow : e;
-    const float f = small ? fLow : fHigh;
-    const float z = f * f;
-    float p = 7.0376836292e-2f;
+// ln(u) for finite u ≥ 1, cephes-style: u = m·2^e with m in [√½, √2).
+CAIRN_INLINE vf vlog(const vf& u) {
+    const vu bits = (vu)u;
+    vf e = __builtin_convertvector((vi)(bits >> 23) - 126, vf);
+    const vf m = (vf)((bits & 0x007fffffu) | 0x3f000000u);  // [0.5, 1)
+    const auto small = m < 0.707106781186547524f;
+    e = small ? e - 1.0f : e;
+    const vf f = small ? m + m - 1.0f : m - 1.0f;
+    const vf z = f * f;
+    vf p = splat(7.0376836292e-2f);
     p = p * f - 1.1514610310e-1f;
     p = p * f + 1.1676998740e-1f;
     p = p * f - 1.2420140846e-1f;
@@ -71,38 +97,25 @@ inline float logInline(float u) {
     p = p * f + 2.0000714765e-1f;
     p = p * f - 2.4999993993e-1f;
     p = p * f + 3.3333331174e-1f;
-    float y = p * f * z;
+    vf y = p * f * z;
     y = y + e * -2.12194440e-4f;
     y = y - 0.5f * z;
     return (f + y) + e * 0.693359375f;
 }
 
-inline float siluInline(float x) { return x / (1.0f + expInline(-x)); }
+CAIRN_INLINE vf vsilu(const vf& x) { return x / (1.0f + vexp(-x)); }
 
 // softplus(v) = v > 20 ? v : ln(1 + e^v), evaluated as max(v, 0) + log1p(e^−|v|)
 // with log1p(w) = ln(u)·w/(u − 1), u = 1 + w (accurate for small w).
-inline float softplusInline(float v) {
-    const float w = expInline(v > 0.0f ? -v : v);
-    const float u = 1.0f + w;
-    const float d = u - 1.0f;
-    const float dSafe = d == 0.0f ? 1.0f : d;
-    const float ratio = logInline(u) * (w / dSafe);
-    const float l1p = d == 0.0f ? w : ratio;
-    const float sp = maxf(v, 0.0f) + l1p;
+CAIRN_INLINE vf vsoftplus(const vf& v) {
+    const vf w = vexp(vmin(v, -v));
+    const vf u = 1.0f + w;
+    const vf d = u - 1.0f;
+    const auto exact = d == 0.0f;
+    const vf ratio = vlog(u) * (w / (exact ? splat(1.0f) : d));
+    const vf sp = vmax(v, splat(0.0f)) + (exact ? w : ratio);
     return v > 20.0f ? v : sp;
 }
-
-// Copies n ≤ L lanes and zeros the rest.
-inline void loadLanes(float* dst, const float* src, int64_t n) {
-    if (n == L) {
-        std::memcpy(dst, src, sizeof(float) * L);
-        return;
-    }
-    std::memcpy(dst, src, sizeof(float) * size_t(n));
-    std::fill(dst + n, dst + L, 0.0f);
-}
-
-inline void storeLanes(float* dst, const float* src, int64_t n) { std::memcpy(dst, src, sizeof(float) * size_t(n)); }
 
 // One block of channels [c0, c0 + nv) over the whole chunk. `buf` holds
 // (K − 1 + T) rows of L lanes: the carried inputs, then the chunk's.
@@ -112,23 +125,20 @@ void convBlock(const float* x, int64_t ldx, int64_t T, int64_t c0, int64_t nv, i
     const int64_t S = K - 1;
     for (int64_t r = 0; r < S; ++r)
         for (int64_t j = 0; j < L; ++j) buf[r * L + j] = j < nv ? state[(c0 + j) * S + r] : 0.0f;
-    for (int64_t t = 0; t < T; ++t) loadLanes(buf + (S + t) * L, x + t * ldx + c0, nv);
+    for (int64_t t = 0; t < T; ++t) store(buf + (S + t) * L, loadPartial(x + t * ldx + c0, nv));
 
-    float wl[kMaxConv][L];
-    float bl[L];
-    for (int64_t k = 0; k < K; ++k)
-        for (int64_t j = 0; j < L; ++j) wl[k][j] = j < nv ? w[(c0 + j) * K + k] : 0.0f;
-    loadLanes(bl, b + c0, nv);
+    vf wl[kMaxConv];
+    for (int64_t k = 0; k < K; ++k) {
+        float tmp[L];
+        for (int64_t j = 0; j < L; ++j) tmp[j] = j < nv ? w[(c0 + j) * K + k] : 0.0f;
+        wl[k] = load(tmp);
+    }
+    const vf bl = loadPartial(b + c0, nv);
 
     for (int64_t t = 0; t < T; ++t) {
-        float acc[L];
-        for (int64_t j = 0; j < L; ++j) acc[j] = bl[j];
-        for (int64_t k = 0; k < K; ++k) {
-            const float* xr = buf + (t + k) * L;
-            for (int64_t j = 0; j < L; ++j) acc[j] += wl[k][j] * xr[j];
-        }
-        for (int64_t j = 0; j < L; ++j) acc[j] = siluInline(acc[j]);
-        storeLanes(out + t * ldo + c0, acc, nv);
+        vf acc = bl;
+        for (int64_t k = 0; k < K; ++k) acc += wl[k] * load(buf + (t + k) * L);
+        storePartial(out + t * ldo + c0, vsilu(acc), nv);
     }
     for (int64_t r = 0; r < S; ++r)
         for (int64_t j = 0; j < nv; ++j) state[(c0 + j) * S + r] = buf[(T + r) * L + j];
@@ -137,46 +147,39 @@ void convBlock(const float* x, int64_t ldx, int64_t T, int64_t c0, int64_t nv, i
 CAIRN_SSM_CLONES
 void scanBlock(const ScanInputs& in, int64_t c0, int64_t nv, float* h, float* y, int64_t ldy) {
     const int64_t N = in.stateSize;
-    alignas(64) float a[kMaxState * L];
-    alignas(64) float hl[kMaxState * L];
-    // a[n][j] = A[c0+j][n], hl[n][j] = h[c0+j][n]: states of one n side by side.
-    for (int64_t n = 0; n < N; ++n)
+    // a[n] = A[c0+j][n], hl[n] = h[c0+j][n] over the lanes j: one n of every channel side by side.
+    vf a[kMaxState], hl[kMaxState];
+    for (int64_t n = 0; n < N; ++n) {
+        float ta[L], th[L];
         for (int64_t j = 0; j < L; ++j) {
-            a[n * L + j] = j < nv ? in.A[(c0 + j) * N + n] : 0.0f;
-            hl[n * L + j] = j < nv ? h[(c0 + j) * N + n] : 0.0f;
+            ta[j] = j < nv ? in.A[(c0 + j) * N + n] : 0.0f;
+            th[j] = j < nv ? h[(c0 + j) * N + n] : 0.0f;
         }
-    float bias[L], dl[L];
-    loadLanes(bias, in.dtBias + c0, nv);
-    loadLanes(dl, in.D + c0, nv);
+        a[n] = load(ta);
+        hl[n] = load(th);
+    }
+    const vf bias = loadPartial(in.dtBias + c0, nv);
+    const vf dl = loadPartial(in.D + c0, nv);
 
     for (int64_t t = 0; t < in.tokens; ++t) {
-        float xv[L], dv[L], zv[L], delta[L], dx[L], s[L];
-        loadLanes(xv, in.x + t * in.ldx + c0, nv);
-        loadLanes(dv, in.dt + t * in.lddt + c0, nv);
-        loadLanes(zv, in.z + t * in.ldz + c0, nv);
-        for (int64_t j = 0; j < L; ++j) {
-            delta[j] = softplusInline(dv[j] + bias[j]);
-            dx[j] = delta[j] * xv[j];
-            s[j] = 0.0f;
-        }
+        const vf xv = loadPartial(in.x + t * in.ldx + c0, nv);
+        const vf delta = vsoftplus(loadPartial(in.dt + t * in.lddt + c0, nv) + bias);
+        const vf dx = delta * xv;
         const float* Bt = in.B + t * in.ldbc;
         const float* Ct = in.C + t * in.ldbc;
+        vf s = splat(0.0f);
         for (int64_t n = 0; n < N; ++n) {
-            const float bn = Bt[n], cn = Ct[n];
-            float* hn = hl + n * L;
-            const float* an = a + n * L;
-            for (int64_t j = 0; j < L; ++j) {
-                const float dA = expInline(delta[j] * an[j]);
-                hn[j] = dA * hn[j] + dx[j] * bn;
-                s[j] += hn[j] * cn;
-            }
+            hl[n] = vexp(delta * a[n]) * hl[n] + dx * Bt[n];
+            s += hl[n] * Ct[n];
         }
-        float out[L];
-        for (int64_t j = 0; j < L; ++j) out[j] = (s[j] + dl[j] * xv[j]) * siluInline(zv[j]);
-        storeLanes(y + t * ldy + c0, out, nv);
+        const vf zv = loadPartial(in.z + t * in.ldz + c0, nv);
+        storePartial(y + t * ldy + c0, (s + dl * xv) * vsilu(zv), nv);
     }
-    for (int64_t n = 0; n < N; ++n)
-        for (int64_t j = 0; j < nv; ++j) h[(c0 + j) * N + n] = hl[n * L + j];
+    for (int64_t n = 0; n < N; ++n) {
+        float th[L];
+        store(th, hl[n]);
+        for (int64_t j = 0; j < nv; ++j) h[(c0 + j) * N + n] = th[j];
+    }
 }
 
 // Blocks per task: enough tasks to balance the threads, but small chunks
@@ -188,9 +191,9 @@ int64_t grainFor(int64_t blocks, int64_t workPerBlock, int threads) {
 
 } // namespace
 
-float expApprox(float x) { return expInline(x); }
-float siluApprox(float x) { return siluInline(x); }
-float softplusApprox(float x) { return softplusInline(x); }
+float expApprox(float x) { return vexp(splat(x))[0]; }
+float siluApprox(float x) { return vsilu(splat(x))[0]; }
+float softplusApprox(float x) { return vsoftplus(splat(x))[0]; }
 
 void conv1dSilu(const float* x, int64_t ldx, int64_t T, int64_t channels, int64_t K, const float* w,
                 const float* b, float* state, float* out, int64_t ldo, ExecContext& ctx) {

@@ -1,0 +1,61 @@
+// Per-conversation state of a recurrent (Mamba) model: a fixed-size block per
+// layer that summarizes every position fed so far. It cannot be rewound to an
+// earlier position (only reset to empty); checkpoints are full copies.
+#pragma once
+
+#include "cairn/model.h"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace cairn {
+
+struct RecurrentShape {
+    int64_t layers = 0;
+    int64_t channels = 0;   // d_inner
+    int64_t convWidth = 0;  // d_conv - 1: previous inputs each channel's conv1d still needs
+    int64_t stateSize = 0;  // d_state
+};
+
+class RecurrentState final : public Memory {
+public:
+    explicit RecurrentState(const RecurrentShape& shape);
+
+    int64_t size() const override { return size_; }
+    int64_t capacity() const override;      // unbounded: the state never grows
+    bool canTruncate() const override { return false; }
+    void truncate(int64_t n) override;      // only n == size() (no-op) or n == 0 (reset)
+    std::unique_ptr<Memory> clone() const override;
+    size_t bytes() const override { return (conv_.size() + ssm_.size()) * sizeof(float); }
+
+    const RecurrentShape& shape() const { return shape_; }
+
+    // Conv state of `layer`: [channels][convWidth] f32, each channel's last
+    // convWidth inputs, oldest first (zeros at the start of a sequence).
+    float* conv(int64_t layer) { return conv_.data() + layer * convStride(); }
+    const float* conv(int64_t layer) const { return conv_.data() + layer * convStride(); }
+    // SSM state of `layer`: [channels][stateSize] f32 (h[c][n]).
+    float* ssm(int64_t layer) { return ssm_.data() + layer * ssmStride(); }
+    const float* ssm(int64_t layer) const { return ssm_.data() + layer * ssmStride(); }
+
+    // Called by the model after a forward pass consumed n positions.
+    void advance(int64_t n) { size_ += n; }
+    void reset();
+
+    // Snapshot views, F32 per layer: "blk.L.conv" [channels × convWidth] and
+    // "blk.L.ssm" [channels × stateSize]. Restoring sets the position count first.
+    std::vector<StateTensor> state() override;
+    void resizeForRestore(int64_t n) override;
+
+private:
+    int64_t convStride() const { return shape_.channels * shape_.convWidth; }
+    int64_t ssmStride() const { return shape_.channels * shape_.stateSize; }
+
+    RecurrentShape shape_;
+    int64_t size_ = 0;
+    std::vector<float> conv_;  // [layers][channels][convWidth]
+    std::vector<float> ssm_;   // [layers][channels][stateSize]
+};
+
+} // namespace cairn

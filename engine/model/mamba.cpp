@@ -1,0 +1,193 @@
+#include "model/mamba.h"
+
+#include "cairn/error.h"
+#include "memory/recurrent_state.h"
+#include "model/architectures.h"
+#include "model/ops.h"
+#include "model/ssm_ops.h"
+
+#include <functional>
+#include <set>
+#include <string>
+
+namespace cairn::model {
+namespace {
+
+int64_t requiredInt(const gguf::File& f, const std::string& key) {
+    const auto* v = f.find(key);
+    if (!v) throw Error("model", "missing metadata key " + key);
+    if (!v->isInteger()) throw Error("model", "metadata key " + key + " must be one integer");
+    return v->asInt();
+}
+
+void checkShape(const gguf::TensorInfo& t, int64_t ne0, int64_t ne1) {
+    if (t.ne[0] != ne0 || t.ne[1] != ne1 || t.ne[2] != 1 || t.ne[3] != 1)
+        throw Error("model", "tensor " + std::string(t.name) + " has shape [" + std::to_string(t.ne[0]) + ", " +
+                                 std::to_string(t.ne[1]) + "], expected [" + std::to_string(ne0) + ", " +
+                                 std::to_string(ne1) + "]");
+}
+
+} // namespace
+
+std::unique_ptr<Model> loadMamba(std::unique_ptr<gguf::File> file) {
+    return std::make_unique<MambaModel>(std::move(file));
+}
+
+MambaModel::MambaModel(std::unique_ptr<gguf::File> file) : Model(std::move(file)) {
+    readParams();
+    bindTensors();
+    info_.architecture = file_->architecture();
+    info_.name = std::string(file_->getString("general.name"));
+    info_.vocabSize = p_.vocab;
+    info_.trainedContext = p_.trainedContext;
+    info_.layers = p_.layers;
+    info_.embedding = p_.embedding;
+    info_.recurrent = true;
+    uint64_t params = 0;
+    for (const auto& t : file_->tensors()) params += uint64_t(t.elements());
+    info_.parameters = params;
+}
+
+void MambaModel::readParams() {
+    const gguf::File& f = *file_;
+    const std::string a = f.architecture() + ".";
+    p_.embedding = requiredInt(f, a + "embedding_length");
+    p_.layers = requiredInt(f, a + "block_count");
+    p_.conv = requiredInt(f, a + "ssm.conv_kernel");
+    p_.inner = requiredInt(f, a + "ssm.inner_size");
+    p_.state = requiredInt(f, a + "ssm.state_size");
+    p_.dtRank = requiredInt(f, a + "ssm.time_step_rank");
+    p_.eps = float(f.getFloat(a + "attention.layer_norm_rms_epsilon", 1e-5));
+    p_.trainedContext = f.getInt(a + "context_length", 0);
+    if (p_.embedding <= 0 || p_.layers <= 0 || p_.inner <= 0 || p_.dtRank <= 0 || p_.layers > 4096 ||
+        p_.embedding > (1 << 20) || p_.inner > (1 << 22) || p_.dtRank > p_.inner)
+        throw Error("model", "implausible Mamba hyperparameters (embedding, layers, inner size, time step rank)");
+    if (p_.conv < 1 || p_.conv > ssm::kMaxConv)
+        throw Error("model", "ssm.conv_kernel " + std::to_string(p_.conv) + " is not supported (1 to " +
+                                 std::to_string(ssm::kMaxConv) + ")");
+    if (p_.state < 1 || p_.state > ssm::kMaxState)
+        throw Error("model", "ssm.state_size " + std::to_string(p_.state) + " is not supported (1 to " +
+                                 std::to_string(ssm::kMaxState) + ")");
+    if (f.getBool(a + "ssm.dt_b_c_rms", false))
+        throw Error("model", "ssm.dt_b_c_rms (RMSNorm of dt, B and C, as in Falcon-Mamba) is not supported");
+    if (f.getInt(a + "ssm.group_count", 0) > 1)
+        throw Error("model", "grouped SSM heads (Mamba-2 style ssm.group_count) are not supported by mamba");
+}
+
+void MambaModel::bindTensors() {
+    const gguf::File& f = *file_;
+    std::set<std::string, std::less<>> used;
+    auto get = [&](const std::string& name) -> const gguf::TensorInfo& {
+        const auto* t = f.findTensor(name);
+        if (!t) throw Error("model", "missing tensor " + name);
+        used.insert(name);
+        return *t;
+    };
+    auto matrix = [&](const std::string& name, int64_t ne0, int64_t ne1) {
+        const auto& t = get(name);
+        checkShape(t, ne0, ne1);
+        return matrixView(t);
+    };
+    auto vec = [&](const std::string& name, int64_t n) { return vectorF32(get(name), n); };
+    auto table = [&](const std::string& name, int64_t ne0, int64_t ne1) {
+        const auto& t = get(name);
+        checkShape(t, ne0, ne1);
+        return vectorF32(t, ne0 * ne1);
+    };
+
+    tokenEmbd_ = &get("token_embd.weight");
+    if (tokenEmbd_->nDims != 2 || tokenEmbd_->ne[0] != p_.embedding || tokenEmbd_->ne[1] <= 0)
+        throw Error("model", "token_embd.weight does not match embedding_length");
+    if (!traits(tokenEmbd_->type).supported)
+        throw Error("model", "tensor token_embd.weight has type " + std::string(tensorTypeName(tokenEmbd_->type)) +
+                                 ", which Cairn cannot compute with");
+    p_.vocab = tokenEmbd_->ne[1];
+    outputNorm_ = vec("output_norm.weight", p_.embedding);
+    output_ = f.findTensor("output.weight") ? matrix("output.weight", p_.embedding, p_.vocab) : matrixView(*tokenEmbd_);
+
+    const int64_t e = p_.embedding, di = p_.inner, ds = p_.state;
+    layers_.resize(size_t(p_.layers));
+    for (int64_t i = 0; i < p_.layers; ++i) {
+        const std::string b = "blk." + std::to_string(i) + ".";
+        auto& L = layers_[size_t(i)];
+        L.norm = vec(b + "attn_norm.weight", e);
+        L.in = matrix(b + "ssm_in.weight", e, 2 * di);
+        L.convW = table(b + "ssm_conv1d.weight", p_.conv, di);
+        L.convB = vec(b + "ssm_conv1d.bias", di);
+        L.xProj = matrix(b + "ssm_x.weight", di, p_.dtRank + 2 * ds);
+        L.dtProj = matrix(b + "ssm_dt.weight", p_.dtRank, di);
+        L.dtBias = vec(b + "ssm_dt.bias", di);
+        L.A = table(b + "ssm_a", ds, di);
+        L.D = vec(b + "ssm_d", di);
+        L.out = matrix(b + "ssm_out.weight", di, e);
+    }
+    // A tensor we would silently ignore means a feature we do not implement.
+    for (const auto& t : f.tensors())
+        if (!used.count(t.name))
+            throw Error("model", "tensor " + std::string(t.name) + " is not supported by the mamba implementation");
+}
+
+std::unique_ptr<Memory> MambaModel::newMemory(const MemoryOptions&) const {
+    return std::make_unique<RecurrentState>(RecurrentShape{p_.layers, p_.inner, p_.conv - 1, p_.state});
+}
+
+void MambaModel::forward(Memory& mem, std::span<const int32_t> tokens, bool allLogits, float* logits,
+                         ExecContext& ctx) const {
+    auto* st = dynamic_cast<RecurrentState*>(&mem);
+    if (!st || st->shape().layers != p_.layers || st->shape().channels != p_.inner ||
+        st->shape().convWidth != p_.conv - 1 || st->shape().stateSize != p_.state)
+        throw Error("model", "this memory was not made by this model");
+    const int64_t T = int64_t(tokens.size());
+    if (T == 0) return;
+
+    const int64_t e = p_.embedding, di = p_.inner, ds = p_.state, nx = p_.dtRank + 2 * ds;
+    std::vector<float> x(size_t(T * e)), xn(size_t(T * e)), xz(size_t(T * 2 * di)), xc(size_t(T * di)),
+        dbl(size_t(T * nx)), dt(size_t(T * di)), y(size_t(T * di));
+    // Throws on a bad token id before any state changes.
+    embedTokens(*tokenEmbd_, tokens, x.data(), e);
+
+    auto perToken = [&](const std::function<void(int64_t)>& fn) {
+        ctx.parallelFor(T, 1, [&](int64_t b, int64_t end) { for (int64_t t = b; t < end; ++t) fn(t); });
+    };
+
+    for (int64_t l = 0; l < p_.layers; ++l) {
+        const MambaLayer& L = layers_[size_t(l)];
+        perToken([&](int64_t t) { rmsNorm(&x[size_t(t * e)], L.norm.data(), &xn[size_t(t * e)], e, p_.eps); });
+        // xz[t] = [x (di) | z (di)]
+        tensor::matmul(L.in, xn.data(), e, T, xz.data(), 2 * di, ctx);
+        ssm::conv1dSilu(xz.data(), 2 * di, T, di, p_.conv, L.convW.data(), L.convB.data(), st->conv(l), xc.data(),
+                        di, ctx);
+        // dbl[t] = [dt_low (dtRank) | B (ds) | C (ds)]
+        tensor::matmul(L.xProj, xc.data(), di, T, dbl.data(), nx, ctx);
+        tensor::matmul(L.dtProj, dbl.data(), nx, T, dt.data(), di, ctx);
+
+        ssm::ScanInputs in;
+        in.tokens = T;
+        in.channels = di;
+        in.stateSize = ds;
+        in.x = xc.data();
+        in.ldx = di;
+        in.dt = dt.data();
+        in.lddt = di;
+        in.dtBias = L.dtBias.data();
+        in.B = dbl.data() + p_.dtRank;
+        in.C = dbl.data() + p_.dtRank + ds;
+        in.ldbc = nx;
+        in.A = L.A.data();
+        in.D = L.D.data();
+        in.z = xz.data() + di;
+        in.ldz = 2 * di;
+        ssm::selectiveScan(in, st->ssm(l), y.data(), di, ctx);
+
+        tensor::matmul(L.out, y.data(), di, T, xn.data(), e, ctx);
+        perToken([&](int64_t t) { addInPlace(&x[size_t(t * e)], &xn[size_t(t * e)], e); });
+    }
+    st->advance(T);
+
+    if (!logits) return;
+    const int64_t first = allLogits ? 0 : T - 1, rows = T - first;
+    for (int64_t t = first; t < T; ++t) rmsNorm(&x[size_t(t * e)], outputNorm_.data(), &xn[size_t(t * e)], e, p_.eps);
+    tensor::matmul(output_, &xn[size_t(first * e)], e, rows, logits, p_.vocab, ctx);
+}
+
+} // namespace cairn::model

@@ -1,0 +1,160 @@
+// The conv1d and selective scan kernels against a plain double-precision
+// transcription of the Mamba equations, and their state carry across chunks.
+#include "cairn/exec.h"
+#include "model/ssm_ops.h"
+
+#include <QTest>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+using namespace cairn;
+using namespace cairn::model;
+
+namespace {
+
+std::vector<float> randomVec(size_t n, std::mt19937& rng, float lo, float hi) {
+    std::uniform_real_distribution<float> d(lo, hi);
+    std::vector<float> v(n);
+    for (auto& x : v) x = d(rng);
+    return v;
+}
+
+double siluD(double x) { return x / (1.0 + std::exp(-x)); }
+double softplusD(double v) { return v > 20.0 ? v : std::log1p(std::exp(v)); }
+
+} // namespace
+
+class TestSsmOps : public QObject {
+    Q_OBJECT
+private slots:
+    void elementFunctionsAreAccurate() {
+        for (double x = -80; x <= 80; x += 0.37) {
+            const double e = std::exp(double(float(x)));
+            QVERIFY2(std::abs(ssm::expApprox(float(x)) - e) <= 4e-7 * e, qPrintable(QString::number(x)));
+        }
+        for (double x = -30; x <= 30; x += 0.173) {
+            const double xf = double(float(x));
+            QVERIFY(std::abs(ssm::siluApprox(float(x)) - siluD(xf)) <= 1e-6 * (1 + std::abs(xf)));
+            const double sp = softplusD(xf);
+            QVERIFY2(std::abs(ssm::softplusApprox(float(x)) - sp) <= 1e-6 * sp + 1e-30, qPrintable(QString::number(x)));
+        }
+        QCOMPARE(ssm::softplusApprox(25.f), 25.f);
+    }
+
+    void convMatchesDefinitionAndCarriesState() {
+        std::mt19937 rng(3);
+        const int64_t T = 11, C = 37, K = 4, ld = 50;
+        auto x = randomVec(size_t(T * ld), rng, -2, 2);
+        auto w = randomVec(size_t(C * K), rng, -0.5f, 0.5f);
+        auto b = randomVec(size_t(C), rng, -0.5f, 0.5f);
+        auto state0 = randomVec(size_t(C * (K - 1)), rng, -1, 1);
+
+        ExecContext ctx(2);
+        std::vector<float> state = state0, out(size_t(T * C));
+        ssm::conv1dSilu(x.data(), ld, T, C, K, w.data(), b.data(), state.data(), out.data(), C, ctx);
+        for (int64_t t = 0; t < T; ++t)
+            for (int64_t c = 0; c < C; ++c) {
+                double acc = b[size_t(c)];
+                for (int64_t k = 0; k < K; ++k) {
+                    const int64_t i = t - (K - 1) + k;  // oldest tap first
+                    const double in = i < 0 ? state0[size_t(c * (K - 1) + (K - 1) + i)] : x[size_t(i * ld + c)];
+                    acc += w[size_t(c * K + k)] * in;
+                }
+                QVERIFY(std::abs(out[size_t(t * C + c)] - siluD(acc)) < 1e-5);
+            }
+        for (int64_t c = 0; c < C; ++c)
+            for (int64_t r = 0; r < K - 1; ++r)
+                QCOMPARE(state[size_t(c * (K - 1) + r)], x[size_t((T - (K - 1) + r) * ld + c)]);
+
+        // Two tokens only: the new state keeps one old input.
+        std::vector<float> st2 = state0, out2(size_t(2 * C));
+        ssm::conv1dSilu(x.data(), ld, 2, C, K, w.data(), b.data(), st2.data(), out2.data(), C, ctx);
+        for (int64_t c = 0; c < C; ++c) {
+            QCOMPARE(st2[size_t(c * 3 + 0)], state0[size_t(c * 3 + 2)]);
+            QCOMPARE(st2[size_t(c * 3 + 1)], x[size_t(c)]);
+            QCOMPARE(st2[size_t(c * 3 + 2)], x[size_t(ld + c)]);
+        }
+    }
+
+    void scanMatchesDefinition() {
+        std::mt19937 rng(5);
+        const int64_t T = 9, C = 21, N = 16, nx = 2 * N + 3;
+        auto x = randomVec(size_t(T * C), rng, -2, 2);
+        auto dt = randomVec(size_t(T * C), rng, -3, 3);
+        auto bias = randomVec(size_t(C), rng, -5, -1);
+        auto bc = randomVec(size_t(T * nx), rng, -1, 1);
+        auto z = randomVec(size_t(T * C), rng, -3, 3);
+        auto D = randomVec(size_t(C), rng, 0.5f, 1.5f);
+        std::vector<float> A(size_t(C * N));
+        for (int64_t c = 0; c < C; ++c)
+            for (int64_t n = 0; n < N; ++n) A[size_t(c * N + n)] = -float(n + 1) * (0.5f + float(c) / float(C));
+        auto h0 = randomVec(size_t(C * N), rng, -1, 1);
+        dt[5] = 30.f;  // the softplus pass-through branch
+
+        ssm::ScanInputs in;
+        in.tokens = T; in.channels = C; in.stateSize = N;
+        in.x = x.data(); in.ldx = C; in.dt = dt.data(); in.lddt = C; in.dtBias = bias.data();
+        in.B = bc.data() + 3; in.C = bc.data() + 3 + N; in.ldbc = nx;
+        in.A = A.data(); in.D = D.data(); in.z = z.data(); in.ldz = C;
+        std::vector<float> h = h0, y(size_t(T * C));
+        ExecContext ctx(3);
+        ssm::selectiveScan(in, h.data(), y.data(), C, ctx);
+
+        std::vector<double> hr(h0.begin(), h0.end());
+        for (int64_t t = 0; t < T; ++t)
+            for (int64_t c = 0; c < C; ++c) {
+                const double delta = softplusD(double(dt[size_t(t * C + c)]) + bias[size_t(c)]);
+                const double xv = x[size_t(t * C + c)];
+                double s = 0;
+                for (int64_t n = 0; n < N; ++n) {
+                    double& hv = hr[size_t(c * N + n)];
+                    hv = std::exp(delta * A[size_t(c * N + n)]) * hv + delta * bc[size_t(t * nx + 3 + n)] * xv;
+                    s += hv * bc[size_t(t * nx + 3 + N + n)];
+                }
+                const double expect = (s + D[size_t(c)] * xv) * siluD(z[size_t(t * C + c)]);
+                QVERIFY2(std::abs(y[size_t(t * C + c)] - expect) < 1e-4 * (1 + std::abs(expect)),
+                         qPrintable(QString("t %1 c %2: %3 vs %4").arg(t).arg(c).arg(y[size_t(t * C + c)]).arg(expect)));
+            }
+        for (size_t i = 0; i < hr.size(); ++i) QVERIFY(std::abs(h[i] - hr[i]) < 1e-4 * (1 + std::abs(hr[i])));
+    }
+
+    void scanChunksAndThreadsAreBitExact() {
+        std::mt19937 rng(9);
+        const int64_t T = 13, C = 70, N = 16;
+        auto x = randomVec(size_t(T * C), rng, -2, 2);
+        auto dt = randomVec(size_t(T * C), rng, -3, 3);
+        auto bias = randomVec(size_t(C), rng, -5, -1);
+        auto bc = randomVec(size_t(T * 2 * N), rng, -1, 1);
+        auto z = randomVec(size_t(T * C), rng, -3, 3);
+        auto D = randomVec(size_t(C), rng, 0.5f, 1.5f);
+        auto A = randomVec(size_t(C * N), rng, -16, -1);
+        auto run = [&](int64_t chunk, int threads, std::vector<float>& h) {
+            ExecContext ctx(threads);
+            std::vector<float> y(size_t(T * C));
+            for (int64_t t0 = 0; t0 < T; t0 += chunk) {
+                ssm::ScanInputs in;
+                in.tokens = std::min(chunk, T - t0); in.channels = C; in.stateSize = N;
+                in.x = &x[size_t(t0 * C)]; in.ldx = C; in.dt = &dt[size_t(t0 * C)]; in.lddt = C;
+                in.dtBias = bias.data(); in.B = &bc[size_t(t0 * 2 * N)]; in.C = &bc[size_t(t0 * 2 * N + N)];
+                in.ldbc = 2 * N; in.A = A.data(); in.D = D.data(); in.z = &z[size_t(t0 * C)]; in.ldz = C;
+                ssm::selectiveScan(in, h.data(), &y[size_t(t0 * C)], C, ctx);
+            }
+            return y;
+        };
+        std::vector<float> h1(size_t(C * N), 0.f);
+        const auto ref = run(T, 1, h1);
+        for (int threads : {1, 2, 3})
+            for (int64_t chunk : {1, 2, 5, 13}) {
+                std::vector<float> h(size_t(C * N), 0.f);
+                const auto y = run(chunk, threads, h);
+                QVERIFY(std::memcmp(y.data(), ref.data(), y.size() * 4) == 0);
+                QVERIFY(std::memcmp(h.data(), h1.data(), h.size() * 4) == 0);
+            }
+    }
+};
+
+QTEST_APPLESS_MAIN(TestSsmOps)
+#include "test_ssm_ops.moc"
