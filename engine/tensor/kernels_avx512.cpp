@@ -289,6 +289,45 @@ void matvec16(const MatrixView& w, int64_t r0, const int8_t* xq, const float* dx
     _mm512_storeu_ps(out, acc);
 }
 
+// Q4_0 variant of matvec16 with 4 rows per zmm (one 16-byte block of nibbles
+// per 128-bit lane): the low and high nibbles meet the two halves of the
+// activation block in two dpbusd, so no byte shuffles; zmm p holds rows p,
+// 4+p, 8+p, 12+p, which the 4x4 transpose-add below returns in lane order.
+// Measured 1024x2048 from L2, 1 thread: 63.6 -> 49.6 us per call (23.8 GB/s).
+void matvec16Q4_0(const MatrixView& w, int64_t r0, const int8_t* xq, const float* dx, const int32_t* xo, int64_t nb,
+                  float* out) {
+    const uint8_t* rows[16];
+    for (int p = 0; p < 4; ++p)
+        for (int k = 0; k < 4; ++k) rows[4 * p + k] = w.row(r0 + 4 * k + p);
+    const __m512i gidx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                            _mm512_set1_epi32(int32_t(w.rowStride)));
+    const uint8_t* base = w.row(r0);
+    const __m512i low4 = _mm512_set1_epi8(0x0F);
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const __m512i xlo = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + 32 * b)));
+        const __m512i xhi = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + 32 * b + 16)));
+        const int64_t o = b * 18 + 2;
+        __m512i d[4];
+        for (int p = 0; p < 4; ++p) {
+            __m512i z = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[4 * p] + o)));
+            z = _mm512_inserti32x4(z, _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[4 * p + 1] + o)), 1);
+            z = _mm512_inserti32x4(z, _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[4 * p + 2] + o)), 2);
+            z = _mm512_inserti32x4(z, _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[4 * p + 3] + o)), 3);
+            const __m512i lo = _mm512_and_si512(z, low4), hi = _mm512_and_si512(_mm512_srli_epi16(z, 4), low4);
+            d[p] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, xlo), hi, xhi);
+        }
+        const __m512i t01 = _mm512_add_epi32(_mm512_unpacklo_epi32(d[0], d[1]), _mm512_unpackhi_epi32(d[0], d[1]));
+        const __m512i t23 = _mm512_add_epi32(_mm512_unpacklo_epi32(d[2], d[3]), _mm512_unpackhi_epi32(d[2], d[3]));
+        const __m512i sums = _mm512_add_epi32(_mm512_unpacklo_epi64(t01, t23), _mm512_unpackhi_epi64(t01, t23));
+        const __m512i isum = _mm512_sub_epi32(sums, _mm512_set1_epi32(xo[b]));
+        const __m512i hw = _mm512_i32gather_epi32(gidx, base + b * 18, 1);
+        const __m512 dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(hw));
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(dw, _mm512_set1_ps(dx[b])), acc);
+    }
+    _mm512_storeu_ps(out, acc);
+}
+
 // Horizontal sum of int32 lanes (exact).
 inline int32_t hsum(__m256i v) {
     __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
@@ -326,7 +365,7 @@ void matvec32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a,
         int64_t r = r0;
         if (fast) {
             for (; r + 16 <= r1; r += 16) {
-                if (w.type == TensorType::Q4_0) matvec16<TensorType::Q4_0>(w, r, xq, dx, xo, nb, y + t * ldy + r);
+                if (w.type == TensorType::Q4_0) matvec16Q4_0(w, r, xq, dx, xo, nb, y + t * ldy + r);
                 else matvec16<TensorType::Q8_0>(w, r, xq, dx, xo, nb, y + t * ldy + r);
             }
         }
@@ -394,8 +433,11 @@ float matvecRowK(const uint8_t* row, const int8_t* xq, const int16_t* bsum, cons
                 const __m512i idx = _mm512_inserti64x4(_mm512_set1_epi32(2 * c), _mm256_set1_epi32(2 * c + 1), 1);
                 is = _mm512_add_epi32(is, _mm512_madd_epi16(dot, _mm512_permutexvar_epi32(idx, sv)));
             }
-            int32_t msum = 0;
-            for (int j = 0; j < 8; ++j) msum += int32_t(sm[8 + j]) * (bs[2 * j] + bs[2 * j + 1]);
+            // msum = sum_j m_j * (bsum[2j] + bsum[2j + 1]): mins widened to 16 int16, one madd.
+            const __m128i mins = _mm_shuffle_epi8(_mm_load_si128(reinterpret_cast<const __m128i*>(sm)),
+                                                  _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15));
+            const int32_t msum = hsum(_mm256_madd_epi16(_mm256_cvtepu8_epi16(mins),
+                                                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bs))));
             const float d = halfToFloat(blk->d), dmin = halfToFloat(blk->dmin);
             acc = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(float(hsum512(is))), _mm_set_ss(d * dx[b]), _mm_set_ss(acc)));
             acc = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(float(msum)), _mm_set_ss(-(dmin * dx[b])), _mm_set_ss(acc)));
