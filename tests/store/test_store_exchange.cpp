@@ -1,0 +1,167 @@
+// Export to JSON and Markdown, import from JSON.
+#include "cairn/error.h"
+#include "cairn/store/exchange.h"
+#include "cairn/store/store.h"
+#include "store_test_util.h"
+
+#include <QTest>
+
+#include <map>
+
+using namespace cairn;
+using namespace cairn::store;
+
+namespace {
+
+struct Built {
+    int64_t conversation, u1, a1, u2, a2, u2b, a2b;
+};
+
+Built buildTree(Store& s) {
+    Built b{};
+    b.conversation = s.createConversation("Trip 'planning'", "/m/model.gguf", "fp-1", "You are terse.");
+    s.setSettings(b.conversation, {{"temperature", 0.7}, {"max_tokens", 256}});
+    s.setPinned(b.conversation, true);
+    b.u1 = s.addMessage(b.conversation, std::nullopt, Role::User, "Where to go in **May**?");
+    b.a1 = s.addMessage(b.conversation, b.u1, Role::Assistant, "", false);
+    s.finishMessage(b.a1, "Try Lisbon.\n\n```sh\necho hi\n```", {.tokenCount = 9, .prefillTokens = 30,
+                                                                   .prefillMs = 12.5, .decodeMs = 90});
+    b.u2 = s.addMessage(b.conversation, b.a1, Role::User, "And June?");
+    b.a2 = s.addMessage(b.conversation, b.u2, Role::Assistant, "Oslo.");
+    b.u2b = s.addMessage(b.conversation, b.a1, Role::User, "And in July?");
+    b.a2b = s.addMessage(b.conversation, b.u2b, Role::Assistant, "Half writt", false);
+    s.setActiveLeaf(b.conversation, b.a2);
+    return b;
+}
+
+// Messages compared by content and shape (ids differ after import).
+void compareTrees(const std::vector<Message>& x, const std::vector<Message>& y) {
+    QCOMPARE(x.size(), y.size());
+    std::map<int64_t, size_t> xi, yi;
+    for (size_t i = 0; i < x.size(); ++i) xi[x[i].id] = i;
+    for (size_t i = 0; i < y.size(); ++i) yi[y[i].id] = i;
+    for (size_t i = 0; i < x.size(); ++i) {
+        QCOMPARE(y[i].content, x[i].content);
+        QCOMPARE(y[i].role, x[i].role);
+        QCOMPARE(y[i].complete, x[i].complete);
+        QCOMPARE(y[i].createdMs, x[i].createdMs);
+        QCOMPARE(y[i].stats, x[i].stats);
+        QCOMPARE(y[i].parentId.has_value(), x[i].parentId.has_value());
+        if (x[i].parentId) QCOMPARE(yi.at(*y[i].parentId), xi.at(*x[i].parentId));
+    }
+}
+
+} // namespace
+
+class TestStoreExchange : public QObject {
+    Q_OBJECT
+private slots:
+    void jsonRoundTripThroughTextAndDatabase() {
+        test::TempDb tmp;
+        Store s(tmp.path());
+        const Built b = buildTree(s);
+        const ConversationData original = s.conversationData(b.conversation);
+
+        const std::string text = toJson(original).dump(2);
+        const ConversationData parsed = fromJsonText(text);
+        const int64_t copy = s.importConversation(parsed);
+        QVERIFY(copy != b.conversation);
+
+        const ConversationData back = s.conversationData(copy);
+        const Conversation &x = original.conversation, &y = back.conversation;
+        QCOMPARE(y.title, x.title);
+        QCOMPARE(y.modelPath, x.modelPath);
+        QCOMPARE(y.modelFingerprint, x.modelFingerprint);
+        QCOMPARE(y.systemPrompt, x.systemPrompt);
+        QVERIFY(y.settings == x.settings);
+        QCOMPARE(y.createdMs, x.createdMs);
+        QCOMPARE(y.updatedMs, x.updatedMs);
+        QCOMPARE(y.pinned, x.pinned);
+        compareTrees(original.messages, back.messages);
+        // The active leaf points at the same message (by position).
+        QVERIFY(y.activeLeafId);
+        QCOMPARE(s.message(*y.activeLeafId).content, std::string("Oslo."));
+        // Exporting the import gives the same document up to ids.
+        auto strip = [](nlohmann::json j) {
+            j.erase("active_leaf");
+            for (auto& m : j["messages"]) {
+                m.erase("id");
+                m.erase("parent");
+            }
+            return j;
+        };
+        QCOMPARE(strip(toJson(back)).dump(), strip(toJson(original)).dump());
+        QCOMPARE(s.search("Lisbon").size(), size_t(2));
+    }
+
+    void markdownShowsTheActiveBranch() {
+        test::TempDb tmp;
+        Store s(tmp.path());
+        const Built b = buildTree(s);
+        const std::string md = toMarkdown(s.conversationData(b.conversation));
+        const QString q = QString::fromStdString(md);
+        QVERIFY2(q.startsWith("# Trip 'planning'\n"), md.c_str());
+        QVERIFY(q.contains("## System\n\nYou are terse.\n"));
+        QVERIFY(q.contains("## User\n\nWhere to go in **May**?\n"));
+        QVERIFY(q.contains("```sh\necho hi\n```"));
+        QVERIFY(q.contains("Oslo."));
+        QVERIFY(!q.contains("July"));  // the other branch
+        QVERIFY(q.indexOf("May") < q.indexOf("Lisbon"));
+        QVERIFY(q.indexOf("Lisbon") < q.indexOf("June"));
+
+        s.setActiveLeaf(b.conversation, b.a2b);
+        const QString other = QString::fromStdString(toMarkdown(s.conversationData(b.conversation)));
+        QVERIFY(other.contains("July"));
+        QVERIFY(other.contains("*(incomplete)*"));
+        QVERIFY(!other.contains("Oslo"));
+    }
+
+    void badDocumentsAreRefusedWithTheField() {
+        test::TempDb tmp;
+        Store s(tmp.path());
+        const Built b = buildTree(s);
+        const nlohmann::json good = toJson(s.conversationData(b.conversation));
+        auto refused = [&](nlohmann::json j, const char* field) {
+            try {
+                s.importConversation(fromJson(j));
+            } catch (const Error& e) {
+                return QString(e.what()).contains(field);
+            }
+            return false;
+        };
+        const size_t before = s.listConversations().size();
+        QVERIFY_THROWS_EXCEPTION(Error, fromJsonText("{not json"));
+        QVERIFY_THROWS_EXCEPTION(Error, fromJsonText("[]"));
+        auto j = good; j["format"] = "other";                    QVERIFY(refused(j, "format"));
+        j = good; j["version"] = 99;                             QVERIFY(refused(j, "version"));
+        j = good; j.erase("messages");                           QVERIFY(refused(j, "messages"));
+        j = good; j["messages"][1]["role"] = "wizard";           QVERIFY(refused(j, "messages[1].role"));
+        j = good; j["messages"][2]["content"] = 5;               QVERIFY(refused(j, "messages[2].content"));
+        j = good; j["messages"][0]["id"] = "x";                  QVERIFY(refused(j, "messages[0].id"));
+        j = good; j["settings"] = "hot";                         QVERIFY(refused(j, "settings"));
+        j = good; j["messages"][1]["parent"] = 123456;           QVERIFY(refused(j, "parent 123456"));
+        j = good; j["messages"][1]["id"] = j["messages"][0]["id"]; QVERIFY(refused(j, "twice"));
+        j = good; j["active_leaf"] = 777777;                     QVERIFY(refused(j, "active leaf"));
+        j = good; std::swap(j["messages"][0], j["messages"][1]); QVERIFY(refused(j, "comes after"));
+        // A refused import leaves nothing behind.
+        QCOMPARE(s.listConversations().size(), before);
+        test::ftsIntegrityCheck(s.database());
+    }
+
+    void minimalDocumentImports() {
+        test::TempDb tmp;
+        Store s(tmp.path());
+        const auto data = fromJsonText(R"({"format": "cairn.conversation", "version": 1,
+            "messages": [{"id": 5, "role": "user", "content": "hi"},
+                         {"id": 9, "parent": 5, "role": "assistant", "content": "hello"}]})");
+        const int64_t c = s.importConversation(data);
+        const auto msgs = s.messages(c);
+        QCOMPARE(msgs.size(), size_t(2));
+        QCOMPARE(msgs[1].parentId, std::optional<int64_t>(msgs[0].id));
+        QVERIFY(msgs[1].complete);
+        QCOMPARE(s.activeLeaf(c), std::optional<int64_t>(msgs[1].id));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestStoreExchange)
+#include "test_store_exchange.moc"
