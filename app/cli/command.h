@@ -24,5 +24,7 @@ int runInspect(Args& args);
 int runTemplate(Args& args);
 int runTokenize(Args& args);
 int runBenchKernels(Args& args);
+int runDump(Args& args);
+int runChatBench(Args& args);
 
 } // namespace cairn::cli
