@@ -53,6 +53,9 @@ Database Database::open(const std::string& path, const OpenOptions& options) {
     }
     db.exec(options.synchronous == Synchronous::Full ? "PRAGMA synchronous = FULL"
                                                      : "PRAGMA synchronous = NORMAL");
+    // A large snapshot passes through the WAL; truncate the WAL back to this
+    // size after each checkpoint instead of keeping it at its largest.
+    if (!options.readOnly) db.exec("PRAGMA journal_size_limit = 67108864");
     return db;
 }
 

@@ -5,6 +5,7 @@
 #include "cairn/store/store.h"
 #include "store_test_util.h"
 
+#include <QFile>
 #include <QTest>
 
 using namespace cairn;
@@ -167,6 +168,22 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(Error, Store(tmp.path()));
         auto db = sql::Database::open(tmp.path());
         QCOMPARE(db.userVersion(), latestSchemaVersion() + 1);  // left untouched
+    }
+
+    void notADatabaseIsAnError() {
+        test::TempDb tmp;
+        {
+            QFile f(QString::fromStdString(tmp.path()));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(QByteArray(8192, 'x'));
+        }
+        try {
+            Store s(tmp.path());
+            QFAIL("opened a file that is not a database");
+        } catch (const Error& e) {
+            QVERIFY2(QString(e.what()).contains("not a database"), e.what());
+        }
+        QVERIFY_THROWS_EXCEPTION(Error, Store(tmp.path("missing/dir/x.db")));
     }
 
     void databaseSettingsAreApplied() {
