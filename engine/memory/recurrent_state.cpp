@@ -16,11 +16,11 @@ constexpr int64_t kMaxStateFloats = int64_t(1) << 31;
 
 RecurrentState::RecurrentState(const RecurrentShape& shape) : shape_(shape) {
     const auto& s = shape;
-    if (s.layers <= 0 || s.channels <= 0 || s.convWidth < 0 || s.stateSize <= 0)
+    if (s.layers <= 0 || s.channels <= 0 || s.convWidth < 0 || s.stateSize <= 0 || s.lanes <= 0 || s.lanes > 64)
         throw Error("recurrent state", "invalid shape");
-    const int64_t perLayer = s.channels * (s.convWidth + s.stateSize);
-    if (s.channels > kMaxStateFloats || s.convWidth + s.stateSize > kMaxStateFloats / s.channels ||
-        perLayer > kMaxStateFloats / s.layers)
+    const int64_t padded = s.blocks() * s.lanes;
+    if (padded > kMaxStateFloats || s.convWidth + s.stateSize > kMaxStateFloats / padded ||
+        padded * (s.convWidth + s.stateSize) > kMaxStateFloats / s.layers)
         throw Error("recurrent state", "state too large");
     conv_.assign(size_t(s.layers * convStride()), 0.f);
     ssm_.assign(size_t(s.layers * ssmStride()), 0.f);
@@ -48,13 +48,13 @@ void RecurrentState::reset() {
 
 std::vector<StateTensor> RecurrentState::state() {
     std::vector<StateTensor> out;
-    auto view = [&](std::string name, float* data, int64_t cols) {
+    auto view = [&](std::string name, float* data, int64_t width) {
         StateTensor t;
         t.name = std::move(name);
         t.typeId = int(TensorType::F32);
-        t.rows = shape_.channels;
-        t.cols = cols;
-        t.rowStride = size_t(cols) * sizeof(float);
+        t.rows = shape_.blocks() * width;
+        t.cols = shape_.lanes;
+        t.rowStride = size_t(shape_.lanes) * sizeof(float);
         t.data = reinterpret_cast<uint8_t*>(data);
         out.push_back(std::move(t));
     };

@@ -16,6 +16,9 @@ struct RecurrentShape {
     int64_t channels = 0;   // d_inner
     int64_t convWidth = 0;  // d_conv - 1: previous inputs each channel's conv1d still needs
     int64_t stateSize = 0;  // d_state
+    int64_t lanes = 1;      // channel interleave of the layout (the kernels' SIMD lanes; 1 = plain)
+
+    int64_t blocks() const { return (channels + lanes - 1) / lanes; }
 };
 
 class RecurrentState final : public Memory {
@@ -31,11 +34,13 @@ public:
 
     const RecurrentShape& shape() const { return shape_; }
 
-    // Conv state of `layer`: [channels][convWidth] f32, each channel's last
-    // convWidth inputs, oldest first (zeros at the start of a sequence).
+    // Conv state of `layer`, f32: each channel's last convWidth inputs, oldest
+    // first (zeros at the start of a sequence), stored [blocks][convWidth][lanes]:
+    // channel c at block c / lanes, lane c % lanes; padding lanes stay zero.
     float* conv(int64_t layer) { return conv_.data() + layer * convStride(); }
     const float* conv(int64_t layer) const { return conv_.data() + layer * convStride(); }
-    // SSM state of `layer`: [channels][stateSize] f32 (h[c][n]).
+    // SSM state of `layer`, f32: d_inner × d_state values h[c][n], stored
+    // [blocks][stateSize][lanes] like the conv state.
     float* ssm(int64_t layer) { return ssm_.data() + layer * ssmStride(); }
     const float* ssm(int64_t layer) const { return ssm_.data() + layer * ssmStride(); }
 
@@ -43,19 +48,20 @@ public:
     void advance(int64_t n) { size_ += n; }
     void reset();
 
-    // Snapshot views, F32 per layer: "blk.L.conv" [channels × convWidth] and
-    // "blk.L.ssm" [channels × stateSize]. Restoring sets the position count first.
+    // Snapshot views, F32 per layer in the stored layout: "blk.L.conv"
+    // [blocks·convWidth × lanes] and "blk.L.ssm" [blocks·stateSize × lanes].
+    // Restoring sets the position count first.
     std::vector<StateTensor> state() override;
     void resizeForRestore(int64_t n) override;
 
 private:
-    int64_t convStride() const { return shape_.channels * shape_.convWidth; }
-    int64_t ssmStride() const { return shape_.channels * shape_.stateSize; }
+    int64_t convStride() const { return shape_.blocks() * shape_.convWidth * shape_.lanes; }
+    int64_t ssmStride() const { return shape_.blocks() * shape_.stateSize * shape_.lanes; }
 
     RecurrentShape shape_;
     int64_t size_ = 0;
-    std::vector<float> conv_;  // [layers][channels][convWidth]
-    std::vector<float> ssm_;   // [layers][channels][stateSize]
+    std::vector<float> conv_;  // [layers][blocks][convWidth][lanes]
+    std::vector<float> ssm_;   // [layers][blocks][stateSize][lanes]
 };
 
 } // namespace cairn

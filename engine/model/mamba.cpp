@@ -112,12 +112,13 @@ void MambaModel::bindTensors() {
         auto& L = layers_[size_t(i)];
         L.norm = vec(b + "attn_norm.weight", e);
         L.in = matrix(b + "ssm_in.weight", e, 2 * di);
-        L.convW = table(b + "ssm_conv1d.weight", p_.conv, di);
+        // Small per-channel tables are repacked once into the kernels' lane layout.
+        L.convW = ssm::packLanes(table(b + "ssm_conv1d.weight", p_.conv, di).data(), di, p_.conv);
         L.convB = vec(b + "ssm_conv1d.bias", di);
         L.xProj = matrix(b + "ssm_x.weight", di, p_.dtRank + 2 * ds);
         L.dtProj = matrix(b + "ssm_dt.weight", p_.dtRank, di);
         L.dtBias = vec(b + "ssm_dt.bias", di);
-        L.A = table(b + "ssm_a", ds, di);
+        L.A = ssm::packLanes(table(b + "ssm_a", ds, di).data(), di, ds);
         L.D = vec(b + "ssm_d", di);
         L.out = matrix(b + "ssm_out.weight", di, e);
     }
@@ -128,14 +129,14 @@ void MambaModel::bindTensors() {
 }
 
 std::unique_ptr<Memory> MambaModel::newMemory(const MemoryOptions&) const {
-    return std::make_unique<RecurrentState>(RecurrentShape{p_.layers, p_.inner, p_.conv - 1, p_.state});
+    return std::make_unique<RecurrentState>(RecurrentShape{p_.layers, p_.inner, p_.conv - 1, p_.state, ssm::kLanes});
 }
 
 void MambaModel::forward(Memory& mem, std::span<const int32_t> tokens, bool allLogits, float* logits,
                          ExecContext& ctx) const {
     auto* st = dynamic_cast<RecurrentState*>(&mem);
     if (!st || st->shape().layers != p_.layers || st->shape().channels != p_.inner ||
-        st->shape().convWidth != p_.conv - 1 || st->shape().stateSize != p_.state)
+        st->shape().convWidth != p_.conv - 1 || st->shape().stateSize != p_.state || st->shape().lanes != ssm::kLanes)
         throw Error("model", "this memory was not made by this model");
     const int64_t T = int64_t(tokens.size());
     if (T == 0) return;

@@ -25,11 +25,12 @@ struct MambaParams {
 struct MambaLayer {
     std::vector<float> norm;                  // [embedding]
     tensor::MatrixView in;                    // [2·inner rows × embedding]: x rows, then z rows
-    std::vector<float> convW, convB;          // [inner][conv], [inner]
+    std::vector<float> convW;                 // [inner][conv] taps, lane-packed (ssm_ops.h)
+    std::vector<float> convB;                 // [inner]
     tensor::MatrixView xProj;                 // [(dtRank + 2·state) rows × inner]: dt_low, B, C
     tensor::MatrixView dtProj;                // [inner rows × dtRank]
     std::vector<float> dtBias;                // [inner]
-    std::vector<float> A;                     // [inner][state], as stored: −exp(A_log)
+    std::vector<float> A;                     // [inner][state] as stored (−exp(A_log)), lane-packed
     std::vector<float> D;                     // [inner]
     tensor::MatrixView out;                   // [embedding rows × inner]
 };

@@ -123,16 +123,11 @@ CAIRN_SSM_CLONES
 void convBlock(const float* x, int64_t ldx, int64_t T, int64_t c0, int64_t nv, int64_t K, const float* w,
                const float* b, float* state, float* out, int64_t ldo, float* buf) {
     const int64_t S = K - 1;
-    for (int64_t r = 0; r < S; ++r)
-        for (int64_t j = 0; j < L; ++j) buf[r * L + j] = j < nv ? state[(c0 + j) * S + r] : 0.0f;
+    std::memcpy(buf, state, sizeof(float) * size_t(S * L));
     for (int64_t t = 0; t < T; ++t) store(buf + (S + t) * L, loadPartial(x + t * ldx + c0, nv));
 
     vf wl[kMaxConv];
-    for (int64_t k = 0; k < K; ++k) {
-        float tmp[L];
-        for (int64_t j = 0; j < L; ++j) tmp[j] = j < nv ? w[(c0 + j) * K + k] : 0.0f;
-        wl[k] = load(tmp);
-    }
+    for (int64_t k = 0; k < K; ++k) wl[k] = load(w + k * L);
     const vf bl = loadPartial(b + c0, nv);
 
     for (int64_t t = 0; t < T; ++t) {
@@ -140,23 +135,17 @@ void convBlock(const float* x, int64_t ldx, int64_t T, int64_t c0, int64_t nv, i
         for (int64_t k = 0; k < K; ++k) acc += wl[k] * load(buf + (t + k) * L);
         storePartial(out + t * ldo + c0, vsilu(acc), nv);
     }
-    for (int64_t r = 0; r < S; ++r)
-        for (int64_t j = 0; j < nv; ++j) state[(c0 + j) * S + r] = buf[(T + r) * L + j];
+    std::memcpy(state, buf + T * L, sizeof(float) * size_t(S * L));
 }
 
 CAIRN_SSM_CLONES
-void scanBlock(const ScanInputs& in, int64_t c0, int64_t nv, float* h, float* y, int64_t ldy) {
+void scanBlock(const ScanInputs& in, int64_t c0, int64_t nv, const float* A, float* h, float* y, int64_t ldy) {
     const int64_t N = in.stateSize;
-    // a[n] = A[c0+j][n], hl[n] = h[c0+j][n] over the lanes j: one n of every channel side by side.
+    // a[n], hl[n]: state n of the block's channels side by side (the packed layout).
     vf a[kMaxState], hl[kMaxState];
     for (int64_t n = 0; n < N; ++n) {
-        float ta[L], th[L];
-        for (int64_t j = 0; j < L; ++j) {
-            ta[j] = j < nv ? in.A[(c0 + j) * N + n] : 0.0f;
-            th[j] = j < nv ? h[(c0 + j) * N + n] : 0.0f;
-        }
-        a[n] = load(ta);
-        hl[n] = load(th);
+        a[n] = load(A + n * L);
+        hl[n] = load(h + n * L);
     }
     const vf bias = loadPartial(in.dtBias + c0, nv);
     const vf dl = loadPartial(in.D + c0, nv);
@@ -175,11 +164,7 @@ void scanBlock(const ScanInputs& in, int64_t c0, int64_t nv, float* h, float* y,
         const vf zv = loadPartial(in.z + t * in.ldz + c0, nv);
         storePartial(y + t * ldy + c0, (s + dl * xv) * vsilu(zv), nv);
     }
-    for (int64_t n = 0; n < N; ++n) {
-        float th[L];
-        store(th, hl[n]);
-        for (int64_t j = 0; j < nv; ++j) h[(c0 + j) * N + n] = th[j];
-    }
+    for (int64_t n = 0; n < N; ++n) store(h + n * L, hl[n]);
 }
 
 // Blocks per task: enough tasks to balance the threads, but small chunks
@@ -191,6 +176,22 @@ int64_t grainFor(int64_t blocks, int64_t workPerBlock, int threads) {
 
 } // namespace
 
+int64_t laneBlocks(int64_t channels) { return (channels + L - 1) / L; }
+
+std::vector<float> packLanes(const float* src, int64_t channels, int64_t width) {
+    std::vector<float> out(size_t(laneBlocks(channels) * width * L), 0.0f);
+    for (int64_t c = 0; c < channels; ++c)
+        for (int64_t i = 0; i < width; ++i) out[size_t(((c / L) * width + i) * L + c % L)] = src[c * width + i];
+    return out;
+}
+
+std::vector<float> unpackLanes(const float* packed, int64_t channels, int64_t width) {
+    std::vector<float> out(size_t(channels * width));
+    for (int64_t c = 0; c < channels; ++c)
+        for (int64_t i = 0; i < width; ++i) out[size_t(c * width + i)] = packed[((c / L) * width + i) * L + c % L];
+    return out;
+}
+
 float expApprox(float x) { return vexp(splat(x))[0]; }
 float siluApprox(float x) { return vsilu(splat(x))[0]; }
 float softplusApprox(float x) { return vsoftplus(splat(x))[0]; }
@@ -198,26 +199,26 @@ float softplusApprox(float x) { return vsoftplus(splat(x))[0]; }
 void conv1dSilu(const float* x, int64_t ldx, int64_t T, int64_t channels, int64_t K, const float* w,
                 const float* b, float* state, float* out, int64_t ldo, ExecContext& ctx) {
     if (T <= 0 || channels <= 0) return;
-    const int64_t blocks = (channels + L - 1) / L;
+    const int64_t blocks = laneBlocks(channels);
     ctx.parallelFor(blocks, grainFor(blocks, T * K * L, ctx.threads()), [&](int64_t begin, int64_t end) {
         std::vector<float> buf(size_t((K - 1 + T) * L));
         for (int64_t blk = begin; blk < end; ++blk) {
             const int64_t c0 = blk * L;
-            convBlock(x, ldx, T, c0, std::min(L, channels - c0), K, w, b, state, out, ldo, buf.data());
+            convBlock(x, ldx, T, c0, std::min(L, channels - c0), K, w + blk * K * L, b, state + blk * (K - 1) * L,
+                      out, ldo, buf.data());
         }
     });
 }
 
 void selectiveScan(const ScanInputs& in, float* h, float* y, int64_t ldy, ExecContext& ctx) {
     if (in.tokens <= 0 || in.channels <= 0) return;
-    const int64_t blocks = (in.channels + L - 1) / L;
-    ctx.parallelFor(blocks, grainFor(blocks, in.tokens * in.stateSize * L, ctx.threads()),
-                    [&](int64_t begin, int64_t end) {
-                        for (int64_t blk = begin; blk < end; ++blk) {
-                            const int64_t c0 = blk * L;
-                            scanBlock(in, c0, std::min(L, in.channels - c0), h, y, ldy);
-                        }
-                    });
+    const int64_t blocks = laneBlocks(in.channels), N = in.stateSize;
+    ctx.parallelFor(blocks, grainFor(blocks, in.tokens * N * L, ctx.threads()), [&](int64_t begin, int64_t end) {
+        for (int64_t blk = begin; blk < end; ++blk) {
+            const int64_t c0 = blk * L;
+            scanBlock(in, c0, std::min(L, in.channels - c0), in.A + blk * N * L, h + blk * N * L, y, ldy);
+        }
+    });
 }
 
 } // namespace cairn::model::ssm

@@ -11,6 +11,11 @@
 // channels × d_state independent recurrences are interleaved, which hides the
 // FMA latency without any horizontal reduction (y sums over n per lane).
 //
+// Per-channel tables with a second dimension (conv taps, A, the carried conv
+// and SSM state) are kept "lane-packed": [blocks][width][kLanes], channel c at
+// block c / kLanes, lane c % kLanes, zero-padded to whole blocks. A block's
+// state then loads as whole vectors, which matters for decoding (T = 1).
+//
 // Exactness: a channel's outputs depend only on its own inputs, its state and
 // the per-token B/C rows, computed by the same code whatever the chunk length,
 // the block's position or the thread count. So a chunk of T tokens gives the
@@ -20,6 +25,7 @@
 #include "cairn/exec.h"
 
 #include <cstdint>
+#include <vector>
 
 namespace cairn::model::ssm {
 
@@ -27,12 +33,18 @@ constexpr int64_t kLanes = 16;      // channels computed side by side
 constexpr int64_t kMaxConv = 16;    // largest d_conv supported
 constexpr int64_t kMaxState = 256;  // largest d_state supported
 
+// Blocks of kLanes channels covering `channels`.
+int64_t laneBlocks(int64_t channels);
+// [channels][width] → lane-packed [laneBlocks(channels)][width][kLanes], and back.
+std::vector<float> packLanes(const float* src, int64_t channels, int64_t width);
+std::vector<float> unpackLanes(const float* packed, int64_t channels, int64_t width);
+
 // xc[t][c] = SiLU(b[c] + Σ_{k<K} w[c][k] · x[t−K+1+k][c]), taps oldest first
 // (PyTorch Conv1d, no flip), where inputs before the chunk come from `state`.
 //   x:     T rows of `channels` inputs, `ldx` floats apart
-//   w:     [channels][K]; b: [channels]
-//   state: [channels][K−1], each channel's previous K−1 inputs, oldest first;
-//          replaced by the last K−1 inputs including this chunk's
+//   w:     lane-packed [K] taps per channel; b: [channels]
+//   state: lane-packed [K−1] per channel: the previous K−1 inputs, oldest
+//          first; replaced by the last K−1 inputs including this chunk's
 //   out:   T rows of `channels`, `ldo` floats apart
 void conv1dSilu(const float* x, int64_t ldx, int64_t T, int64_t channels, int64_t K, const float* w,
                 const float* b, float* state, float* out, int64_t ldo, ExecContext& ctx);
@@ -45,7 +57,7 @@ struct ScanInputs {
     const float* B = nullptr;                     // B[t·ldbc + n]
     const float* C = nullptr;                     // C[t·ldbc + n]
     int64_t ldbc = 0;
-    const float* A = nullptr;                     // [channels][stateSize], as stored (−exp(A_log))
+    const float* A = nullptr;                     // lane-packed [stateSize] per channel, as stored (−exp(A_log))
     const float* D = nullptr;                     // [channels]
     const float* z = nullptr;  int64_t ldz = 0;   // gate [T][channels]
 };
@@ -53,7 +65,7 @@ struct ScanInputs {
 // Per channel c, from the carried state h[c][·]:
 //   Δ = softplus(dt + dtBias),  h[n] ← exp(Δ·A[c][n])·h[n] + Δ·B[n]·x,
 //   y = (Σ_n h[n]·C[n] + D[c]·x) · SiLU(z)
-// h: [channels][stateSize], updated in place; y: T rows of `channels`, `ldy` floats apart.
+// h: lane-packed [stateSize] per channel, updated in place; y: T rows of `channels`, `ldy` floats apart.
 void selectiveScan(const ScanInputs& in, float* h, float* y, int64_t ldy, ExecContext& ctx);
 
 // The element-wise functions used above, exposed for tests: exp with a

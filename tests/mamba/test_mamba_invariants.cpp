@@ -92,8 +92,8 @@ private slots:
         QCOMPARE(info.vocabSize, test::kTinyVocab);
         auto mem = model(0).newMemory({});
         QVERIFY(!mem->canTruncate());
-        // 2 layers × 136 channels × (3 conv + 16 state) floats
-        QCOMPARE(mem->bytes(), size_t(2 * 136 * (3 + 16) * 4));
+        // 2 layers × 136 channels (padded to 144, whole 16-lane blocks) × (3 conv + 16 state) floats
+        QCOMPARE(mem->bytes(), size_t(2 * 144 * (3 + 16) * 4));
         QCOMPARE(mem->state().size(), size_t(4));
     }
 

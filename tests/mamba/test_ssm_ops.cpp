@@ -53,8 +53,11 @@ private slots:
         auto state0 = randomVec(size_t(C * (K - 1)), rng, -1, 1);
 
         ExecContext ctx(2);
-        std::vector<float> state = state0, out(size_t(T * C));
-        ssm::conv1dSilu(x.data(), ld, T, C, K, w.data(), b.data(), state.data(), out.data(), C, ctx);
+        const auto wp = ssm::packLanes(w.data(), C, K);
+        auto packed = ssm::packLanes(state0.data(), C, K - 1);
+        std::vector<float> out(size_t(T * C));
+        ssm::conv1dSilu(x.data(), ld, T, C, K, wp.data(), b.data(), packed.data(), out.data(), C, ctx);
+        const auto state = ssm::unpackLanes(packed.data(), C, K - 1);
         for (int64_t t = 0; t < T; ++t)
             for (int64_t c = 0; c < C; ++c) {
                 double acc = b[size_t(c)];
@@ -70,8 +73,10 @@ private slots:
                 QCOMPARE(state[size_t(c * (K - 1) + r)], x[size_t((T - (K - 1) + r) * ld + c)]);
 
         // Two tokens only: the new state keeps one old input.
-        std::vector<float> st2 = state0, out2(size_t(2 * C));
-        ssm::conv1dSilu(x.data(), ld, 2, C, K, w.data(), b.data(), st2.data(), out2.data(), C, ctx);
+        auto packed2 = ssm::packLanes(state0.data(), C, K - 1);
+        std::vector<float> out2(size_t(2 * C));
+        ssm::conv1dSilu(x.data(), ld, 2, C, K, wp.data(), b.data(), packed2.data(), out2.data(), C, ctx);
+        const auto st2 = ssm::unpackLanes(packed2.data(), C, K - 1);
         for (int64_t c = 0; c < C; ++c) {
             QCOMPARE(st2[size_t(c * 3 + 0)], state0[size_t(c * 3 + 2)]);
             QCOMPARE(st2[size_t(c * 3 + 1)], x[size_t(c)]);
@@ -98,10 +103,13 @@ private slots:
         in.tokens = T; in.channels = C; in.stateSize = N;
         in.x = x.data(); in.ldx = C; in.dt = dt.data(); in.lddt = C; in.dtBias = bias.data();
         in.B = bc.data() + 3; in.C = bc.data() + 3 + N; in.ldbc = nx;
-        in.A = A.data(); in.D = D.data(); in.z = z.data(); in.ldz = C;
-        std::vector<float> h = h0, y(size_t(T * C));
+        const auto Ap = ssm::packLanes(A.data(), C, N);
+        in.A = Ap.data(); in.D = D.data(); in.z = z.data(); in.ldz = C;
+        auto hp = ssm::packLanes(h0.data(), C, N);
+        std::vector<float> y(size_t(T * C));
         ExecContext ctx(3);
-        ssm::selectiveScan(in, h.data(), y.data(), C, ctx);
+        ssm::selectiveScan(in, hp.data(), y.data(), C, ctx);
+        const auto h = ssm::unpackLanes(hp.data(), C, N);
 
         std::vector<double> hr(h0.begin(), h0.end());
         for (int64_t t = 0; t < T; ++t)
@@ -121,6 +129,16 @@ private slots:
         for (size_t i = 0; i < hr.size(); ++i) QVERIFY(std::abs(h[i] - hr[i]) < 1e-4 * (1 + std::abs(hr[i])));
     }
 
+    void packingRoundTrips() {
+        std::vector<float> v(37 * 5);
+        for (size_t i = 0; i < v.size(); ++i) v[i] = float(i);
+        const auto p = ssm::packLanes(v.data(), 37, 5);
+        QCOMPARE(p.size(), size_t(3 * 5 * ssm::kLanes));
+        QCOMPARE(p[size_t((2 * 5 + 4) * ssm::kLanes + 36 % ssm::kLanes)], v[36 * 5 + 4]);
+        QCOMPARE(p.back(), 0.f);  // padding lane
+        QVERIFY(ssm::unpackLanes(p.data(), 37, 5) == v);
+    }
+
     void scanChunksAndThreadsAreBitExact() {
         std::mt19937 rng(9);
         const int64_t T = 13, C = 70, N = 16;
@@ -130,7 +148,9 @@ private slots:
         auto bc = randomVec(size_t(T * 2 * N), rng, -1, 1);
         auto z = randomVec(size_t(T * C), rng, -3, 3);
         auto D = randomVec(size_t(C), rng, 0.5f, 1.5f);
-        auto A = randomVec(size_t(C * N), rng, -16, -1);
+        const auto A0 = randomVec(size_t(C * N), rng, -16, -1);
+        const auto A = ssm::packLanes(A0.data(), C, N);
+        const size_t hSize = size_t(ssm::laneBlocks(C) * N * ssm::kLanes);
         auto run = [&](int64_t chunk, int threads, std::vector<float>& h) {
             ExecContext ctx(threads);
             std::vector<float> y(size_t(T * C));
@@ -144,11 +164,11 @@ private slots:
             }
             return y;
         };
-        std::vector<float> h1(size_t(C * N), 0.f);
+        std::vector<float> h1(hSize, 0.f);
         const auto ref = run(T, 1, h1);
         for (int threads : {1, 2, 3})
             for (int64_t chunk : {1, 2, 5, 13}) {
-                std::vector<float> h(size_t(C * N), 0.f);
+                std::vector<float> h(hSize, 0.f);
                 const auto y = run(chunk, threads, h);
                 QVERIFY(std::memcmp(y.data(), ref.data(), y.size() * 4) == 0);
                 QVERIFY(std::memcmp(h.data(), h1.data(), h.size() * 4) == 0);
