@@ -29,6 +29,8 @@ const float* rowF32(const uint8_t* row, int64_t n, bool f16, float* tmp) {
     return tmp;
 }
 
+float roundF16(float x) { return halfTable()[tensor::f32ToF16(x)]; }
+
 } // namespace
 
 void attention(const KvCache& cache, int64_t layer, const AttentionShape& s, const float* q, int64_t ldq,
@@ -39,11 +41,15 @@ void attention(const KvCache& cache, int64_t layer, const AttentionShape& s, con
     if (f16) halfTable();  // build outside the parallel region
     ctx.parallelFor(nTokens * s.heads, 1, [&](int64_t begin, int64_t end) {
         std::vector<float> scores(size_t(pos0 + nTokens));
-        std::vector<float> tmp(size_t(std::max(s.keyDim, s.valueDim)));
+        std::vector<float> tmp(size_t(std::max(s.keyDim, s.valueDim))), qRound(size_t(s.keyDim));
         for (int64_t item = begin; item < end; ++item) {
             const int64_t t = item / s.heads, h = item % s.heads, kvh = h / group;
             const int64_t last = pos0 + t;  // attends to positions 0 … last
             const float* qh = q + t * ldq + h * s.keyDim;
+            if (f16) {  // as llama.cpp with an f16 cache: q meets K in f16
+                for (int64_t i = 0; i < s.keyDim; ++i) qRound[size_t(i)] = roundF16(qh[i]);
+                qh = qRound.data();
+            }
             const uint8_t* keys = cache.keys(layer, kvh);
             const uint8_t* values = cache.values(layer, kvh);
             float maxScore = -INFINITY;
@@ -59,6 +65,12 @@ void attention(const KvCache& cache, int64_t layer, const AttentionShape& s, con
                 scores[size_t(j)] = w;
                 sum += w;
             }
+            // Normalized weights (f16 with an f16 cache, as llama.cpp meets V), then Σ w·v in position order.
+            const float inv = 1.0f / sum;
+            for (int64_t j = 0; j <= last; ++j) {
+                const float w = scores[size_t(j)] * inv;
+                scores[size_t(j)] = f16 ? roundF16(w) : w;
+            }
             float* o = out + t * ldo + h * s.valueDim;
             std::fill(o, o + s.valueDim, 0.0f);
             for (int64_t j = 0; j <= last; ++j) {
@@ -66,8 +78,6 @@ void attention(const KvCache& cache, int64_t layer, const AttentionShape& s, con
                 const float w = scores[size_t(j)];
                 for (int64_t d = 0; d < s.valueDim; ++d) o[d] += w * v[d];
             }
-            const float inv = 1.0f / sum;
-            for (int64_t d = 0; d < s.valueDim; ++d) o[d] *= inv;
         }
     });
 }
