@@ -100,7 +100,8 @@ std::string indentText(std::string s, const Value& widthV, bool first, bool blan
     s += "\n";  // jinja2's quirk so that splitlines keeps a final empty line
     CallArgs none;
     std::vector<std::string> lines;
-    for (const auto& v : callMethod(Value(s), "splitlines", none).asList().items) lines.push_back(v.asString());
+    Value split = callMethod(Value(s), "splitlines", none);
+    for (const auto& v : split.asList().items) lines.push_back(v.asString());
     std::string rv;
     if (blank) {
         for (size_t i = 0; i < lines.size(); ++i) rv += (i ? "\n" + indention : "") + lines[i];

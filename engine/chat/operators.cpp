@@ -100,7 +100,13 @@ Value boundMethod(const Value& obj, const std::string& name) {
     return Value::function(name, [obj, name](CallArgs& args) { return callMethod(obj, name, args); });
 }
 
-std::string objectName(const Value& v) { return v.typeName() + " object"; }
+// "'<type> object'" (built with += : GCC 12 warns falsely on "'" + std::string&&).
+std::string quotedObjectName(const Value& v) {
+    std::string q = "'";
+    q += v.typeName();
+    q += " object'";
+    return q;
+}
 
 } // namespace
 
@@ -286,7 +292,7 @@ Value getAttribute(const Value& obj, const std::string& name) {
         break;
     default: break;
     }
-    return Value::undefined("'" + objectName(obj) + "' has no attribute '" + name + "'");
+    return Value::undefined(quotedObjectName(obj) + " has no attribute '" + name + "'");
 }
 
 Value getItem(const Value& obj, const Value& key) {
@@ -298,7 +304,7 @@ Value getItem(const Value& obj, const Value& key) {
             int64_t i = key.asInt(), n = int64_t(items.size());
             if (i < 0) i += n;
             if (i >= 0 && i < n) return items[size_t(i)];
-            return Value::undefined("'" + objectName(obj) + "' has no element " + std::to_string(key.asInt()));
+            return Value::undefined(quotedObjectName(obj) + " has no element " + std::to_string(key.asInt()));
         }
         break;
     case Value::Kind::String:
@@ -316,7 +322,7 @@ Value getItem(const Value& obj, const Value& key) {
     default: break;
     }
     if (key.isString()) return getAttribute(obj, key.asString());
-    return Value::undefined("'" + objectName(obj) + "' has no element " + key.repr());
+    return Value::undefined(quotedObjectName(obj) + " has no element " + key.repr());
 }
 
 Value getSlice(const Value& obj, const Value& startV, const Value& stopV, const Value& stepV) {
@@ -358,7 +364,9 @@ Value getSlice(const Value& obj, const Value& startV, const Value& stopV, const 
 Value callValue(const Value& callee, CallArgs& args) {
     if (callee.isFunction()) return callee.asFunction()->call(args);
     if (callee.isUndefined()) raiseUndefined(callee);
-    raiseError("'" + callee.typeName() + "' object is not callable");
+    std::string what = "'";
+    what += callee.typeName();
+    raiseError(what + "' object is not callable");
 }
 
 } // namespace cairn::chat

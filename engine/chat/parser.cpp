@@ -60,6 +60,12 @@ private:
         }
     }
 
+    static std::string oneOf(const std::set<std::string>& words) {
+        std::string out;
+        for (const auto& w : words) out += (out.empty() ? "'" : " or '") + w + "'";
+        return out;
+    }
+
     ExprPtr node(Expr::Type type, int line) {
         auto e = std::make_unique<Expr>();
         e->type = type;
@@ -82,7 +88,7 @@ private:
         for (;;) {
             const Token& t = peek();
             if (t.type == T::End) {
-                if (!ends.empty()) fail(t, "unexpected end of template, expected '" + *ends.begin() + "'");
+                if (!ends.empty()) fail(t, "unexpected end of template, expected " + oneOf(ends));
                 return "";
             }
             if (t.type == T::Text) {
@@ -108,6 +114,10 @@ private:
                     next();
                     return kw.text;
                 }
+                static const std::set<std::string> kEndWords = {"elif", "else", "endif", "endfor", "endset", "endmacro",
+                                                                "endcall", "endfilter", "endgeneration", "endraw"};
+                if (kEndWords.count(kw.text))
+                    fail(t, "unexpected '" + kw.text + "'" + (ends.empty() ? std::string() : ", expected " + oneOf(ends)));
                 body.push_back(parseStatement());
             } else {
                 fail(t, "unexpected token" + found());

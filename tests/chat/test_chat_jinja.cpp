@@ -1,0 +1,201 @@
+// Unit tests of the Jinja interpreter through the public ChatTemplate API: each
+// language piece (whitespace control, expressions, statements, filters, tests,
+// methods, globals, Undefined, sandbox, errors) against strings that Python's
+// jinja2 produced (jinja_cases.cpp), plus the ChatML fallback.
+#include "cairn/chat_template.h"
+#include "jinja_cases.h"
+
+#include <nlohmann/json.hpp>
+
+#include <QRegularExpression>
+#include <QTest>
+
+using namespace cairn;
+
+namespace {
+
+
+// The moment the generator used for strftime_now: 2024-02-29 13:05:09, a Thursday.
+std::tm fixedClock() {
+    std::tm t{};
+    t.tm_year = 124;
+    t.tm_mon = 1;
+    t.tm_mday = 29;
+    t.tm_hour = 13;
+    t.tm_min = 5;
+    t.tm_sec = 9;
+    t.tm_wday = 4;
+    t.tm_yday = 59;
+    return t;
+}
+
+std::string renderWith(const std::string& source, const nlohmann::ordered_json& variables) {
+    ChatRenderOptions options;
+    options.clock = fixedClock;
+    // Variables of the case replace the chat ones; messages default to an empty conversation.
+    auto messages = variables.contains("messages") ? variables["messages"] : nlohmann::ordered_json::array();
+    auto extra = variables;
+    extra.erase("messages");
+    options.extraVariables = std::make_shared<nlohmann::ordered_json>(extra);
+    return ChatTemplate(source).render(messages, options);
+}
+
+} // namespace
+
+class TestChatJinja : public QObject {
+    Q_OBJECT
+private slots:
+    void rendersLikeJinja2_data() {
+        QTest::addColumn<int>("index");
+        for (size_t i = 0; i < kRenderCaseCount; ++i) QTest::newRow(kRenderCases[i].name) << int(i);
+    }
+    void rendersLikeJinja2() {
+        QFETCH(int, index);
+        const RenderCase& c = kRenderCases[index];
+        std::string out;
+        try {
+            out = renderWith(c.source, nlohmann::ordered_json::parse(c.variables));
+        } catch (const std::exception& e) {
+            QFAIL(e.what());
+        }
+        QCOMPARE(QString::fromStdString(out), QString::fromUtf8(c.expected));
+    }
+
+    void runtimeErrorsRaiseTemplateError_data() {
+        QTest::addColumn<int>("index");
+        for (size_t i = 0; i < kRuntimeErrorCount; ++i) QTest::newRow(kRuntimeErrors[i].name) << int(i);
+    }
+    void runtimeErrorsRaiseTemplateError() {
+        QFETCH(int, index);
+        ChatTemplate t(kRuntimeErrors[index].source);  // parses
+        QVERIFY_THROWS_EXCEPTION(TemplateError, t.render(nlohmann::ordered_json::array()));
+    }
+
+    void parseErrorsNameLineAndColumn_data() {
+        QTest::addColumn<int>("index");
+        for (size_t i = 0; i < kParseErrorCount; ++i) QTest::newRow(kParseErrors[i].name) << int(i);
+    }
+    void parseErrorsNameLineAndColumn() {
+        QFETCH(int, index);
+        try {
+            ChatTemplate t(kParseErrors[index].source);
+            QFAIL("no parse error");
+        } catch (const TemplateError&) {
+            QFAIL("a parse error must not be a TemplateError");
+        } catch (const Error& e) {
+            QVERIFY2(std::string(e.what()).find("line ") != std::string::npos, e.what());
+            QVERIFY2(std::string(e.what()).find("column ") != std::string::npos, e.what());
+        }
+    }
+
+    void parseErrorPointsAtTheLine() {
+        try {
+            ChatTemplate t("line1\nline2 {% endfor %}");
+            QFAIL("no parse error");
+        } catch (const Error& e) {
+            QVERIFY2(std::string(e.what()).find("line 2, column 7") != std::string::npos, e.what());
+        }
+    }
+
+    void raiseExceptionCarriesTheMessage() {
+        ChatTemplate t("{% if messages|length == 0 %}{{ raise_exception('no messages given') }}{% endif %}");
+        try {
+            t.render(nlohmann::ordered_json::array());
+            QFAIL("no error");
+        } catch (const TemplateError& e) {
+            QVERIFY2(std::string(e.what()).find("no messages given") != std::string::npos, e.what());
+        }
+    }
+
+    void messageContentIsData() {
+        const std::string content = "{{ 7 * 7 }} {% if %} {# x #} {% raw %}";
+        ChatTemplate t("{% for m in messages %}[{{ m.content }}]{% endfor %}");
+        QCOMPARE(t.render(std::vector<ChatMessage>{{"user", content}}), "[" + content + "]");
+    }
+
+    void standardVariables() {
+        ChatTemplate t("{{ bos_token }}|{{ eos_token }}|{{ add_generation_prompt }}|{{ tools is none }}|"
+                       "{{ documents is defined }}|{{ enable_thinking is defined }}|{{ messages|length }}");
+        ChatRenderOptions o;
+        o.bosToken = "<s>";
+        o.eosToken = "</s>";
+        o.addGenerationPrompt = true;
+        QCOMPARE(t.render(std::vector<ChatMessage>{{"user", "x"}}, o), std::string("<s>|</s>|True|True|True|False|1"));
+        o.extraVariables = std::make_shared<nlohmann::ordered_json>(nlohmann::ordered_json{{"enable_thinking", false}});
+        QCOMPARE(t.render(std::vector<ChatMessage>{}, o), std::string("<s>|</s>|True|True|True|True|0"));
+    }
+
+    void vectorAndJsonMessagesRenderTheSame() {
+        ChatTemplate t("{% for m in messages %}{{ m|tojson }}{% endfor %}");
+        std::vector<ChatMessage> msgs = {{"system", "s"}, {"user", "é\n\"q\""}};
+        auto j = nlohmann::ordered_json::array();
+        for (const auto& m : msgs) j.push_back({{"role", m.role}, {"content", m.content}});
+        QCOMPARE(t.render(msgs), t.render(j));
+        QCOMPARE(t.render(msgs), std::string("{\"role\": \"system\", \"content\": \"s\"}{\"role\": \"user\", \"content\": \"é\\n\\\"q\\\"\"}"));
+    }
+
+    void jsonKeyOrderIsKept() {
+        auto j = nlohmann::ordered_json::parse("[{\"z\": 1, \"role\": \"user\", \"a\": 2}]");
+        QCOMPARE(ChatTemplate("{{ messages[0]|tojson }}").render(j), std::string("{\"z\": 1, \"role\": \"user\", \"a\": 2}"));
+    }
+
+    void strftimeUsesTheInjectedClock() {
+        ChatTemplate t("{{ strftime_now('%d %B %Y') }}");
+        ChatRenderOptions o;
+        o.clock = fixedClock;
+        QCOMPARE(t.render(std::vector<ChatMessage>{}, o), std::string("29 February 2024"));
+        o.clock = nullptr;  // the real clock: the shape and a plausible year
+        std::string now = t.render(std::vector<ChatMessage>{}, o);
+        QVERIFY2(QRegularExpression("^\\d\\d [A-Z][a-z]+ 20\\d\\d$").match(QString::fromStdString(now)).hasMatch(), now.c_str());
+        QVERIFY(now != "29 February 2024");
+    }
+
+    void deepNestingIsAnErrorNotACrash() {
+        std::string deep = "{{ " + std::string(5000, '(') + "1" + std::string(5000, ')') + " }}";
+        QVERIFY_THROWS_EXCEPTION(Error, ChatTemplate{deep});
+        ChatTemplate recursive("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}");
+        QVERIFY_THROWS_EXCEPTION(TemplateError, recursive.render(nlohmann::ordered_json::array()));
+        ChatTemplate huge("{{ 'x' * 1000000000 }}");
+        QVERIFY_THROWS_EXCEPTION(TemplateError, huge.render(nlohmann::ordered_json::array()));
+    }
+
+    void chatMLFallback() {
+        std::vector<ChatMessage> msgs = {{"system", "Be brief."}, {"user", "Hi"}};
+        const std::string expected = "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n";
+        QCOMPARE(renderChatML(msgs, false), expected);
+        QCOMPARE(renderChatML(msgs, true), expected + "<|im_start|>assistant\n");
+
+        ChatRenderOptions o;
+        o.addGenerationPrompt = true;
+        auto good = renderChat("{% for m in messages %}{{ m.role }}:{{ m.content }};{% endfor %}", msgs, o);
+        QVERIFY(!good.usedFallback);
+        QCOMPARE(good.text, std::string("system:Be brief.;user:Hi;"));
+
+        for (const char* bad : {"", "{% if %}", "{{ raise_exception('System role not supported') }}", "{{ x.y.z }}"}) {
+            auto r = renderChat(bad, msgs, o);
+            QVERIFY2(r.usedFallback, bad);
+            QVERIFY(!r.fallbackReason.empty());
+            QCOMPARE(r.text, expected + "<|im_start|>assistant\n");
+        }
+        auto raised = renderChat("{{ raise_exception('System role not supported') }}", msgs, o);
+        QVERIFY2(raised.fallbackReason.find("System role not supported") != std::string::npos, raised.fallbackReason.c_str());
+    }
+
+    void messagesFromJson() {
+        auto msgs = chatMessagesFromJson(nlohmann::ordered_json::parse("[{\"role\": \"user\", \"content\": \"a\"}, {\"role\": \"assistant\", \"content\": null}]"));
+        QCOMPARE(msgs.size(), size_t(2));
+        QCOMPARE(msgs[0].content, std::string("a"));
+        QCOMPARE(msgs[1].content, std::string());
+        QVERIFY_THROWS_EXCEPTION(Error, chatMessagesFromJson(nlohmann::ordered_json::parse("{\"role\": \"user\"}")));
+        QVERIFY_THROWS_EXCEPTION(Error, chatMessagesFromJson(nlohmann::ordered_json::parse("[{\"content\": \"x\"}]")));
+    }
+
+    void movedTemplateStillRenders() {
+        ChatTemplate a("{{ 1 + 1 }}");
+        ChatTemplate b(std::move(a));
+        QCOMPARE(b.render(nlohmann::ordered_json::array()), std::string("2"));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestChatJinja)
+#include "test_chat_jinja.moc"
