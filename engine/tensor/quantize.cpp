@@ -126,8 +126,9 @@ void quantizeRowQ8_0(const float* x, BlockQ8_0* y, int64_t n) {
     }
 }
 
-// Activations only, so not in the zoo; the product is rounded before
-// nearest-even rounding (no fusion), as the SIMD versions of it compute it.
+// quantize_row_q8_K_ref (activations only, so not in quant-zoo; the same
+// unfused arithmetic as the K quantizers). One difference: an all-zero block
+// also gets zero bsums, which ggml leaves unset.
 void quantizeRowQ8K(const float* x, BlockQ8_K* y, int64_t n) {
     for (int64_t i = 0; i < n / kQK_K; ++i, x += kQK_K) {
         float amax = 0.0f, max = 0.0f;
