@@ -105,7 +105,7 @@ std::string buildModelProto(const Vocabulary& v) {
     ProtoWriter normalizer;
     normalizer.bytes(1, "identity");
     normalizer.boolean(3, false);  // add_dummy_prefix
-    normalizer.boolean(4, v.removeExtraWhitespaces);
+    normalizer.boolean(4, false);  // remove_extra_whitespaces: llama.cpp ignores the GGUF flag for SPM
     normalizer.boolean(5, true);   // escape_whitespaces: ' ' -> U+2581
     model.bytes(3, normalizer.data());
     return model.data();

@@ -136,7 +136,6 @@ void Vocabulary::load(const gguf::File& file) {
     addBos = file.getBool("tokenizer.ggml.add_bos_token", addBos);
     addEos = file.getBool("tokenizer.ggml.add_eos_token", addEos);
     addSpacePrefix = file.getBool("tokenizer.ggml.add_space_prefix", addSpacePrefix);
-    removeExtraWhitespaces = file.getBool("tokenizer.ggml.remove_extra_whitespaces", false);
 
     // Tokens found by their text are forced to control type, as llama.cpp does.
     auto detect = [&](int32_t& id, auto const& candidates) {

@@ -47,7 +47,6 @@ struct Vocabulary {
     int32_t bos = -1, eos = -1, eot = -1, eom = -1, unk = -1, pad = -1;
     bool addBos = false, addEos = false;
     bool addSpacePrefix = false;         // SPM: a space before every text fragment after a special token
-    bool removeExtraWhitespaces = false;
     std::unordered_set<int32_t> eog;
 
     // Tokens split out of the text before tokenizing (control, user-defined,
