@@ -1,4 +1,4 @@
-// cairn-cli chat-bench -m MODEL [--turns 10] [--reply 32] [-t 2] [--ctx 4096] [--json]
+// cairn-cli chat-bench -m MODEL [--turns 10] [--reply 128] [-t 2] [--ctx 4096] [--json]
 //
 // A scripted conversation growing by ~200 tokens a turn. Per turn: time to
 // first token with session reuse vs. a fresh session re-reading the whole
@@ -66,7 +66,7 @@ double msSince(std::chrono::steady_clock::time_point t0) {
 int runChatBench(Args& args) {
     const std::string modelPath = args.require("-m", "--model");
     const int turns = int(args.number("", "--turns", 10));
-    const int64_t replyTokens = int64_t(args.number("", "--reply", 32));
+    const int64_t replyTokens = int64_t(args.number("", "--reply", 128));
     const int threads = int(args.number("-t", "--threads", 2));
     const int64_t ctxSize = int64_t(args.number("-c", "--ctx", 4096));
     const int64_t chunk = int64_t(args.number("", "--chunk", 64));
