@@ -416,59 +416,133 @@ inline __m512i q6kCodes(const uint8_t* ql, const uint8_t* qh, int n, int h) {
 
 inline int32_t hsum512(__m512i v) { return _mm512_reduce_add_epi32(v); }
 
+// Exact integer sums of one Q4_K super-block against 256 activation codes:
+// `is` (16 lanes summing to isum) and `ms` (8 lanes summing to msum).
+inline void q4kSums(const BlockQ4_K* blk, const int8_t* x, const int16_t* bs, __m512i& is, __m256i& ms) {
+    alignas(16) uint8_t sm[16];
+    q4kScales(blk->scales, sm);
+    // lanes 0-7 of chunk c: scale sc[2c]; lanes 8-15: sc[2c + 1] (dots of 4 codes fit int16)
+    const __m512i sv = _mm512_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sm)));
+    is = _mm512_setzero_si512();
+    for (int c = 0; c < 4; ++c) {
+        const __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q4kCodes(blk->qs, c),
+                                                _mm512_loadu_si512(x + 64 * c));
+        const __m512i idx = _mm512_inserti64x4(_mm512_set1_epi32(2 * c), _mm256_set1_epi32(2 * c + 1), 1);
+        is = _mm512_add_epi32(is, _mm512_madd_epi16(dot, _mm512_permutexvar_epi32(idx, sv)));
+    }
+    // msum = sum_j m_j * (bsum[2j] + bsum[2j + 1]): mins widened to 16 int16, one madd.
+    const __m128i mins = _mm_shuffle_epi8(_mm_load_si128(reinterpret_cast<const __m128i*>(sm)),
+                                          _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15));
+    ms = _mm256_madd_epi16(_mm256_cvtepu8_epi16(mins), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bs)));
+}
+
+// Same for Q6_K: `is` sums to sum_j s_j * dot_j, `off` to sum_j s_j * bsum_j
+// (isum = is - 32 * off).
+inline void q6kSums(const BlockQ6_K* blk, const int8_t* x, const int16_t* bs, __m512i& is, __m256i& off) {
+    const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk->scales));
+    is = _mm512_setzero_si512();
+    for (int n = 0; n < 2; ++n)
+        for (int h = 0; h < 2; ++h) {
+            const int c = 2 * n + h;  // elements [64c, 64c + 64): sub-blocks 4c..4c+3, 4 lanes each
+            const __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q6kCodes(blk->ql, blk->qh, n, h),
+                                                    _mm512_loadu_si512(x + 64 * c));
+            const __m512i idx = _mm512_setr_epi32(4 * c, 4 * c, 4 * c, 4 * c, 4 * c + 1, 4 * c + 1, 4 * c + 1,
+                                                  4 * c + 1, 4 * c + 2, 4 * c + 2, 4 * c + 2, 4 * c + 2, 4 * c + 3,
+                                                  4 * c + 3, 4 * c + 3, 4 * c + 3);
+            const __m512i sv = _mm512_permutexvar_epi32(idx, _mm512_cvtepi8_epi32(sc));
+            is = _mm512_add_epi32(is, _mm512_madd_epi16(dot, _mm512_and_si512(sv, _mm512_set1_epi32(0xFFFF))));
+        }
+    off = _mm256_madd_epi16(_mm256_cvtepi8_epi16(sc), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bs)));
+}
+
 // One row of Q4_K or Q6_K against one token: the canonical chain.
 template <TensorType T>
 float matvecRowK(const uint8_t* row, const int8_t* xq, const int16_t* bsum, const float* dx, int64_t nb) {
     float acc = 0.f;
     for (int64_t b = 0; b < nb; ++b) {
-        const int8_t* x = xq + 256 * b;
-        const int16_t* bs = bsum + 16 * b;
+        __m512i is;
+        __m256i aux;
         if constexpr (T == TensorType::Q4_K) {
             const auto* blk = reinterpret_cast<const BlockQ4_K*>(row + b * sizeof(BlockQ4_K));
-            alignas(16) uint8_t sm[16];
-            q4kScales(blk->scales, sm);
-            // lanes 0-7 of chunk c: scale sc[2c]; lanes 8-15: sc[2c + 1] (dots of 4 codes fit int16)
-            const __m512i sv = _mm512_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sm)));
-            __m512i is = _mm512_setzero_si512();
-            for (int c = 0; c < 4; ++c) {
-                const __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q4kCodes(blk->qs, c),
-                                                        _mm512_loadu_si512(x + 64 * c));
-                const __m512i idx = _mm512_inserti64x4(_mm512_set1_epi32(2 * c), _mm256_set1_epi32(2 * c + 1), 1);
-                is = _mm512_add_epi32(is, _mm512_madd_epi16(dot, _mm512_permutexvar_epi32(idx, sv)));
-            }
-            // msum = sum_j m_j * (bsum[2j] + bsum[2j + 1]): mins widened to 16 int16, one madd.
-            const __m128i mins = _mm_shuffle_epi8(_mm_load_si128(reinterpret_cast<const __m128i*>(sm)),
-                                                  _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15));
-            const int32_t msum = hsum(_mm256_madd_epi16(_mm256_cvtepu8_epi16(mins),
-                                                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bs))));
+            q4kSums(blk, xq + 256 * b, bsum + 16 * b, is, aux);
             const float d = halfToFloat(blk->d), dmin = halfToFloat(blk->dmin);
             acc = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(float(hsum512(is))), _mm_set_ss(d * dx[b]), _mm_set_ss(acc)));
-            acc = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(float(msum)), _mm_set_ss(-(dmin * dx[b])), _mm_set_ss(acc)));
+            acc = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(float(hsum(aux))), _mm_set_ss(-(dmin * dx[b])), _mm_set_ss(acc)));
         } else {
             const auto* blk = reinterpret_cast<const BlockQ6_K*>(row + b * sizeof(BlockQ6_K));
-            const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk->scales));
-            __m512i is = _mm512_setzero_si512();
-            for (int n = 0; n < 2; ++n)
-                for (int h = 0; h < 2; ++h) {
-                    const int c = 2 * n + h;  // elements [64c, 64c + 64): sub-blocks 4c..4c+3, 4 lanes each
-                    const __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q6kCodes(blk->ql, blk->qh, n, h),
-                                                            _mm512_loadu_si512(x + 64 * c));
-                    const __m512i idx = _mm512_setr_epi32(4 * c, 4 * c, 4 * c, 4 * c, 4 * c + 1, 4 * c + 1, 4 * c + 1,
-                                                          4 * c + 1, 4 * c + 2, 4 * c + 2, 4 * c + 2, 4 * c + 2,
-                                                          4 * c + 3, 4 * c + 3, 4 * c + 3, 4 * c + 3);
-                    const __m512i s = _mm512_permutexvar_epi32(idx, _mm512_cvtepi8_epi32(sc));
-                    is = _mm512_add_epi32(is, _mm512_madd_epi16(dot, _mm512_and_si512(s, _mm512_set1_epi32(0xFFFF))));
-                }
-            // offset 32: isum -= 32 * sum_j s_j * bsum_j
-            const __m256i sb = _mm256_madd_epi16(_mm256_cvtepi8_epi16(sc),
-                                                 _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bs)));
-            const int32_t off = hsum(sb);
+            q6kSums(blk, xq + 256 * b, bsum + 16 * b, is, aux);
             const float d = halfToFloat(blk->d);
-            acc = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(float(hsum512(is) - 32 * off)), _mm_set_ss(d * dx[b]),
+            acc = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(float(hsum512(is) - 32 * hsum(aux))), _mm_set_ss(d * dx[b]),
                                              _mm_set_ss(acc)));
         }
     }
     return acc;
+}
+
+// Lane r of the result = sum of the 16 lanes of v[r] (exact; 4 levels of
+// transpose-add, about 3 instructions per row instead of 7 for a reduce).
+inline __m512i reduce16x16(const __m512i* v) {
+    auto pair32 = [](__m512i a, __m512i b) {
+        return _mm512_add_epi32(_mm512_unpacklo_epi32(a, b), _mm512_unpackhi_epi32(a, b));
+    };
+    auto pair64 = [](__m512i a, __m512i b) {
+        return _mm512_add_epi32(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b));
+    };
+    auto lanes = [](__m512i a, __m512i b) {
+        return _mm512_add_epi32(_mm512_shuffle_i32x4(a, b, _MM_SHUFFLE(2, 0, 2, 0)),
+                                _mm512_shuffle_i32x4(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
+    };
+    __m512i u[4];
+    for (int q = 0; q < 4; ++q)
+        u[q] = pair64(pair32(v[4 * q], v[4 * q + 1]), pair32(v[4 * q + 2], v[4 * q + 3]));  // rows 4q..4q+3 per 128 bits
+    return lanes(lanes(u[0], u[1]), lanes(u[2], u[3]));
+}
+
+// 16 rows of Q4_K/Q6_K against one token, the float chain with rows in lanes.
+// Measured 1024x2048 from L2, 1 thread (us per call): Q4_K 116 -> 68,
+// Q6_K 103 -> 81.
+template <TensorType T>
+void matvec16K(const MatrixView& w, int64_t r0, const int8_t* xq, const int16_t* bsum, const float* dx, int64_t nb,
+               float* out) {
+    constexpr size_t bb = T == TensorType::Q4_K ? sizeof(BlockQ4_K) : sizeof(BlockQ6_K);
+    // 32 bits holding the scale(s): Q4_K d | dmin << 16 at 0; Q6_K d in the high half at 206 (in bounds).
+    constexpr int64_t scaleAt = T == TensorType::Q4_K ? 0 : 206;
+    const __m512i gidx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                            _mm512_set1_epi32(int32_t(w.rowStride)));
+    const uint8_t* base = w.row(r0);
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const int8_t* x = xq + 256 * b;
+        const int16_t* bs = bsum + 16 * b;
+        __m512i is[16];
+        __m256i aux[16];
+        for (int r = 0; r < 16; ++r) {
+            const uint8_t* blk = base + size_t(r) * w.rowStride + b * bb;
+            if constexpr (T == TensorType::Q4_K) q4kSums(reinterpret_cast<const BlockQ4_K*>(blk), x, bs, is[r], aux[r]);
+            else q6kSums(reinterpret_cast<const BlockQ6_K*>(blk), x, bs, is[r], aux[r]);
+        }
+        __m512i pairs[8];  // rows A_p | B_p as reduceRows16 expects
+        for (int p = 0; p < 8; ++p) {
+            const int A = p < 4 ? p : p + 4, B = p < 4 ? p + 4 : p + 8;
+            pairs[p] = _mm512_inserti64x4(_mm512_castsi256_si512(aux[A]), aux[B], 1);
+        }
+        const __m512i isum = reduce16x16(is), auxSum = reduceRows16(pairs);
+        const __m512i sc = _mm512_i32gather_epi32(gidx, base + b * bb + scaleAt, 1);
+        const __m512 dxv = _mm512_set1_ps(dx[b]);
+        if constexpr (T == TensorType::Q4_K) {
+            const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(sc));
+            const __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(sc, 16)));
+            acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(d, dxv), acc);
+            const __m512 negMin = _mm512_castsi512_ps(
+                _mm512_xor_si512(_mm512_castps_si512(_mm512_mul_ps(dmin, dxv)), _mm512_set1_epi32(int32_t(0x80000000u))));
+            acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(auxSum), negMin, acc);
+        } else {
+            const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(sc, 16)));
+            const __m512i total = _mm512_sub_epi32(isum, _mm512_slli_epi32(auxSum, 5));
+            acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(total), _mm512_mul_ps(d, dxv), acc);
+        }
+    }
+    _mm512_storeu_ps(out, acc);
 }
 
 void matvecK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
@@ -481,7 +555,14 @@ void matvecK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, 
         const int8_t* xq = a.q + t * a.cols;
         const int16_t* bsum = a.bsum + t * (a.cols / 16);
         const float* dx = a.d + t * nb;
-        for (int64_t r = r0; r < r1; ++r)
+        int64_t r = r0;
+        if (w.rowStride * 16 < (1u << 31)) {
+            for (; r + 16 <= r1; r += 16) {
+                if (w.type == TensorType::Q4_K) matvec16K<TensorType::Q4_K>(w, r, xq, bsum, dx, nb, y + t * ldy + r);
+                else matvec16K<TensorType::Q6_K>(w, r, xq, bsum, dx, nb, y + t * ldy + r);
+            }
+        }
+        for (; r < r1; ++r)
             y[t * ldy + r] = w.type == TensorType::Q4_K ? matvecRowK<TensorType::Q4_K>(w.row(r), xq, bsum, dx, nb)
                                                         : matvecRowK<TensorType::Q6_K>(w.row(r), xq, bsum, dx, nb);
     }
