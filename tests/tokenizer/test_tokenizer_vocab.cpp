@@ -46,7 +46,10 @@ std::vector<std::vector<int32_t>> readIds(const std::string& path) {
 
 std::string show(const std::vector<int32_t>& ids) {
     std::string s;
-    for (int32_t id : ids) s += " " + std::to_string(id);
+    for (int32_t id : ids) {
+        s += ' ';
+        s += std::to_string(id);
+    }
     return s;
 }
 
