@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 namespace cairn::tensor::kernels {
 namespace {
@@ -402,6 +403,16 @@ inline __m512i q4kCodes(const uint8_t* qs, int c) {
     return _mm512_and_si512(z, _mm512_set1_epi8(0x0F));
 }
 
+// Codes of elements [64c, 64c + 64) of a Q5_K super-block: Q4_K's nibbles
+// plus bit 2c (first 32) or 2c + 1 (last 32) of qh[l] as bit 4.
+inline __m512i q5kCodes(const uint8_t* qs, const uint8_t* qh, int c) {
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh));
+    const __m512i hz = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_srli_epi16(h, 2 * c)),
+                                          _mm256_srli_epi16(h, 2 * c + 1), 1);
+    const __m512i hi = _mm512_slli_epi16(_mm512_and_si512(hz, _mm512_set1_epi8(1)), 4);
+    return _mm512_or_si512(q4kCodes(qs, c), hi);
+}
+
 // Codes of elements [128n + 64h, +64) of a Q6_K super-block.
 inline __m512i q6kCodes(const uint8_t* ql, const uint8_t* qh, int n, int h) {
     const __m512i l = _mm512_loadu_si512(ql + 64 * n);
@@ -418,15 +429,20 @@ inline int32_t hsum512(__m512i v) { return _mm512_reduce_add_epi32(v); }
 
 // Exact integer sums of one Q4_K super-block against 256 activation codes:
 // `is` (16 lanes summing to isum) and `ms` (8 lanes summing to msum).
-inline void q4kSums(const BlockQ4_K* blk, const int8_t* x, const int16_t* bs, __m512i& is, __m256i& ms) {
+// Also Q5_K (Blk = BlockQ5_K): same scales and mins, 5-bit codes (dots of 4
+// codes still fit int16).
+template <typename Blk>
+inline void q4kSums(const Blk* blk, const int8_t* x, const int16_t* bs, __m512i& is, __m256i& ms) {
     alignas(16) uint8_t sm[16];
     q4kScales(blk->scales, sm);
     // lanes 0-7 of chunk c: scale sc[2c]; lanes 8-15: sc[2c + 1] (dots of 4 codes fit int16)
     const __m512i sv = _mm512_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sm)));
     is = _mm512_setzero_si512();
     for (int c = 0; c < 4; ++c) {
-        const __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q4kCodes(blk->qs, c),
-                                                _mm512_loadu_si512(x + 64 * c));
+        __m512i codes;
+        if constexpr (std::is_same_v<Blk, BlockQ5_K>) codes = q5kCodes(blk->qs, blk->qh, c);
+        else codes = q4kCodes(blk->qs, c);
+        const __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), codes, _mm512_loadu_si512(x + 64 * c));
         const __m512i idx = _mm512_inserti64x4(_mm512_set1_epi32(2 * c), _mm256_set1_epi32(2 * c + 1), 1);
         is = _mm512_add_epi32(is, _mm512_madd_epi16(dot, _mm512_permutexvar_epi32(idx, sv)));
     }
@@ -462,8 +478,9 @@ float matvecRowK(const uint8_t* row, const int8_t* xq, const int16_t* bsum, cons
     for (int64_t b = 0; b < nb; ++b) {
         __m512i is;
         __m256i aux;
-        if constexpr (T == TensorType::Q4_K) {
-            const auto* blk = reinterpret_cast<const BlockQ4_K*>(row + b * sizeof(BlockQ4_K));
+        if constexpr (T == TensorType::Q4_K || T == TensorType::Q5_K) {
+            using Blk = std::conditional_t<T == TensorType::Q4_K, BlockQ4_K, BlockQ5_K>;
+            const auto* blk = reinterpret_cast<const Blk*>(row + b * sizeof(Blk));
             q4kSums(blk, xq + 256 * b, bsum + 16 * b, is, aux);
             const float d = halfToFloat(blk->d), dmin = halfToFloat(blk->dmin);
             acc = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(float(hsum512(is))), _mm_set_ss(d * dx[b]), _mm_set_ss(acc)));
@@ -504,9 +521,10 @@ inline __m512i reduce16x16(const __m512i* v) {
 template <TensorType T>
 void matvec16K(const MatrixView& w, int64_t r0, const int8_t* xq, const int16_t* bsum, const float* dx, int64_t nb,
                float* out) {
-    constexpr size_t bb = T == TensorType::Q4_K ? sizeof(BlockQ4_K) : sizeof(BlockQ6_K);
-    // 32 bits holding the scale(s): Q4_K d | dmin << 16 at 0; Q6_K d in the high half at 206 (in bounds).
-    constexpr int64_t scaleAt = T == TensorType::Q4_K ? 0 : 206;
+    constexpr bool q6 = T == TensorType::Q6_K;
+    constexpr size_t bb = T == TensorType::Q4_K ? sizeof(BlockQ4_K) : q6 ? sizeof(BlockQ6_K) : sizeof(BlockQ5_K);
+    // 32 bits holding the scale(s): Q4_K/Q5_K d | dmin << 16 at 0; Q6_K d in the high half at 206 (in bounds).
+    constexpr int64_t scaleAt = q6 ? 206 : 0;
     const __m512i gidx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                             _mm512_set1_epi32(int32_t(w.rowStride)));
     const uint8_t* base = w.row(r0);
@@ -519,6 +537,7 @@ void matvec16K(const MatrixView& w, int64_t r0, const int8_t* xq, const int16_t*
         for (int r = 0; r < 16; ++r) {
             const uint8_t* blk = base + size_t(r) * w.rowStride + b * bb;
             if constexpr (T == TensorType::Q4_K) q4kSums(reinterpret_cast<const BlockQ4_K*>(blk), x, bs, is[r], aux[r]);
+            else if constexpr (T == TensorType::Q5_K) q4kSums(reinterpret_cast<const BlockQ5_K*>(blk), x, bs, is[r], aux[r]);
             else q6kSums(reinterpret_cast<const BlockQ6_K*>(blk), x, bs, is[r], aux[r]);
         }
         __m512i pairs[8];  // rows A_p | B_p as reduceRows16 expects
@@ -529,7 +548,7 @@ void matvec16K(const MatrixView& w, int64_t r0, const int8_t* xq, const int16_t*
         const __m512i isum = reduce16x16(is), auxSum = reduceRows16(pairs);
         const __m512i sc = _mm512_i32gather_epi32(gidx, base + b * bb + scaleAt, 1);
         const __m512 dxv = _mm512_set1_ps(dx[b]);
-        if constexpr (T == TensorType::Q4_K) {
+        if constexpr (!q6) {
             const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(sc));
             const __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(sc, 16)));
             acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(d, dxv), acc);
@@ -546,7 +565,7 @@ void matvec16K(const MatrixView& w, int64_t r0, const int8_t* xq, const int16_t*
 }
 
 void matvecK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
-    if (w.type != TensorType::Q4_K && w.type != TensorType::Q6_K) {
+    if (w.type != TensorType::Q4_K && w.type != TensorType::Q5_K && w.type != TensorType::Q6_K) {
         scalarRows(w, r0, r1, a, y, ldy);
         return;
     }
@@ -555,16 +574,24 @@ void matvecK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, 
         const int8_t* xq = a.q + t * a.cols;
         const int16_t* bsum = a.bsum + t * (a.cols / 16);
         const float* dx = a.d + t * nb;
+        float* yt = y + t * ldy;
         int64_t r = r0;
         if (w.rowStride * 16 < (1u << 31)) {
             for (; r + 16 <= r1; r += 16) {
-                if (w.type == TensorType::Q4_K) matvec16K<TensorType::Q4_K>(w, r, xq, bsum, dx, nb, y + t * ldy + r);
-                else matvec16K<TensorType::Q6_K>(w, r, xq, bsum, dx, nb, y + t * ldy + r);
+                switch (w.type) {
+                case TensorType::Q4_K: matvec16K<TensorType::Q4_K>(w, r, xq, bsum, dx, nb, yt + r); break;
+                case TensorType::Q5_K: matvec16K<TensorType::Q5_K>(w, r, xq, bsum, dx, nb, yt + r); break;
+                default: matvec16K<TensorType::Q6_K>(w, r, xq, bsum, dx, nb, yt + r); break;
+                }
             }
         }
-        for (; r < r1; ++r)
-            y[t * ldy + r] = w.type == TensorType::Q4_K ? matvecRowK<TensorType::Q4_K>(w.row(r), xq, bsum, dx, nb)
-                                                        : matvecRowK<TensorType::Q6_K>(w.row(r), xq, bsum, dx, nb);
+        for (; r < r1; ++r) {
+            switch (w.type) {
+            case TensorType::Q4_K: yt[r] = matvecRowK<TensorType::Q4_K>(w.row(r), xq, bsum, dx, nb); break;
+            case TensorType::Q5_K: yt[r] = matvecRowK<TensorType::Q5_K>(w.row(r), xq, bsum, dx, nb); break;
+            default: yt[r] = matvecRowK<TensorType::Q6_K>(w.row(r), xq, bsum, dx, nb); break;
+            }
+        }
     }
 }
 
@@ -574,16 +601,20 @@ void decodeRowK(TensorType type, const uint8_t* row, int64_t nb, uint8_t* u, int
     // SIMD unpacking for the formats that matter most. Measured: no change at
     // 512 tokens (Q4_K GEMM 212 -> 210 GFLOP/s per CPU-second, the decode is
     // amortized over the tokens), it only pays for short prompts.
-    if (type == TensorType::Q4_K) {
+    if (type == TensorType::Q4_K || type == TensorType::Q5_K) {
         for (int64_t b = 0; b < nb; ++b) {
+            // Q5_K has Q4_K's d, dmin, scales and qs at the same offsets, qh before qs.
             const auto* blk = reinterpret_cast<const BlockQ4_K*>(row + b * bb);
+            const auto* blk5 = reinterpret_cast<const BlockQ5_K*>(row + b * bb);
             uint8_t sm[16];
             q4kScales(blk->scales, sm);
             for (int j = 0; j < 16; ++j) {
                 s[16 * b + j] = sm[j / 2];
                 mn[16 * b + j] = sm[8 + j / 2];
             }
-            for (int c = 0; c < 4; ++c) _mm512_storeu_si512(u + 256 * b + 64 * c, q4kCodes(blk->qs, c));
+            for (int c = 0; c < 4; ++c)
+                _mm512_storeu_si512(u + 256 * b + 64 * c, type == TensorType::Q4_K ? q4kCodes(blk->qs, c)
+                                                                                  : q5kCodes(blk5->qs, blk5->qh, c));
             d[b] = halfToFloat(blk->d);
             dmin[b] = halfToFloat(blk->dmin);
         }
