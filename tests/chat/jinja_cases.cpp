@@ -102,6 +102,55 @@ b'.splitlines() }}|{{ 'ab'.center(6, '*') }})J", R"J({})J", R"J(hi|hi|a|a|['a', 
     {"dict methods", R"J({{ dd.get('a') }} {{ dd.get('zz', 'dflt') }} {{ dd.get('zz') }} {{ dd.keys()|list }} {{ dd.values()|list }} {{ dd.items()|list }})J", R"J({"d": {"b": 1, "a": [1.5, "é", null, true], "s": "q\"\n<\t\u0001"}, "m": {"role": "user", "items": 3}, "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "u1"}, {"role": "user", "content": "u2"}], "dd": {"a": 1, "b": 2}})J", R"J(1 dflt None ['a', 'b'] [1, 2] [('a', 1), ('b', 2)])J"},
     {"globals", R"J({{ range(3)|list }} {{ range(1, 7, 2)|list }} {{ range(3, 0, -1)|list }} {{ dict(a=1, b=2) }} {{ strftime_now('%Y-%m-%d|%d %b %Y|%B %d, %Y|%A %H:%M:%S') }})J", R"J({})J", R"J([0, 1, 2] [1, 3, 5] [3, 2, 1] {'a': 1, 'b': 2} 2024-02-29|29 Feb 2024|February 29, 2024|Thursday 13:05:09)J"},
     {"undefined is lenient", R"J([{{ nope }}][{{ nope|length }}][{% for x in nope %}x{% endfor %}][{{ 'y' if nope else 'n' }}][{{ nope ~ 'a' }}][{{ nope is defined }}][{{ nope|default('z') }}][{{ nope|string }}][{{ nope == nope }}][{{ nope|list }}])J", R"J({})J", R"J([][0][][n][a][False][z][][True][[]])J"},
+    {"forward macro reference", R"J({% macro a() %}[{{ b() }}]{% endmacro %}{% macro b() %}B{% endmacro %}{{ a() }})J", R"J({})J", R"J([B])J"},
+    {"recursive formatter", R"J({% macro fmt(v, keys=True) %}{% if v is string %}<{{ v }}>{% elif v is boolean %}{{ 'true' if v else 'false' }}{% elif v is mapping %}{ {%- for k, x in v|dictsort %}{{ k if keys else '' }}:{{ fmt(x, keys=keys) }}{{ ',' if not loop.last }}{% endfor -%} }{% elif v is sequence %}[{% for x in v %}{{ fmt(x) }}{% if not loop.last %},{% endif %}{% endfor %}]{% else %}{{ v }}{% endif %}{% endmacro %}{{ fmt(t) }}|{{ fmt(t, keys=false) }})J", R"J({"t": {"z": [1, "a", true, null, 2.5], "a": {"n": false}}})J", R"J({a:{n:false},z:[1,<a>,true,None,2.5]}|{:{:false},:[1,<a>,true,None,2.5]})J"},
+    {"comma idiom", R"J({%- set add = false -%}{%- for v in [1, 2] -%}{%- if add %},{%- else -%} {%- set add = true -%} {% endif -%}x{{ v }}{%- endfor -%})J", R"J({})J", R"J(x1x2)J"},
+    {"filter binds tighter than plus", R"J({{ 'a' + none|default('u', true) + 'b' }} {{ 'r:' + nope|default('unknown') + '}' }})J", R"J({})J", R"J(aub r:unknown})J"},
+    {"chained methods", R"J({% set c = '<think>\nx\n</think>\n\nanswer ' %}[{{ c.split('</think>')[-1].lstrip('\n') }}][{{ c.split('<think>')[-1].split('</think>')[0].strip() }}][{{ (c|trim)[:7] }}])J", R"J({})J", R"J([answer ][x][<think>])J"},
+    {"reverse iteration", R"J({% for m in messages[::-1] %}{{ messages|length - 1 - loop.index0 }}:{{ m.role }} {% endfor %})J", R"J({"d": {"b": 1, "a": [1.5, "é", null, true], "s": "q\"\n<\t\u0001"}, "m": {"role": "user", "items": 3}, "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "u1"}, {"role": "user", "content": "u2"}], "dd": {"a": 1, "b": 2}})J", R"J(2:user 1:user 0:system )J"},
+    {"python numbers", R"J({{ 10 / 2 }} {{ (10 / 3)|round(2) }} {{ 3 // 2.0 }} {{ [1,2] + [3] }} [{{ 'abc' * 0 }}] {{ none }} {{ true }} {{ -0.0 }} {{ 2 ** -1 }} {{ 7 % 2.5 }})J", R"J({})J", R"J(5.0 3.33 1.0 [1, 2, 3] [] None True -0.0 0.5 2.0)J"},
+    {"short circuit", R"J({{ x.y if x is defined and x.y is defined else 'n' }} {{ nope is defined and nope.y }} [{{ 'a' if '' }}] {{ messages and messages[0].role }})J", R"J({"d": {"b": 1, "a": [1.5, "é", null, true], "s": "q\"\n<\t\u0001"}, "m": {"role": "user", "items": 3}, "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "u1"}, {"role": "user", "content": "u2"}], "dd": {"a": 1, "b": 2}})J", R"J(n False [] system)J"},
+    {"trailing commas", R"J({{ {'a': 1, 'b': 2,}|length }} {{ [1, 2,]|length }} {{ (1, 2,)|length }})J", R"J({})J", R"J(2 2 2)J"},
+    {"nested loops", R"J({% for a in [1, 2] %}{% set outer = loop %}{% for b in 'xy' %}{{ outer.index }}{{ loop.index }}{{ b }}{{ loop.length }} {% endfor %}{% endfor %})J", R"J({})J", R"J(11x2 12y2 21x2 22y2 )J"},
+    {"items are tuples", R"J({{ {'a': 1}.items()|list }} {{ {'a': 1}|dictsort }} {{ ({'a': 1}|items|list)[0][1] }})J", R"J({})J", R"J([('a', 1)] [('a', 1)] 1)J"},
+    {"role membership", R"J({% for m in messages %}{{ m.role in ['system', 'developer'] }} {{ m['role'] not in ('user',) }};{% endfor %})J", R"J({"d": {"b": 1, "a": [1.5, "é", null, true], "s": "q\"\n<\t\u0001"}, "m": {"role": "user", "items": 3}, "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "u1"}, {"role": "user", "content": "u2"}], "dd": {"a": 1, "b": 2}})J", R"J(True True;False False;False False;)J"},
+    {"content type switch", R"J({% for c in [msg, [{'type': 'text', 'text': ' t '}, {'type': 'image'}], none] %}{% if c is string %}s:{{ c|trim }}{% elif c is iterable %}{% for i in c %}{{ i.type }}{{ i.text|default('') }}{% endfor %}{% else %}other{% endif %};{% endfor %})J", R"J({"msg": "  m \\u3000"})J", R"J(s:m \u3000;text t image;other;)J"},
+    {"tojson of tools", R"J({{ tools|tojson(indent=4) }}{% for t in tools %}{{ t|tojson }}{{ t.function.parameters.properties|tojson(ensure_ascii=true) }}{% endfor %})J", R"J({"tools": [{"type": "function", "function": {"name": "get_weather", "description": "Weather \\u2600\\ud83c\\udf27", "parameters": {"type": "object", "properties": {"city": {"type": "string", "enum": ["Paris", "Zürich"]}, "days": {"type": "integer", "default": 3.0}}, "required": ["city"]}}}]})J", R"J([
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Weather \\u2600\\ud83c\\udf27",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": {
+                        "type": "string",
+                        "enum": [
+                            "Paris",
+                            "Zürich"
+                        ]
+                    },
+                    "days": {
+                        "type": "integer",
+                        "default": 3.0
+                    }
+                },
+                "required": [
+                    "city"
+                ]
+            }
+        }
+    }
+]{"type": "function", "function": {"name": "get_weather", "description": "Weather \\u2600\\ud83c\\udf27", "parameters": {"type": "object", "properties": {"city": {"type": "string", "enum": ["Paris", "Zürich"]}, "days": {"type": "integer", "default": 3.0}}, "required": ["city"]}}}{"city": {"type": "string", "enum": ["Paris", "Z\u00fcrich"]}, "days": {"type": "integer", "default": 3.0}})J"},
+    {"string iteration and membership", R"J({% for ch in 'héj' %}{{ ch }}.{% endfor %} {{ 'é' in 'héj' }} {{ 'x' not in 'héj' }})J", R"J({})J", R"J(h.é.j. True True)J"},
+    {"undefined propagation", R"J({% set x = 'y' if false %}{{ x is defined }}[{{ x }}]{% set z = z|default(5) %}{{ z }})J", R"J({})J", R"J(False[]5)J"},
+    {"strftime variants", R"J({{ strftime_now('%d %b %Y') }}|{{ strftime_now('%-d %B') }}|{{ strftime_now('%y%m%d %I%p %j %a') }})J", R"J({})J", R"J(29 Feb 2024|29 February|240229 01PM 060 Thu)J"},
+    {"whitespace only outputs", R"J(a\n{{- '\n' -}}\nb\n  {%- if true -%}\n  c\n  {%- endif -%}\n  d)J", R"J({})J", R"J(a\n
+\nb\n\n  c\n\n  d)J"},
+    {"set in if leaks, in macro not", R"J({% if true %}{% set a = 1 %}{% endif %}{% macro m() %}{% set a = 2 %}{{ a }}{% endmacro %}{{ m() }}{{ a }})J", R"J({})J", R"J(21)J"},
+    {"is sequence and mapping", R"J({{ 'a' is sequence }} {{ {} is sequence }} {{ 1 is sequence }} {{ none is mapping }} {{ [] is mapping }} {{ 1 is iterable }} {{ none is iterable }})J", R"J({})J", R"J(True True False False False False False)J"},
+    {"loop cycle and changed count", R"J({% for x in range(5) %}{{ loop.cycle('a', 'b', 'c') }}{% endfor %} {{ range(5)|select('odd')|list }} {{ range(5)|list|length }})J", R"J({})J", R"J(abcab [1, 3] 5)J"},
     {"percent format", R"J({{ '%s-%d' % ('a', 3) }} {{ '%05.1f' % 3.14159 }} {{ '%s'|format('x') }})J", R"J({})J", R"J(a-3 003.1 x)J"},
 };
 const size_t kRenderCaseCount = sizeof kRenderCases / sizeof kRenderCases[0];
