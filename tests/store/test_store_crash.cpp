@@ -9,6 +9,7 @@
 
 #include <QTest>
 
+#include <chrono>
 #include <csignal>
 #include <poll.h>
 #include <random>
@@ -55,14 +56,16 @@ std::vector<uint8_t> blobFor(int run, int step, size_t size) {
 }
 
 // The child: writes until killed. Never returns.
-[[noreturn]] void writer(const std::string& path, int fd, int run) {
+[[noreturn]] void writer(const std::string& path, int fd, int run, sql::Synchronous sync) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive a crashed test
     auto report = [fd](const std::string& line) {
         const std::string l = line + "\n";
         if (::write(fd, l.data(), l.size()) != static_cast<ssize_t>(l.size())) _exit(3);
     };
     try {
-        Store s(path);
+        StoreOptions options;
+        options.open.synchronous = sync;
+        Store s(path, options);
         const int64_t conv = s.createConversation(fields('r', run));
         report(fields('C', conv));
         std::optional<int64_t> parent;
@@ -77,8 +80,8 @@ std::vector<uint8_t> blobFor(int run, int step, size_t size) {
             }
             s.finishMessage(a, contentFor(run, step, 'a', kFinalVersion), {.tokenCount = step});
             report(fields('M', a, run, step, "a", kFinalVersion));
-            if (step % 2 == 0) {
-                const size_t size = 16 * 1024 + static_cast<size_t>((run * 31 + step * 17) % 8) * 16 * 1024;
+            if (step % 4 == 0) {
+                const size_t size = 4096 + static_cast<size_t>((run * 31 + step * 17) % 8) * 6000;
                 const auto id = s.putSnapshot(blobFor(run, step, size), conv, a, "fp", step);
                 if (!id) _exit(4);
                 report(fields('S', *id, run, step, size));
@@ -90,6 +93,28 @@ std::vector<uint8_t> blobFor(int run, int step, size_t size) {
         _exit(2);
     }
     _exit(0);
+}
+
+// Reads whatever arrives during `us` microseconds.
+std::string readFor(int fd, int us) {
+    using Clock = std::chrono::steady_clock;
+    const auto deadline = Clock::now() + std::chrono::microseconds(us);
+    std::string out;
+    char buf[4096];
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now()).count();
+        if (left <= 0) break;
+        pollfd p{fd, POLLIN, 0};
+        const timespec ts{0, static_cast<long>(left) * 1000};
+        if (::ppoll(&p, 1, &ts, nullptr) <= 0) continue;  // timed out: loop ends on the deadline check
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n <= 0) {
+            ::usleep(static_cast<useconds_t>(left));  // child gone early; the status check reports it
+            break;
+        }
+        out.append(buf, static_cast<size_t>(n));
+    }
+    return out;
 }
 
 // Waits (at most 10 s) for the child's first line.
@@ -134,14 +159,17 @@ private slots:
             QVERIFY(pid >= 0);
             if (pid == 0) {
                 ::close(fds[0]);
-                writer(path, fds[1], run);
+                // The app commits with FULL; NORMAL commits ~1000x faster, so
+                // its kills land all over SQLite's write path instead of
+                // mostly inside fsync. Both must keep every commit.
+                writer(path, fds[1], run, run % 2 ? sql::Synchronous::Normal : sql::Synchronous::Full);
             }
             ::close(fds[1]);
             // Every 5th run is killed anywhere from the start (opening,
             // migrating); the others after the child is up and writing.
             std::string log;
             if (run % 5 != 0) log = readLine(fds[0]);
-            ::usleep(static_cast<useconds_t>(delayUs(rng)));
+            log += readFor(fds[0], delayUs(rng));  // keeps the pipe drained so the child never blocks
             ::kill(pid, SIGKILL);
             int status = 0;
             QVERIFY(::waitpid(pid, &status, 0) == pid);
