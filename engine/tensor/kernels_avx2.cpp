@@ -25,6 +25,8 @@ inline int32_t hsum(__m256i v) {
     return _mm_cvtsi128_si32(s);
 }
 
+inline float halfToFloatF16C(uint16_t h) { return _cvtsh_ss(h); }
+
 inline float fmaScalar(float a, float b, float c) {
     return _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(a), _mm_set_ss(b), _mm_set_ss(c)));
 }
@@ -80,8 +82,102 @@ void rows32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, f
 // ---------------------------------------------------------------------------
 // K formats.
 
+// Q4_K's twelve scale bytes to sc[0..7] (bytes 0-7) and m[0..7] (bytes 8-15).
+inline void q4kScales(const uint8_t* scales, uint8_t out[16]) {
+    uint32_t u[4];
+    std::memcpy(u, scales, 12);
+    const uint32_t kmask1 = 0x3f3f3f3f, kmask2 = 0x0f0f0f0f, kmask3 = 0x03030303;
+    u[3] = ((u[2] >> 4) & kmask2) | (((u[1] >> 6) & kmask3) << 4);
+    const uint32_t mins = u[1] & kmask1;
+    u[1] = (u[2] & kmask2) | (((u[0] >> 6) & kmask3) << 4);
+    u[2] = mins;
+    u[0] &= kmask1;
+    std::memcpy(out, u, 16);
+}
+
+// sum over 32 codes (<= 63) of u*x times the sub-block scale, as 8 int32 lanes.
+inline __m256i scaledDot(__m256i u, const int8_t* x, int16_t scale) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x))),
+                             _mm256_set1_epi16(scale));
+}
+
+// One token, one row of Q4_K/Q5_K/Q6_K straight from the stored super-blocks
+// (decode: no per-row decoding pass). Measured 1024x2048 from L2, 1 thread:
+// Q4_K 4.8 -> 9.4 GB/s, Q6_K 6.3 -> 10.2 GB/s (Q5_K 9.7).
+float matvecRowK(TensorType type, const uint8_t* row, const int8_t* xq, const int16_t* bsum, const float* dx,
+                 int64_t nb) {
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    float acc = 0.f;
+    for (int64_t b = 0; b < nb; ++b) {
+        const int8_t* x = xq + 256 * b;
+        const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsum + 16 * b));
+        __m256i is = _mm256_setzero_si256();
+        if (type == TensorType::Q6_K) {
+            const auto* blk = reinterpret_cast<const BlockQ6_K*>(row + b * sizeof(BlockQ6_K));
+            const int8_t* sc = blk->scales;
+            for (int n = 0; n < 2; ++n) {
+                const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->ql + 64 * n));
+                const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->ql + 64 * n + 32));
+                const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qh + 32 * n));
+                const __m256i three = _mm256_set1_epi8(3);
+                const __m256i u[4] = {
+                    _mm256_or_si256(_mm256_and_si256(l0, low4), _mm256_slli_epi16(_mm256_and_si256(h, three), 4)),
+                    _mm256_or_si256(_mm256_and_si256(l1, low4),
+                                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 2), three), 4)),
+                    _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4),
+                                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 4), three), 4)),
+                    _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4),
+                                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 6), three), 4))};
+                for (int k = 0; k < 4; ++k) {
+                    const int j = 8 * n + 2 * k;  // sub-blocks j (bytes 0-15) and j + 1 (16-31)
+                    const __m256i scv = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_set1_epi16(sc[j])),
+                                                                _mm_set1_epi16(sc[j + 1]), 1);
+                    const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 128 * n + 32 * k));
+                    is = _mm256_add_epi32(is, _mm256_madd_epi16(_mm256_maddubs_epi16(u[k], xv), scv));
+                }
+            }
+            const int32_t off = hsum(_mm256_madd_epi16(
+                _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc))), bs));
+            acc = fmaScalar(float(hsum(is) - 32 * off), halfToFloatF16C(blk->d) * dx[b], acc);
+        } else {
+            // Q4_K and Q5_K share d, dmin and the scales at the same offsets.
+            const auto* blk = reinterpret_cast<const BlockQ4_K*>(row + b * (type == TensorType::Q4_K ? 144 : 176));
+            const uint8_t* qs = type == TensorType::Q4_K ? blk->qs : reinterpret_cast<const BlockQ5_K*>(blk)->qs;
+            const uint8_t* qh = type == TensorType::Q4_K ? nullptr : reinterpret_cast<const BlockQ5_K*>(blk)->qh;
+            alignas(16) uint8_t sm[16];
+            q4kScales(blk->scales, sm);
+            const __m256i h = qh ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh)) : _mm256_setzero_si256();
+            const __m256i one = _mm256_set1_epi8(1);
+            for (int c = 0; c < 4; ++c) {
+                const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * c));
+                __m256i lo = _mm256_and_si256(q, low4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+                if (qh) {
+                    lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 2 * c), one), 4));
+                    hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 2 * c + 1), one), 4));
+                }
+                is = _mm256_add_epi32(is, scaledDot(lo, x + 64 * c, sm[2 * c]));
+                is = _mm256_add_epi32(is, scaledDot(hi, x + 64 * c + 32, sm[2 * c + 1]));
+            }
+            const __m128i mins = _mm_shuffle_epi8(_mm_load_si128(reinterpret_cast<const __m128i*>(sm)),
+                                                  _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15));
+            const int32_t msum = hsum(_mm256_madd_epi16(_mm256_cvtepu8_epi16(mins), bs));
+            acc = fmaScalar(float(hsum(is)), halfToFloatF16C(blk->d) * dx[b], acc);
+            acc = fmaScalar(float(msum), -(halfToFloatF16C(blk->dmin) * dx[b]), acc);
+        }
+    }
+    return acc;
+}
+
 void rowsK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     const QuantInfo info = quantInfo(w.type);
+    if (a.nTokens < 4 &&
+        (w.type == TensorType::Q4_K || w.type == TensorType::Q5_K || w.type == TensorType::Q6_K)) {
+        for (int64_t t = 0; t < a.nTokens; ++t)
+            for (int64_t r = r0; r < r1; ++r)
+                y[t * ldy + r] = matvecRowK(w.type, w.row(r), a.q + t * a.cols, a.bsum + t * (a.cols / 16),
+                                            a.d + t * a.nBlocks, a.nBlocks);
+        return;
+    }
     const int64_t nb = a.nBlocks;
     const size_t bb = traits(w.type).blockBytes;
     auto* dec = reinterpret_cast<DecodedK*>(scratch(1, size_t(nb) * sizeof(DecodedK)));
