@@ -1,5 +1,6 @@
 #include "special_split.h"
 
+#include <array>
 #include <cctype>
 
 namespace cairn::tokenizer {
@@ -8,11 +9,16 @@ std::vector<Fragment> splitSpecial(const Vocabulary& vocab, std::string_view tex
     std::vector<Fragment> fragments;
     if (text.empty()) return fragments;
     fragments.push_back({-1, text});
+    // Bytes of the text: a special token whose first byte is missing cannot occur
+    // (vocabularies have up to thousands of specials).
+    std::array<bool, 256> present{};
+    for (char c : text) present[static_cast<unsigned char>(c)] = true;
     std::vector<Fragment> next;
     for (int32_t id : vocab.specials) {
         const uint32_t attr = vocab.attrs[id];
         if (!parseSpecial && (attr & (AttrControl | AttrUnknown))) continue;
         const std::string_view special = vocab.texts[id];
+        if (!present[static_cast<unsigned char>(special[0])]) continue;
         bool any = false;
         for (const auto& f : fragments)
             if (f.token < 0 && f.text.find(special) != std::string_view::npos) { any = true; break; }
