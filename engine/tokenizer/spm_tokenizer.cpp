@@ -64,7 +64,8 @@ std::string buildModelProto(const Vocabulary& v) {
     int32_t unk = v.unk >= 0 && v.types[v.unk] == 2 ? v.unk : -1;
     for (int32_t id = 0; unk < 0 && id < v.size(); ++id)
         if (v.types[id] == 2) unk = id;
-    if (unk < 0) throw Error(kWhere, "SentencePiece vocabulary without an unknown token (type 2)");
+    if (unk < 0) unk = v.unk;  // no token typed unknown (e.g. no token_type array): the unknown id
+    if (unk < 0) throw Error(kWhere, "SentencePiece vocabulary without an unknown token");
 
     ProtoWriter model;
     model.reserve(size_t(v.size()) * 24);

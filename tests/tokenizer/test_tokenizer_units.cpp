@@ -170,6 +170,17 @@ private slots:
         }
     }
 
+    // Without token types every token is normal; the unknown id (default 0) stays unknown.
+    void spmWithoutTokenTypes() {
+        gguf::Writer w;
+        w.setString("tokenizer.ggml.model", "llama");
+        w.setStrings("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>", "\xE2\x96\x81", "a", "\xE2\x96\x81" "a"});
+        w.setFloats("tokenizer.ggml.scores", {0.f, 0.f, 0.f, -1.f, -2.f, -3.f});
+        auto tok = load(w.toBytes());
+        QCOMPARE(tok->encode("a a", false, false), (std::vector<int32_t>{5, 5}));
+        QCOMPARE(tok->encode("b", false, false), (std::vector<int32_t>{3, 0}));  // no byte tokens: unknown
+    }
+
     void badInputGivesErrors() {
         auto tok = load(bpeVocab({"a b"}));
         QVERIFY_THROWS_EXCEPTION(Error, tok->tokenBytes(tok->vocabSize()));
