@@ -57,12 +57,6 @@ void Store::requireChanged(const char* what, int64_t id) {
     if (db_.changes() == 0) throw Error("store", std::string("no ") + what + " " + std::to_string(id));
 }
 
-void Store::touchConversation(int64_t id) {
-    sql::Statement s(db_, "UPDATE conversations SET updated_ms = ? WHERE id = ?");
-    s.bind(1, now()).bind(2, id).run();
-    requireChanged("conversation", id);
-}
-
 int64_t Store::createConversation(const std::string& title, const std::string& modelPath,
                                   const std::string& modelFingerprint,
                                   const std::string& systemPrompt) {

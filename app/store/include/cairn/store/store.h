@@ -120,7 +120,6 @@ public:
     int64_t importConversation(const ConversationData& data);
 
 private:
-    void touchConversation(int64_t id);
     void requireChanged(const char* what, int64_t id);
 
     sql::Database db_;
