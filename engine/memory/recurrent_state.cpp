@@ -16,11 +16,13 @@ constexpr int64_t kMaxStateFloats = int64_t(1) << 31;
 
 RecurrentState::RecurrentState(const RecurrentShape& shape) : shape_(shape) {
     const auto& s = shape;
-    if (s.layers <= 0 || s.channels <= 0 || s.convWidth < 0 || s.stateSize <= 0 || s.lanes <= 0 || s.lanes > 64)
+    if (s.layers <= 0 || s.channels <= 0 || s.convWidth < 0 || s.stateSize <= 0 || s.lanes <= 0 || s.lanes > 64 ||
+        s.convChannels < 0)
         throw Error("recurrent state", "invalid shape");
-    const int64_t padded = s.blocks() * s.lanes;
-    if (padded > kMaxStateFloats || s.convWidth + s.stateSize > kMaxStateFloats / padded ||
-        padded * (s.convWidth + s.stateSize) > kMaxStateFloats / s.layers)
+    const int64_t padded = s.blocks() * s.lanes, convPadded = s.convBlocks() * s.lanes;
+    if (padded > kMaxStateFloats || convPadded > kMaxStateFloats || s.stateSize > kMaxStateFloats / padded ||
+        s.convWidth > kMaxStateFloats / convPadded ||
+        padded * s.stateSize + convPadded * s.convWidth > kMaxStateFloats / s.layers)
         throw Error("recurrent state", "state too large");
     conv_.assign(size_t(s.layers * convStride()), 0.f);
     ssm_.assign(size_t(s.layers * ssmStride()), 0.f);
@@ -48,11 +50,11 @@ void RecurrentState::reset() {
 
 std::vector<StateTensor> RecurrentState::state() {
     std::vector<StateTensor> out;
-    auto view = [&](std::string name, float* data, int64_t width) {
+    auto view = [&](std::string name, float* data, int64_t blocks, int64_t width) {
         StateTensor t;
         t.name = std::move(name);
         t.typeId = int(TensorType::F32);
-        t.rows = shape_.blocks() * width;
+        t.rows = blocks * width;
         t.cols = shape_.lanes;
         t.rowStride = size_t(shape_.lanes) * sizeof(float);
         t.data = reinterpret_cast<uint8_t*>(data);
@@ -60,8 +62,8 @@ std::vector<StateTensor> RecurrentState::state() {
     };
     for (int64_t l = 0; l < shape_.layers; ++l) {
         const std::string blk = "blk." + std::to_string(l);
-        if (shape_.convWidth > 0) view(blk + ".conv", conv(l), shape_.convWidth);
-        view(blk + ".ssm", ssm(l), shape_.stateSize);
+        if (shape_.convWidth > 0) view(blk + ".conv", conv(l), shape_.convBlocks(), shape_.convWidth);
+        view(blk + ".ssm", ssm(l), shape_.blocks(), shape_.stateSize);
     }
     return out;
 }

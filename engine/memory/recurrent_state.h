@@ -17,8 +17,10 @@ struct RecurrentShape {
     int64_t convWidth = 0;  // d_conv - 1: previous inputs each channel's conv1d still needs
     int64_t stateSize = 0;  // d_state
     int64_t lanes = 1;      // channel interleave of the layout (the kernels' SIMD lanes; 1 = plain)
+    int64_t convChannels = 0;  // channels of the conv when they differ from the scan's (Mamba-2: x, B, C); 0 = channels
 
     int64_t blocks() const { return (channels + lanes - 1) / lanes; }
+    int64_t convBlocks() const { return ((convChannels ? convChannels : channels) + lanes - 1) / lanes; }
 };
 
 class RecurrentState final : public Memory {
@@ -35,7 +37,7 @@ public:
     const RecurrentShape& shape() const { return shape_; }
 
     // Conv state of `layer`, f32: each channel's last convWidth inputs, oldest
-    // first (zeros at the start of a sequence), stored [blocks][convWidth][lanes]:
+    // first (zeros at the start of a sequence), stored [convBlocks][convWidth][lanes]:
     // channel c at block c / lanes, lane c % lanes; padding lanes stay zero.
     float* conv(int64_t layer) { return conv_.data() + layer * convStride(); }
     const float* conv(int64_t layer) const { return conv_.data() + layer * convStride(); }
@@ -49,18 +51,18 @@ public:
     void reset();
 
     // Snapshot views, F32 per layer in the stored layout: "blk.L.conv"
-    // [blocks·convWidth × lanes] and "blk.L.ssm" [blocks·stateSize × lanes].
+    // [convBlocks·convWidth × lanes] and "blk.L.ssm" [blocks·stateSize × lanes].
     // Restoring sets the position count first.
     std::vector<StateTensor> state() override;
     void resizeForRestore(int64_t n) override;
 
 private:
-    int64_t convStride() const { return shape_.blocks() * shape_.convWidth * shape_.lanes; }
+    int64_t convStride() const { return shape_.convBlocks() * shape_.convWidth * shape_.lanes; }
     int64_t ssmStride() const { return shape_.blocks() * shape_.stateSize * shape_.lanes; }
 
     RecurrentShape shape_;
     int64_t size_ = 0;
-    std::vector<float> conv_;  // [layers][blocks][convWidth][lanes]
+    std::vector<float> conv_;  // [layers][convBlocks][convWidth][lanes]
     std::vector<float> ssm_;   // [layers][blocks][stateSize][lanes]
 };
 

@@ -15,5 +15,6 @@ std::unique_ptr<Model> loadLlama(std::unique_ptr<gguf::File> file);
 std::unique_ptr<Model> loadQwen2(std::unique_ptr<gguf::File> file);
 std::unique_ptr<Model> loadQwen3(std::unique_ptr<gguf::File> file);
 std::unique_ptr<Model> loadMamba(std::unique_ptr<gguf::File> file);
+std::unique_ptr<Model> loadMamba2(std::unique_ptr<gguf::File> file);
 
 } // namespace cairn::model

@@ -25,6 +25,7 @@ constexpr Architecture kArchitectures[] = {
     {"qwen2", model::loadQwen2},
     {"qwen3", model::loadQwen3},
     {"mamba", model::loadMamba},
+    {"mamba2", model::loadMamba2},
 };
 
 } // namespace

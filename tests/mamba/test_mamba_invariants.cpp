@@ -53,7 +53,7 @@ class TestMambaInvariants : public QObject {
     Q_OBJECT
 
     QTemporaryDir dir_;
-    std::unique_ptr<Model> models_[3];  // F32, F16, Q8_0
+    std::unique_ptr<Model> models_[4];  // mamba F32, F16, Q8_0; mamba2 F16
     std::vector<int32_t> tokens_ = randomTokens(53, 11);
 
     const Model& model(int i) { return *models_[i]; }
@@ -82,6 +82,21 @@ private slots:
             test::writeTinyMamba(path, o);
             models_[i] = Model::load(path);
         }
+        test::TinyMambaOptions o;
+        o.mamba2 = true;
+        o.type = TensorType::F16;
+        o.inner = 128;  // 8 heads of 16 channels, 2 groups
+        const std::string path = dir_.filePath("tiny-mamba2.gguf").toStdString();
+        test::writeTinyMamba(path, o);
+        models_[3] = Model::load(path);
+    }
+
+    static void addModelRows() {
+        QTest::addColumn<int>("type");
+        QTest::newRow("f32") << 0;
+        QTest::newRow("f16") << 1;
+        QTest::newRow("q8_0") << 2;
+        QTest::newRow("mamba2-f16") << 3;
     }
 
     void loadsMetadata() {
@@ -108,12 +123,7 @@ private slots:
         QVERIFY(nonzeroState);
     }
 
-    void prefillEqualsSteps_data() {
-        QTest::addColumn<int>("type");
-        QTest::newRow("f32") << 0;
-        QTest::newRow("f16") << 1;
-        QTest::newRow("q8_0") << 2;
-    }
+    void prefillEqualsSteps_data() { addModelRows(); }
     void prefillEqualsSteps() {
         QFETCH(int, type);
         const Model& m = model(type);
@@ -130,12 +140,7 @@ private slots:
         QVERIFY(batched.state == stateBytes(*mem));
     }
 
-    void anyThreadsAnyChunk_data() {
-        QTest::addColumn<int>("type");
-        QTest::newRow("f32") << 0;
-        QTest::newRow("f16") << 1;
-        QTest::newRow("q8_0") << 2;
-    }
+    void anyThreadsAnyChunk_data() { addModelRows(); }
     void anyThreadsAnyChunk() {
         QFETCH(int, type);
         const Model& m = model(type);
@@ -149,8 +154,10 @@ private slots:
             }
     }
 
+    void splitPrefillEqualsWhole_data() { addModelRows(); }
     void splitPrefillEqualsWhole() {
-        const Model& m = model(1);
+        QFETCH(int, type);
+        const Model& m = model(type);
         const int64_t V = m.info().vocabSize;
         Run whole = prefillAll(m, tokens_, 16, 2);
         ExecContext ctx(2);
@@ -176,8 +183,10 @@ private slots:
         QVERIFY(std::memcmp(last.data(), whole.logits.data() + whole.logits.size() - size_t(V), size_t(V) * 4) == 0);
     }
 
+    void cloneContinuesIdentically_data() { addModelRows(); }
     void cloneContinuesIdentically() {
-        const Model& m = model(0);
+        QFETCH(int, type);
+        const Model& m = model(type);
         const int64_t V = m.info().vocabSize;
         ExecContext ctx(2);
         auto mem = m.newMemory({});
@@ -195,8 +204,10 @@ private slots:
         QVERIFY(afterOriginal == stateBytes(*copy));
     }
 
+    void snapshotRestoreContinuesIdentically_data() { addModelRows(); }
     void snapshotRestoreContinuesIdentically() {
-        const Model& m = model(1);
+        QFETCH(int, type);
+        const Model& m = model(type);
         const int64_t V = m.info().vocabSize;
         ExecContext ctx(1);
         auto mem = m.newMemory({});
@@ -254,6 +265,16 @@ private slots:
         auto other = model(2).newMemory({});  // inner 128, not 136
         const int32_t tok = 1;
         QVERIFY_THROWS_EXCEPTION(Error, model(0).forward(*other, std::span(&tok, 1), false, nullptr, ctx));
+    }
+
+    void mamba2Loads() {
+        const auto& info = model(3).info();
+        QCOMPARE(info.architecture, std::string("mamba2"));
+        QVERIFY(info.recurrent);
+        Run r = prefillAll(model(3), tokens_, 64, 2);
+        for (float v : r.logits) QVERIFY(std::isfinite(v));
+        // conv over x, B, C: 128 + 2·2·16 = 192 channels × 3; SSM 128 × 16; 2 layers.
+        QCOMPARE(model(3).newMemory({})->bytes(), size_t(2 * (192 * 3 + 128 * 16) * 4));
     }
 
     void refusesUnsupportedFeatures() {

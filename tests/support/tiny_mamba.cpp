@@ -26,7 +26,10 @@ std::vector<uint8_t> encodeRows(TensorType type, const std::vector<float>& v, in
 
 } // namespace
 
+gguf::Writer tinyMamba2Writer(const TinyMambaOptions& o);
+
 gguf::Writer tinyMambaWriter(const TinyMambaOptions& o) {
+    if (o.mamba2) return tinyMamba2Writer(o);
     const std::string a = "mamba.";
     const int64_t e = o.embedding, di = o.inner, ds = o.state;
     gguf::Writer w;
@@ -85,6 +88,62 @@ gguf::Writer tinyMambaWriter(const TinyMambaOptions& o) {
         add(b + "ssm_a", TensorType::F32, {ds, di}, A);
         add(b + "ssm_d", TensorType::F32, {di}, gen(di, [&] { return 1.f + normal(0.1f); }));
         add(b + "ssm_out.weight", typeFor(di), {di, e}, gen(di * e, [&] { return normal(4.f / std::sqrt(float(di))); }));
+    }
+    return w;
+}
+
+gguf::Writer tinyMamba2Writer(const TinyMambaOptions& o) {
+    const std::string a = "mamba2.";
+    const int64_t e = o.embedding, di = o.inner, ds = o.state, nh = o.heads, ng = o.groups;
+    const int64_t cc = di + 2 * ng * ds, np = 2 * di + 2 * ng * ds + nh;
+    gguf::Writer w;
+    w.setString("general.architecture", "mamba2");
+    w.setString("general.name", "tiny-mamba2");
+    w.setUInt32(a + "block_count", uint32_t(o.layers));
+    w.setUInt32(a + "context_length", 1024);
+    w.setUInt32(a + "embedding_length", uint32_t(e));
+    w.setUInt32(a + "feed_forward_length", 0);
+    w.setUInt32(a + "attention.head_count", 0);
+    w.setUInt32(a + "ssm.conv_kernel", uint32_t(o.conv));
+    w.setUInt32(a + "ssm.inner_size", uint32_t(di));
+    w.setUInt32(a + "ssm.state_size", uint32_t(ds));
+    w.setUInt32(a + "ssm.time_step_rank", uint32_t(nh));
+    w.setUInt32(a + "ssm.group_count", uint32_t(ng));
+    w.setFloat32(a + "attention.layer_norm_rms_epsilon", 1e-5f);
+    addTinyVocabulary(w);
+
+    std::mt19937 rng(o.seed);
+    auto normal = [&](float sd) { return std::normal_distribution<float>(0.f, sd)(rng); };
+    auto uniform = [&](float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(rng); };
+    auto add = [&](const std::string& name, TensorType type, std::vector<int64_t> ne, const std::vector<float>& v) {
+        auto bytes = encodeRows(type, v, ne[0]);
+        w.addTensor(name, type, std::move(ne), [bytes](std::span<uint8_t> out) {
+            std::memcpy(out.data(), bytes.data(), out.size());
+        });
+    };
+    auto gen = [](int64_t n, auto f) {
+        std::vector<float> v(static_cast<size_t>(n));
+        for (auto& x : v) x = f();
+        return v;
+    };
+    auto typeFor = [&](int64_t cols) { return cols % traits(o.type).blockSize == 0 ? o.type : TensorType::F32; };
+
+    add("token_embd.weight", typeFor(e), {e, kTinyVocab}, gen(e * kTinyVocab, [&] { return normal(2.5f / std::sqrt(float(e))); }));
+    add("output_norm.weight", TensorType::F32, {e}, gen(e, [&] { return 1.f + normal(0.1f); }));
+    for (int64_t l = 0; l < o.layers; ++l) {
+        const std::string b = "blk." + std::to_string(l) + ".";
+        add(b + "attn_norm.weight", TensorType::F32, {e}, gen(e, [&] { return 1.f + normal(0.1f); }));
+        add(b + "ssm_in.weight", typeFor(e), {e, np}, gen(e * np, [&] { return normal(1.f / std::sqrt(float(e))); }));
+        add(b + "ssm_conv1d.weight", TensorType::F32, {o.conv, cc}, gen(o.conv * cc, [&] { return uniform(-0.5f, 0.5f); }));
+        add(b + "ssm_conv1d.bias", TensorType::F32, {cc}, gen(cc, [&] { return uniform(-0.5f, 0.5f); }));
+        add(b + "ssm_dt.bias", TensorType::F32, {nh}, gen(nh, [&] {
+                const float dt = std::exp(uniform(std::log(1e-3f), std::log(1e-1f)));
+                return dt + std::log(-std::expm1(-dt));
+            }));
+        add(b + "ssm_a", TensorType::F32, {1, nh}, gen(nh, [&] { return -uniform(1.f, 16.f); }));
+        add(b + "ssm_d", TensorType::F32, {1, nh}, gen(nh, [&] { return 1.f + normal(0.1f); }));
+        add(b + "ssm_norm.weight", TensorType::F32, {di / ng, ng}, gen(di, [&] { return 1.f + normal(0.1f); }));
+        add(b + "ssm_out.weight", typeFor(di), {di, e}, gen(di * e, [&] { return normal(2.f / std::sqrt(float(di))); }));
     }
     return w;
 }

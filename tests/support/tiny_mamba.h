@@ -1,4 +1,4 @@
-// A tiny random Mamba-1 model written with our gguf::Writer (the tensor names
+// A tiny random Mamba-1 or Mamba-2 model written with our gguf::Writer (the tensor names
 // and shapes of llama.cpp's `mamba` architecture), with the tiny byte-level
 // vocabulary of tiny_models.h so that Model::load attaches a tokenizer.
 #pragma once
@@ -22,6 +22,10 @@ struct TinyMambaOptions {
     int64_t dtRank = 4;
     bool tied = true;
     bool dtBcRms = false;  // ssm.dt_b_c_rms (unsupported: the loader must refuse it)
+    // Mamba-2 (`mamba2`): heads (ssm.time_step_rank) and groups; dtRank unused.
+    bool mamba2 = false;
+    int64_t heads = 8;
+    int64_t groups = 2;
 };
 
 gguf::Writer tinyMambaWriter(const TinyMambaOptions& options);

@@ -1,0 +1,221 @@
+#include "model/mamba2.h"
+
+#include "cairn/error.h"
+#include "memory/recurrent_state.h"
+#include "model/architectures.h"
+#include "model/ops.h"
+#include "model/ssm_ops.h"
+
+#include <functional>
+#include <set>
+#include <string>
+
+namespace cairn::model {
+namespace {
+
+int64_t requiredInt(const gguf::File& f, const std::string& key) {
+    const auto* v = f.find(key);
+    if (!v) throw Error("model", "missing metadata key " + key);
+    if (!v->isInteger()) throw Error("model", "metadata key " + key + " must be one integer");
+    return v->asInt();
+}
+
+void checkShape(const gguf::TensorInfo& t, int64_t ne0, int64_t ne1) {
+    if (t.ne[0] != ne0 || t.ne[1] != ne1 || t.ne[2] != 1 || t.ne[3] != 1)
+        throw Error("model", "tensor " + std::string(t.name) + " has shape [" + std::to_string(t.ne[0]) + ", " +
+                                 std::to_string(t.ne[1]) + "], expected [" + std::to_string(ne0) + ", " +
+                                 std::to_string(ne1) + "]");
+}
+
+// A per-head vector repeated for each of the head's channels.
+std::vector<float> perChannel(const std::vector<float>& perHead, int64_t headDim) {
+    std::vector<float> out;
+    out.reserve(perHead.size() * size_t(headDim));
+    for (float v : perHead) out.insert(out.end(), size_t(headDim), v);
+    return out;
+}
+
+} // namespace
+
+std::unique_ptr<Model> loadMamba2(std::unique_ptr<gguf::File> file) {
+    return std::make_unique<Mamba2Model>(std::move(file));
+}
+
+Mamba2Model::Mamba2Model(std::unique_ptr<gguf::File> file) : Model(std::move(file)) {
+    readParams();
+    bindTensors();
+    info_.architecture = file_->architecture();
+    info_.name = std::string(file_->getString("general.name"));
+    info_.vocabSize = p_.vocab;
+    info_.trainedContext = p_.trainedContext;
+    info_.layers = p_.layers;
+    info_.embedding = p_.embedding;
+    info_.recurrent = true;
+    uint64_t params = 0;
+    for (const auto& t : file_->tensors()) params += uint64_t(t.elements());
+    info_.parameters = params;
+}
+
+void Mamba2Model::readParams() {
+    const gguf::File& f = *file_;
+    const std::string a = f.architecture() + ".";
+    p_.embedding = requiredInt(f, a + "embedding_length");
+    p_.layers = requiredInt(f, a + "block_count");
+    p_.conv = requiredInt(f, a + "ssm.conv_kernel");
+    p_.inner = requiredInt(f, a + "ssm.inner_size");
+    p_.state = requiredInt(f, a + "ssm.state_size");
+    p_.heads = requiredInt(f, a + "ssm.time_step_rank");
+    p_.groups = requiredInt(f, a + "ssm.group_count");
+    p_.eps = float(f.getFloat(a + "attention.layer_norm_rms_epsilon", 1e-5));
+    p_.trainedContext = f.getInt(a + "context_length", 0);
+    if (p_.embedding <= 0 || p_.layers <= 0 || p_.inner <= 0 || p_.heads <= 0 || p_.groups <= 0 ||
+        p_.layers > 4096 || p_.embedding > (1 << 20) || p_.inner > (1 << 22) || p_.heads > p_.inner ||
+        p_.inner % p_.heads || p_.heads % p_.groups)
+        throw Error("model", "implausible Mamba-2 hyperparameters (embedding, layers, inner size, heads, groups)");
+    if (p_.conv < 1 || p_.conv > ssm::kMaxConv)
+        throw Error("model", "ssm.conv_kernel " + std::to_string(p_.conv) + " is not supported (1 to " +
+                                 std::to_string(ssm::kMaxConv) + ")");
+    if (p_.state < 1 || p_.state > ssm::kMaxState)
+        throw Error("model", "ssm.state_size " + std::to_string(p_.state) + " is not supported (1 to " +
+                                 std::to_string(ssm::kMaxState) + ")");
+    // Each group's channels are scanned as whole lane blocks.
+    if ((p_.inner / p_.groups) % ssm::kLanes)
+        throw Error("model", "Mamba-2 groups of " + std::to_string(p_.inner / p_.groups) +
+                                 " channels are not supported (a multiple of " + std::to_string(ssm::kLanes) +
+                                 " is needed)");
+}
+
+void Mamba2Model::bindTensors() {
+    const gguf::File& f = *file_;
+    std::set<std::string, std::less<>> used;
+    auto get = [&](const std::string& name) -> const gguf::TensorInfo& {
+        const auto* t = f.findTensor(name);
+        if (!t) throw Error("model", "missing tensor " + name);
+        used.insert(name);
+        return *t;
+    };
+    auto matrix = [&](const std::string& name, int64_t ne0, int64_t ne1) {
+        const auto& t = get(name);
+        checkShape(t, ne0, ne1);
+        return matrixView(t);
+    };
+    auto vec = [&](const std::string& name, int64_t n) { return vectorF32(get(name), n); };
+    auto table = [&](const std::string& name, int64_t ne0, int64_t ne1) {
+        const auto& t = get(name);
+        checkShape(t, ne0, ne1);
+        return vectorF32(t, ne0 * ne1);
+    };
+
+    tokenEmbd_ = &get("token_embd.weight");
+    if (tokenEmbd_->nDims != 2 || tokenEmbd_->ne[0] != p_.embedding || tokenEmbd_->ne[1] <= 0)
+        throw Error("model", "token_embd.weight does not match embedding_length");
+    if (!traits(tokenEmbd_->type).supported)
+        throw Error("model", "tensor token_embd.weight has type " + std::string(tensorTypeName(tokenEmbd_->type)) +
+                                 ", which Cairn cannot compute with");
+    p_.vocab = tokenEmbd_->ne[1];
+    outputNorm_ = vec("output_norm.weight", p_.embedding);
+    output_ = f.findTensor("output.weight") ? matrix("output.weight", p_.embedding, p_.vocab) : matrixView(*tokenEmbd_);
+
+    const int64_t e = p_.embedding, di = p_.inner, ds = p_.state, nh = p_.heads, cc = p_.convChannels();
+    layers_.resize(size_t(p_.layers));
+    for (int64_t i = 0; i < p_.layers; ++i) {
+        const std::string b = "blk." + std::to_string(i) + ".";
+        auto& L = layers_[size_t(i)];
+        L.norm = vec(b + "attn_norm.weight", e);
+        L.in = matrix(b + "ssm_in.weight", e, p_.inProj());
+        L.convW = ssm::packLanes(table(b + "ssm_conv1d.weight", p_.conv, cc).data(), cc, p_.conv);
+        L.convB = f.findTensor(b + "ssm_conv1d.bias") ? vec(b + "ssm_conv1d.bias", cc) : std::vector<float>(size_t(cc));
+        L.dtBias = perChannel(vec(b + "ssm_dt.bias", nh), p_.headDim());
+        // A: one decay per head, the same for every state n of the head's channels.
+        const auto aHead = perChannel(table(b + "ssm_a", 1, nh), p_.headDim());
+        std::vector<float> a(size_t(di * ds));
+        for (int64_t c = 0; c < di; ++c)
+            for (int64_t n = 0; n < ds; ++n) a[size_t(c * ds + n)] = aHead[size_t(c)];
+        L.A = ssm::packLanes(a.data(), di, ds);
+        L.D = perChannel(table(b + "ssm_d", 1, nh), p_.headDim());
+        L.groupNorm = table(b + "ssm_norm.weight", di / p_.groups, p_.groups);
+        L.out = matrix(b + "ssm_out.weight", di, e);
+    }
+    for (const auto& t : f.tensors())
+        if (!used.count(t.name))
+            throw Error("model", "tensor " + std::string(t.name) + " is not supported by the mamba2 implementation");
+}
+
+std::unique_ptr<Memory> Mamba2Model::newMemory(const MemoryOptions&) const {
+    RecurrentShape s{p_.layers, p_.inner, p_.conv - 1, p_.state, ssm::kLanes, p_.convChannels()};
+    return std::make_unique<RecurrentState>(s);
+}
+
+void Mamba2Model::forward(Memory& mem, std::span<const int32_t> tokens, bool allLogits, float* logits,
+                          ExecContext& ctx) const {
+    auto* st = dynamic_cast<RecurrentState*>(&mem);
+    if (!st || st->shape().layers != p_.layers || st->shape().channels != p_.inner ||
+        st->shape().convWidth != p_.conv - 1 || st->shape().stateSize != p_.state ||
+        st->shape().lanes != ssm::kLanes || st->shape().convChannels != p_.convChannels())
+        throw Error("model", "this memory was not made by this model");
+    const int64_t T = int64_t(tokens.size());
+    if (T == 0) return;
+
+    const int64_t e = p_.embedding, di = p_.inner, ds = p_.state, ng = p_.groups, nh = p_.heads;
+    const int64_t cc = p_.convChannels(), np = p_.inProj(), hd = p_.headDim(), cpg = di / ng;
+    std::vector<float> x(size_t(T * e)), xn(size_t(T * e)), proj(size_t(T * np)), xbc(size_t(T * cc)),
+        dt(size_t(T * di)), y(size_t(T * di));
+    embedTokens(*tokenEmbd_, tokens, x.data(), e);
+
+    auto perToken = [&](const std::function<void(int64_t)>& fn) {
+        ctx.parallelFor(T, 1, [&](int64_t b, int64_t end) { for (int64_t t = b; t < end; ++t) fn(t); });
+    };
+
+    for (int64_t l = 0; l < p_.layers; ++l) {
+        const Mamba2Layer& L = layers_[size_t(l)];
+        perToken([&](int64_t t) { rmsNorm(&x[size_t(t * e)], L.norm.data(), &xn[size_t(t * e)], e, p_.eps); });
+        // proj[t] = [z (di) | xBC (cc) | dt (heads)]
+        tensor::matmul(L.in, xn.data(), e, T, proj.data(), np, ctx);
+        ssm::conv1dSilu(proj.data() + di, np, T, cc, p_.conv, L.convW.data(), L.convB.data(), st->conv(l),
+                        xbc.data(), cc, ctx);
+        // Each head's dt for each of its channels.
+        perToken([&](int64_t t) {
+            const float* dh = &proj[size_t(t * np + di + cc)];
+            float* out = &dt[size_t(t * di)];
+            for (int64_t h = 0; h < nh; ++h)
+                for (int64_t p = 0; p < hd; ++p) out[h * hd + p] = dh[h];
+        });
+        // One scan per group: its heads share B and C.
+        for (int64_t g = 0; g < ng; ++g) {
+            const int64_t c0 = g * cpg, blk0 = c0 / ssm::kLanes;
+            ssm::ScanInputs in;
+            in.tokens = T;
+            in.channels = cpg;
+            in.stateSize = ds;
+            in.x = xbc.data() + c0;
+            in.ldx = cc;
+            in.dt = dt.data() + c0;
+            in.lddt = di;
+            in.dtBias = L.dtBias.data() + c0;
+            in.B = xbc.data() + di + g * ds;
+            in.C = xbc.data() + di + ng * ds + g * ds;
+            in.ldbc = cc;
+            in.A = L.A.data() + blk0 * ds * ssm::kLanes;
+            in.D = L.D.data() + c0;
+            in.z = proj.data() + c0;
+            in.ldz = np;
+            ssm::selectiveScan(in, st->ssm(l) + blk0 * ds * ssm::kLanes, y.data() + c0, di, ctx);
+        }
+        // Grouped RMSNorm of the gated output, then the out-projection.
+        perToken([&](int64_t t) {
+            for (int64_t g = 0; g < ng; ++g)
+                rmsNorm(&y[size_t(t * di + g * cpg)], &L.groupNorm[size_t(g * cpg)], &y[size_t(t * di + g * cpg)], cpg,
+                        p_.eps);
+        });
+        tensor::matmul(L.out, y.data(), di, T, xn.data(), e, ctx);
+        perToken([&](int64_t t) { addInPlace(&x[size_t(t * e)], &xn[size_t(t * e)], e); });
+    }
+    st->advance(T);
+
+    if (!logits) return;
+    const int64_t first = allLogits ? 0 : T - 1, rows = T - first;
+    for (int64_t t = first; t < T; ++t) rmsNorm(&x[size_t(t * e)], outputNorm_.data(), &xn[size_t(t * e)], e, p_.eps);
+    tensor::matmul(output_, &xn[size_t(first * e)], e, rows, logits, p_.vocab, ctx);
+}
+
+} // namespace cairn::model
