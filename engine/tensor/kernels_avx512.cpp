@@ -59,7 +59,7 @@ const uint8_t* prepare(const Activations& a) {
     if (a.blockSize == 0 || a.nTokens < gemmMinTokens(a.blockSize)) return nullptr;
     const int64_t groups = (a.nTokens + 15) / 16, nb = a.nBlocks, bs = a.blockSize;
     const size_t per = bs == 32 ? kPack32 : kPackK;
-    uint8_t* p = scratch(5, size_t(groups * nb) * per);
+    uint8_t* p = scratch(a.packSlot, size_t(groups * nb) * per);
     for (int64_t g = 0; g < groups; ++g) {
         for (int64_t b = 0; b < nb; ++b) {
             uint8_t* dst = p + size_t(g * nb + b) * per;

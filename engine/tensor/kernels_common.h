@@ -31,6 +31,10 @@
 
 namespace cairn::tensor::kernels {
 
+// First scratch slot of the per-call buffers (see scratch() below).
+constexpr int kCallSlots = 8;
+constexpr int kMaxMatmulNesting = 4;
+
 // Per-type facts for the integer dot products.
 struct QuantInfo {
     int blockSize;   // 32 or 256 (0: float type)
@@ -55,8 +59,10 @@ struct Activations {
     const int16_t* bsum = nullptr;  // [t][cols/16] sums of 16 codes
     const int32_t* xoff = nullptr;  // [t][nBlocks] o * xs (32-formats) — offset term
     const float* sx = nullptr;      // [t][nBlocks] dx * (float)xs (32-formats)
-    // Optional layout prepared by a path's prepare() for its GEMM.
+    // Optional layout prepared by a path's prepare() for its GEMM, in scratch
+    // slot packSlot of the calling thread.
     const uint8_t* packed = nullptr;
+    int packSlot = kCallSlots + 1;
 };
 
 // One weight block decoded for the integer dot (scalar code, shared by paths).
@@ -80,6 +86,11 @@ void decodeFloatRow(TensorType type, const uint8_t* row, float* out, int64_t n);
 
 // Thread-local scratch memory, 64-byte aligned, valid until the next call with
 // the same slot on this thread. Lives in a baseline TU (no ISA-specific STL code).
+// Slots 0-3: kernels, 7: per-token temporaries — held only by code that never
+// waits for other tasks, so no other task can run on the thread meanwhile.
+// Slots from kCallSlots on: the per-call activations, held across the
+// parallelFor wait (a thread may run another matmul's task while it waits), so
+// matmul takes two per nesting level on its thread.
 uint8_t* scratch(int slot, size_t bytes);
 
 // The fixed reduction of the 16 float lanes.

@@ -49,7 +49,7 @@ void quantizeActivations(const MatrixView& w, const float* x, int64_t ldx, Activ
     const size_t qBytes = size_t(T * n + 63) & ~size_t(63);
     const size_t dBytes = size_t(T * nb * 4 + 63) & ~size_t(63);
     const size_t bsBytes = size_t(T * (n / 16) * 2 + 63) & ~size_t(63);
-    uint8_t* base = kernels::scratch(4, qBytes + 3 * dBytes + bsBytes);
+    uint8_t* base = kernels::scratch(a.packSlot - 1, qBytes + 3 * dBytes + bsBytes);
     auto* q = reinterpret_cast<int8_t*>(base);
     auto* d = reinterpret_cast<float*>(base + qBytes);
     auto* xoff = reinterpret_cast<int32_t*>(base + qBytes + dBytes);
@@ -104,7 +104,18 @@ void matmul(const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens, f
     if (nTokens == 0 || w.rows == 0) return;
     const kernels::KernelSet& ks = kernels::activeKernels();
 
+    // Nesting on this thread (a task of another matmul run while this one
+    // waits) takes the next pair of per-call scratch slots.
+    thread_local int depth = 0;
+    if (depth >= kernels::kMaxMatmulNesting) throw Error("matmul", "nested more than 4 deep on one thread");
+    struct Depth {
+        int& d;
+        explicit Depth(int& v) : d(v) { ++d; }
+        ~Depth() { --d; }
+    } nest(depth);
+
     Activations a;
+    a.packSlot = kernels::kCallSlots + 2 * (depth - 1) + 1;
     a.weightType = w.type;
     a.cols = w.cols;
     a.nTokens = nTokens;

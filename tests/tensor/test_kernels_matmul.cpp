@@ -231,6 +231,35 @@ private slots:
         }
     }
 
+    // matmul called from inside parallelFor tasks of the same context: every
+    // call keeps its own activations and gives the bits it gives alone. (A
+    // thread waiting in one call may run another call's task; whether TBB
+    // does so in a given run is up to its scheduler, so this guards shared
+    // buffers without forcing that interleaving.)
+    void nestedCallsAreIndependent() {
+        QVERIFY(forceKernelPath(availableKernelPaths().front()));
+        const int64_t rows = 256, cols = 512, tokens = 24, calls = 16;
+        std::vector<Weights> ws;
+        std::vector<std::vector<float>> xs, alone;
+        const TensorType types[] = {TensorType::Q4_0, TensorType::Q4_K, TensorType::Q8_0, TensorType::F16};
+        for (int i = 0; i < calls; ++i) {
+            ws.push_back(makeWeights(types[i % 4], rows, cols, 300 + i));
+            xs.push_back(makeActivations(tokens - i, cols, 40 + i));
+            alone.push_back(run(ws.back().view, xs.back(), tokens - i, 1));
+        }
+        ExecContext ctx(3);
+        std::vector<std::vector<float>> nested(calls);
+        for (int rep = 0; rep < 3; ++rep) {
+            ctx.parallelFor(calls, 1, [&](int64_t b, int64_t e) {
+                for (int64_t i = b; i < e; ++i) {
+                    nested[size_t(i)].assign(size_t((tokens - i) * rows), NAN);
+                    matmul(ws[size_t(i)].view, xs[size_t(i)].data(), cols, tokens - i, nested[size_t(i)].data(), rows, ctx);
+                }
+            });
+            for (int i = 0; i < calls; ++i) QVERIFY(sameBits(nested[size_t(i)], alone[size_t(i)]));
+        }
+    }
+
     void badShapesAreErrors() {
         Weights w = makeWeights(TensorType::Q4_K, 4, 256, 3);
         MatrixView bad = w.view;
