@@ -315,18 +315,288 @@ void floatRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a
     }
 }
 
+// ---------------------------------------------------------------------------
+// GEMM with tokens in lanes (8 per ymm), as the AVX-512 path does with 16:
+// activations packed per (group, block) as [k/4][8 tokens][4 bytes], weights
+// decoded once per call, 4 weight bytes broadcast against 8 tokens; maddubs
+// and madd (3 instructions per 32 multiply-adds) instead of vpdpbusd.
+
+inline int64_t gemmMinTokens(int blockSize) { return blockSize == 32 ? 6 : 4; }
+
+constexpr size_t kPack32 = 256 + 3 * 32;        // codes, dx, xoff, sx
+constexpr size_t kPackK = 2048 + 32 + 256;      // codes, dx, bsum pairs [8][8 tokens][2]
+
+const uint8_t* prepare(const Activations& a) {
+    if (a.blockSize == 0 || a.nTokens < gemmMinTokens(a.blockSize)) return nullptr;
+    const int64_t groups = (a.nTokens + 7) / 8, nb = a.nBlocks, bs = a.blockSize;
+    const size_t per = bs == 32 ? kPack32 : kPackK;
+    uint8_t* p = scratch(a.packSlot, size_t(groups * nb) * per);
+    for (int64_t g = 0; g < groups; ++g) {
+        for (int64_t b = 0; b < nb; ++b) {
+            uint8_t* dst = p + size_t(g * nb + b) * per;
+            auto* dx = reinterpret_cast<float*>(dst + bs * 8);
+            for (int t = 0; t < 8; ++t) {
+                const int64_t tok = g * 8 + t;
+                const bool valid = tok < a.nTokens;
+                const int8_t* q = a.q + tok * a.cols + b * bs;
+                for (int k4 = 0; k4 < bs / 4; ++k4) {
+                    if (valid) std::memcpy(dst + k4 * 32 + t * 4, q + 4 * k4, 4);
+                    else std::memset(dst + k4 * 32 + t * 4, 0, 4);
+                }
+                dx[t] = valid ? a.d[tok * nb + b] : 0.f;
+                if (bs == 32) {
+                    reinterpret_cast<int32_t*>(dst + 256 + 32)[t] = valid ? a.xoff[tok * nb + b] : 0;
+                    reinterpret_cast<float*>(dst + 256 + 64)[t] = valid ? a.sx[tok * nb + b] : 0.f;
+                } else {
+                    auto* bp = reinterpret_cast<int16_t*>(dst + 2048 + 32);
+                    for (int jp = 0; jp < 8; ++jp) {
+                        bp[(jp * 8 + t) * 2] = valid ? a.bsum[tok * (a.cols / 16) + b * 16 + 2 * jp] : 0;
+                        bp[(jp * 8 + t) * 2 + 1] = valid ? a.bsum[tok * (a.cols / 16) + b * 16 + 2 * jp + 1] : 0;
+                    }
+                }
+            }
+        }
+    }
+    return p;
+}
+
+inline int32_t load32(const void* p) {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+}
+
+inline void storeTokens8(__m256 v, int64_t tok0, int64_t nTokens, float* y, int64_t ldy, int64_t r) {
+    alignas(32) float tmp[8];
+    _mm256_store_ps(tmp, v);
+    for (int t = 0; t < 8 && tok0 + t < nTokens; ++t) y[(tok0 + t) * ldy + r] = tmp[t];
+}
+
+// sum of 4 code bytes x 4 activation bytes per token lane. SIGNED: codes are
+// Q8_0's u = q + 128, used as q with the sign trick (maddubs would saturate).
+template <bool SIGNED>
+inline __m256i dot4(__m256i wv, __m256i xv) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    if constexpr (SIGNED) {
+        const __m256i q = _mm256_xor_si256(wv, _mm256_set1_epi8(char(0x80)));
+        return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(xv, q)), ones);
+    } else {
+        return _mm256_madd_epi16(_mm256_maddubs_epi16(wv, xv), ones);
+    }
+}
+
+// Decoded tiles: codes u[r][K], d/m per block (32) or s/mn per 16 and d/dmin (K).
+template <int R, int NG, bool MIN, bool SIGNED>
+void gemm32Tile(const uint8_t* u, int64_t K, const float* dw, const float* mw, int64_t nb, const uint8_t* px,
+                size_t groupStride, __m256* out) {
+    __m256 acc[R][NG];
+    for (int r = 0; r < R; ++r)
+        for (int g = 0; g < NG; ++g) acc[r][g] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* xb[NG];
+        for (int g = 0; g < NG; ++g) xb[g] = px + g * groupStride + b * kPack32;
+        __m256i is[R][NG];
+        for (int r = 0; r < R; ++r)
+            for (int g = 0; g < NG; ++g) is[r][g] = _mm256_setzero_si256();
+        for (int k4 = 0; k4 < 8; ++k4) {
+            __m256i xv[NG];
+            for (int g = 0; g < NG; ++g) xv[g] = _mm256_load_si256(reinterpret_cast<const __m256i*>(xb[g] + k4 * 32));
+            for (int r = 0; r < R; ++r) {
+                const __m256i wv = _mm256_set1_epi32(load32(u + r * K + b * 32 + 4 * k4));
+                for (int g = 0; g < NG; ++g) is[r][g] = _mm256_add_epi32(is[r][g], dot4<SIGNED>(wv, xv[g]));
+            }
+        }
+        for (int g = 0; g < NG; ++g) {
+            const __m256 dx = _mm256_load_ps(reinterpret_cast<const float*>(xb[g] + 256));
+            const __m256i xo = _mm256_load_si256(reinterpret_cast<const __m256i*>(xb[g] + 288));
+            for (int r = 0; r < R; ++r) {
+                const __m256i isum = SIGNED ? is[r][g] : _mm256_sub_epi32(is[r][g], xo);
+                acc[r][g] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(_mm256_set1_ps(dw[r * nb + b]), dx),
+                                            acc[r][g]);
+                if constexpr (MIN)
+                    acc[r][g] = _mm256_fmadd_ps(_mm256_set1_ps(mw[r * nb + b]),
+                                                _mm256_load_ps(reinterpret_cast<const float*>(xb[g] + 320)), acc[r][g]);
+            }
+        }
+    }
+    for (int r = 0; r < R; ++r)
+        for (int g = 0; g < NG; ++g) out[r * NG + g] = acc[r][g];
+}
+
+using Gemm32Fn = void (*)(const uint8_t*, int64_t, const float*, const float*, int64_t, const uint8_t*, size_t, __m256*);
+template <int R, int NG>
+Gemm32Fn pick32(bool min, bool sign) {
+    if (sign) return gemm32Tile<R, NG, false, true>;
+    return min ? gemm32Tile<R, NG, true, false> : gemm32Tile<R, NG, false, false>;
+}
+
+constexpr int kTileRows = 2, kChunkRows = 16;
+
+void gemm32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
+    const int64_t K = a.cols, nb = a.nBlocks, groups = (a.nTokens + 7) / 8;
+    const bool min = quantInfo(w.type).hasMin, sign = w.type == TensorType::Q8_0;
+    const size_t gs = size_t(nb) * kPack32, bb = traits(w.type).blockBytes;
+    uint8_t* u = scratch(1, size_t(kChunkRows * K));
+    auto* dw = reinterpret_cast<float*>(scratch(2, size_t(2 * kChunkRows * nb) * 4));
+    float* mw = dw + kChunkRows * nb;
+    Decoded32 dec;
+    for (int64_t rc = r0; rc < r1; rc += kChunkRows) {
+        const int nr = int(std::min<int64_t>(kChunkRows, r1 - rc));
+        for (int i = 0; i < nr; ++i)
+            for (int64_t b = 0; b < nb; ++b) {
+                decodeBlock32(w.type, w.row(rc + i) + b * bb, dec);
+                std::memcpy(u + i * K + 32 * b, dec.u, 32);
+                dw[i * nb + b] = dec.d;
+                mw[i * nb + b] = dec.m;
+            }
+        for (int64_t g = 0; g < groups; g += 2) {
+            const int ng = int(std::min<int64_t>(2, groups - g));
+            for (int rt = 0; rt < nr; rt += kTileRows) {
+                const int rr = std::min(kTileRows, nr - rt);
+                const Gemm32Fn fn = ng == 2 ? (rr == 2 ? pick32<2, 2>(min, sign) : pick32<1, 2>(min, sign))
+                                            : (rr == 2 ? pick32<2, 1>(min, sign) : pick32<1, 1>(min, sign));
+                __m256 out[kTileRows * 2];
+                fn(u + rt * K, K, dw + rt * nb, mw + rt * nb, nb, a.packed + size_t(g) * gs, gs, out);
+                for (int i = 0; i < rr; ++i)
+                    for (int gi = 0; gi < ng; ++gi)
+                        storeTokens8(out[i * ng + gi], (g + gi) * 8, a.nTokens, y, ldy, rc + rt + i);
+            }
+        }
+    }
+}
+
+template <int R, int NG, bool MIN, bool SMALL>
+void gemmKTile(const uint8_t* u, int64_t K, const int16_t* s, const int16_t* mn, const float* d, const float* dmin,
+               int64_t nb, int offset, const uint8_t* px, size_t groupStride, __m256* out) {
+    __m256 acc[R][NG];
+    for (int r = 0; r < R; ++r)
+        for (int g = 0; g < NG; ++g) acc[r][g] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* xb[NG];
+        for (int g = 0; g < NG; ++g) xb[g] = px + g * groupStride + b * kPackK;
+        __m256i is[R][NG];
+        for (int r = 0; r < R; ++r)
+            for (int g = 0; g < NG; ++g) is[r][g] = _mm256_setzero_si256();
+        for (int j = 0; j < 16; ++j) {
+            __m256i dot[R][NG];
+            for (int r = 0; r < R; ++r)
+                for (int g = 0; g < NG; ++g) dot[r][g] = _mm256_setzero_si256();
+            for (int k4 = 0; k4 < 4; ++k4) {
+                __m256i xv[NG];
+                for (int g = 0; g < NG; ++g)
+                    xv[g] = _mm256_load_si256(reinterpret_cast<const __m256i*>(xb[g] + (4 * j + k4) * 32));
+                for (int r = 0; r < R; ++r) {
+                    const __m256i wv = _mm256_set1_epi32(load32(u + r * K + b * 256 + 16 * j + 4 * k4));
+                    for (int g = 0; g < NG; ++g) dot[r][g] = _mm256_add_epi32(dot[r][g], dot4<false>(wv, xv[g]));
+                }
+            }
+            for (int r = 0; r < R; ++r) {
+                const int16_t sj = s[(r * nb + b) * 16 + j];
+                for (int g = 0; g < NG; ++g)
+                    is[r][g] = _mm256_add_epi32(is[r][g], SMALL ? _mm256_madd_epi16(dot[r][g], _mm256_set1_epi32(uint16_t(sj)))
+                                                                : _mm256_mullo_epi32(dot[r][g], _mm256_set1_epi32(sj)));
+            }
+        }
+        for (int g = 0; g < NG; ++g) {
+            const __m256 dx = _mm256_load_ps(reinterpret_cast<const float*>(xb[g] + 2048));
+            const uint8_t* bp = xb[g] + 2048 + 32;
+            for (int r = 0; r < R; ++r) {
+                const int16_t* sr = s + (r * nb + b) * 16;
+                const int16_t* mr = mn + (r * nb + b) * 16;
+                __m256i os = _mm256_setzero_si256(), ms = _mm256_setzero_si256();
+                for (int jp = 0; jp < 8; ++jp) {
+                    const __m256i bsv = _mm256_load_si256(reinterpret_cast<const __m256i*>(bp + jp * 32));
+                    if (offset)
+                        os = _mm256_add_epi32(os, _mm256_madd_epi16(_mm256_set1_epi32(int32_t(uint16_t(sr[2 * jp])) |
+                                                                                      int32_t(uint32_t(uint16_t(sr[2 * jp + 1])) << 16)),
+                                                                    bsv));
+                    if constexpr (MIN)
+                        ms = _mm256_add_epi32(ms, _mm256_madd_epi16(_mm256_set1_epi32(int32_t(uint16_t(mr[2 * jp])) |
+                                                                                      int32_t(uint32_t(uint16_t(mr[2 * jp + 1])) << 16)),
+                                                                    bsv));
+                }
+                const __m256i isum = _mm256_sub_epi32(is[r][g], _mm256_mullo_epi32(os, _mm256_set1_epi32(offset)));
+                acc[r][g] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(_mm256_set1_ps(d[r * nb + b]), dx),
+                                            acc[r][g]);
+                if constexpr (MIN) {
+                    const __m256 negMin = _mm256_xor_ps(_mm256_mul_ps(_mm256_set1_ps(dmin[r * nb + b]), dx),
+                                                        _mm256_set1_ps(-0.f));
+                    acc[r][g] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ms), negMin, acc[r][g]);
+                }
+            }
+        }
+    }
+    for (int r = 0; r < R; ++r)
+        for (int g = 0; g < NG; ++g) out[r * NG + g] = acc[r][g];
+}
+
+using GemmKFn = void (*)(const uint8_t*, int64_t, const int16_t*, const int16_t*, const float*, const float*, int64_t,
+                         int, const uint8_t*, size_t, __m256*);
+template <int R, int NG>
+GemmKFn pickK(bool min, bool small) {
+    if (min) return small ? gemmKTile<R, NG, true, true> : gemmKTile<R, NG, true, false>;
+    return small ? gemmKTile<R, NG, false, true> : gemmKTile<R, NG, false, false>;
+}
+
+void gemmK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
+    const QuantInfo info = quantInfo(w.type);
+    const int64_t K = a.cols, nb = a.nBlocks, groups = (a.nTokens + 7) / 8;
+    // 16-element code dots fit int16 for codes <= 15 (Q4_K), 7 (Q3_K), 3 (Q2_K).
+    const bool small = w.type == TensorType::Q4_K || w.type == TensorType::Q3_K || w.type == TensorType::Q2_K;
+    const size_t gs = size_t(nb) * kPackK, bb = traits(w.type).blockBytes;
+    uint8_t* u = scratch(1, size_t(kChunkRows * K));
+    uint8_t* meta = scratch(2, size_t(kChunkRows * nb) * (64 + 8));
+    auto* s = reinterpret_cast<int16_t*>(meta);
+    int16_t* mn = s + kChunkRows * nb * 16;
+    auto* d = reinterpret_cast<float*>(mn + kChunkRows * nb * 16);
+    float* dmin = d + kChunkRows * nb;
+    DecodedK dec;
+    for (int64_t rc = r0; rc < r1; rc += kChunkRows) {
+        const int nr = int(std::min<int64_t>(kChunkRows, r1 - rc));
+        for (int i = 0; i < nr; ++i)
+            for (int64_t b = 0; b < nb; ++b) {
+                decodeBlockK(w.type, w.row(rc + i) + b * bb, dec);
+                std::memcpy(u + i * K + 256 * b, dec.u, 256);
+                std::memcpy(s + (i * nb + b) * 16, dec.s, 32);
+                std::memcpy(mn + (i * nb + b) * 16, dec.mn, 32);
+                d[i * nb + b] = dec.d;
+                dmin[i * nb + b] = dec.dmin;
+            }
+        for (int64_t g = 0; g < groups; g += 2) {
+            const int ng = int(std::min<int64_t>(2, groups - g));
+            for (int rt = 0; rt < nr; rt += kTileRows) {
+                const int rr = std::min(kTileRows, nr - rt);
+                const GemmKFn fn = ng == 2 ? (rr == 2 ? pickK<2, 2>(info.hasMin, small) : pickK<1, 2>(info.hasMin, small))
+                                           : (rr == 2 ? pickK<2, 1>(info.hasMin, small) : pickK<1, 1>(info.hasMin, small));
+                __m256 out[kTileRows * 2];
+                fn(u + rt * K, K, s + rt * nb * 16, mn + rt * nb * 16, d + rt * nb, dmin + rt * nb, nb, info.offset,
+                   a.packed + size_t(g) * gs, gs, out);
+                for (int i = 0; i < rr; ++i)
+                    for (int gi = 0; gi < ng; ++gi)
+                        storeTokens8(out[i * ng + gi], (g + gi) * 8, a.nTokens, y, ldy, rc + rt + i);
+            }
+        }
+    }
+}
+
 void rows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     switch (a.blockSize) {
     case 0: floatRows(w, r0, r1, a, y, ldy); break;
-    case 32: rows32(w, r0, r1, a, y, ldy); break;
-    default: rowsK(w, r0, r1, a, y, ldy); break;
+    case 32:
+        if (a.packed) gemm32(w, r0, r1, a, y, ldy);
+        else rows32(w, r0, r1, a, y, ldy);
+        break;
+    default:
+        if (a.packed) gemmK(w, r0, r1, a, y, ldy);
+        else rowsK(w, r0, r1, a, y, ldy);
+        break;
     }
 }
 
 } // namespace
 
 const KernelSet* avx2Kernels() {
-    static const KernelSet set{"avx2", nullptr, rows, 4};
+    static const KernelSet set{"avx2", prepare, rows, 16};
     return &set;
 }
 
