@@ -98,6 +98,47 @@ private slots:
         }
     }
 
+    // BOS/EOS and add-BOS as the vocabulary README's table gives them (flags absent
+    // from a file take llama.cpp's default for its pre-tokenizer), and the end-of-generation set.
+    void specialTokens_data() {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<int>("bos");
+        QTest::addColumn<int>("eos");
+        QTest::addColumn<bool>("addBos");
+        QTest::addColumn<QString>("eogText");  // another token that must end generation
+        QTest::newRow("llama-spm") << "llama-spm" << 1 << 2 << true << "</s>";
+        QTest::newRow("phi-3") << "phi-3" << 1 << 32000 << true << "<|end|>";
+        QTest::newRow("llama-bpe") << "llama-bpe" << 128000 << 128001 << true << "<|eot_id|>";
+        QTest::newRow("qwen2") << "qwen2" << 151643 << 151643 << false << "<|im_end|>";
+        QTest::newRow("gpt-2") << "gpt-2" << 50256 << 50256 << false << "<|endoftext|>";
+        QTest::newRow("mpt") << "mpt" << 0 << 0 << false << "<|endoftext|>";
+        QTest::newRow("deepseek-coder") << "deepseek-coder" << 32013 << 32014 << true
+                                        << "<\uff5cend\u2581of\u2581sentence\uff5c>";
+        QTest::newRow("falcon") << "falcon" << 11 << 11 << false << "<|endoftext|>";
+    }
+
+    void specialTokens() {
+        QFETCH(QString, name);
+        QFETCH(int, bos);
+        QFETCH(int, eos);
+        QFETCH(bool, addBos);
+        QFETCH(QString, eogText);
+        auto file = gguf::File::open(test::sharedPath("vocab/ggml-vocab-" + name.toStdString() + ".gguf"));
+        auto tok = Tokenizer::fromGguf(file);
+        QCOMPARE(tok->bos(), bos);
+        QCOMPARE(tok->eos(), eos);
+        QCOMPARE(tok->addBos(), addBos);
+        QVERIFY(!tok->addEos());
+        QVERIFY(tok->isEndOfGeneration(eos));
+        int32_t eog = tok->findToken(eogText.toStdString());
+        QVERIFY(eog >= 0);
+        QVERIFY(tok->isEndOfGeneration(eog));
+        QVERIFY(tok->isControl(eog));
+        QVERIFY(!tok->isEndOfGeneration(tok->encode("a", false, false).at(0)));
+        auto withSpecial = tok->encode("a", true, false);
+        QCOMPARE(withSpecial.size() == 2 && withSpecial.front() == bos, addBos);
+    }
+
     // gpt-neox (Mamba) has no vectors of its own: same vocabulary and merges as mpt,
     // and no `tokenizer.ggml.pre`, where we use GPT-2's rule (= mpt's).
     void gptNeoxMatchesMpt() {
