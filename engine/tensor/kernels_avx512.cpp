@@ -471,26 +471,106 @@ inline void q6kSums(const BlockQ6_K* blk, const int8_t* x, const int16_t* bs, __
     off = _mm256_madd_epi16(_mm256_cvtepi8_epi16(sc), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bs)));
 }
 
-// One row of Q4_K or Q6_K against one token: the canonical chain.
+// Q2_K and Q3_K: the 2-bit codes of elements [128n + 64p, +64) are bits 4p..4p+1
+// (first 32) and 4p+2..4p+3 (last 32) of qs[32n + l]; Q3_K adds bit 4n + 2p
+// (+1) of hmask[l] as bit 2. Sub-blocks of 16, 4 dpbusd lanes each.
+inline __m512i q23kCodes(const uint8_t* qs, const uint8_t* hmask, int n, int p) {
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * n));
+    __m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_srli_epi16(q, 4 * p)), _mm256_srli_epi16(q, 4 * p + 2), 1);
+    z = _mm512_and_si512(z, _mm512_set1_epi8(3));
+    if (hmask) {
+        const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(hmask));
+        const int bit = 4 * n + 2 * p;
+        const __m512i hz = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_srli_epi16(h, bit)), _mm256_srli_epi16(h, bit + 1), 1);
+        z = _mm512_or_si512(z, _mm512_slli_epi16(_mm512_and_si512(hz, _mm512_set1_epi8(1)), 2));
+    }
+    return z;
+}
+
+// sum_j s_j * dot_j over a 256-element super-block whose codes come in four
+// 64-element zmm (sub-blocks 4c..4c+3 in chunk c), s_j the 16 int32 lanes of sv.
+template <typename Codes>
+inline __m512i scaledSums16(const int8_t* x, __m512i sv, Codes codes) {
+    __m512i is = _mm512_setzero_si512();
+    for (int c = 0; c < 4; ++c) {
+        const __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), codes(c), _mm512_loadu_si512(x + 64 * c));
+        const __m512i idx = _mm512_setr_epi32(4 * c, 4 * c, 4 * c, 4 * c, 4 * c + 1, 4 * c + 1, 4 * c + 1, 4 * c + 1,
+                                              4 * c + 2, 4 * c + 2, 4 * c + 2, 4 * c + 2, 4 * c + 3, 4 * c + 3, 4 * c + 3,
+                                              4 * c + 3);
+        const __m512i s16 = _mm512_and_si512(_mm512_permutexvar_epi32(idx, sv), _mm512_set1_epi32(0xFFFF));
+        is = _mm512_add_epi32(is, _mm512_madd_epi16(dot, s16));  // dots of 4 codes <= 7 fit int16
+    }
+    return is;
+}
+
+// Q2_K: `is` sums to sum_j s_j dot_j, `ms` to sum_j m_j bsum_j.
+inline void q2kSums(const BlockQ2_K* blk, const int8_t* x, const int16_t* bs, __m512i& is, __m256i& ms) {
+    const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk->scales));
+    const __m512i sv = _mm512_cvtepu8_epi32(_mm_and_si128(sc, _mm_set1_epi8(0x0F)));
+    is = scaledSums16(x, sv, [&](int c) { return q23kCodes(blk->qs, nullptr, c / 2, c % 2); });
+    const __m128i mins = _mm_and_si128(_mm_srli_epi16(sc, 4), _mm_set1_epi8(0x0F));
+    ms = _mm256_madd_epi16(_mm256_cvtepu8_epi16(mins), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bs)));
+}
+
+// Q3_K: `is` sums to sum_j s_j dot_j, `off` to sum_j s_j bsum_j (isum = is - 4 off).
+inline void q3kSums(const BlockQ3_K* blk, const int8_t* x, const int16_t* bs, __m512i& is, __m256i& off) {
+    uint32_t aux[4];
+    std::memcpy(aux, blk->scales, 12);
+    const uint32_t kmask1 = 0x03030303, kmask2 = 0x0f0f0f0f, tmp = aux[2];
+    aux[2] = ((aux[0] >> 4) & kmask2) | (((tmp >> 4) & kmask1) << 4);
+    aux[3] = ((aux[1] >> 4) & kmask2) | (((tmp >> 6) & kmask1) << 4);
+    aux[0] = (aux[0] & kmask2) | (((tmp >> 0) & kmask1) << 4);
+    aux[1] = (aux[1] & kmask2) | (((tmp >> 2) & kmask1) << 4);
+    __m128i sc;
+    std::memcpy(&sc, aux, 16);
+    sc = _mm_sub_epi8(sc, _mm_set1_epi8(32));  // signed scales
+    is = scaledSums16(x, _mm512_cvtepi8_epi32(sc), [&](int c) { return q23kCodes(blk->qs, blk->hmask, c / 2, c % 2); });
+    off = _mm256_madd_epi16(_mm256_cvtepi8_epi16(sc), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bs)));
+}
+
+// Per-format facts of the K matvec: block bytes, mins, offset shift, and
+// where a 32-bit load finds d (low half, dmin in the high half) or d alone
+// (high half), staying inside the block.
+template <TensorType T>
+struct KFormat;
+template <> struct KFormat<TensorType::Q2_K> { using Blk = BlockQ2_K; static constexpr bool min = true; static constexpr int offShift = 0; static constexpr int scaleAt = 80; static constexpr bool dHigh = false; };
+template <> struct KFormat<TensorType::Q3_K> { using Blk = BlockQ3_K; static constexpr bool min = false; static constexpr int offShift = 2; static constexpr int scaleAt = 106; static constexpr bool dHigh = true; };
+template <> struct KFormat<TensorType::Q4_K> { using Blk = BlockQ4_K; static constexpr bool min = true; static constexpr int offShift = 0; static constexpr int scaleAt = 0; static constexpr bool dHigh = false; };
+template <> struct KFormat<TensorType::Q5_K> { using Blk = BlockQ5_K; static constexpr bool min = true; static constexpr int offShift = 0; static constexpr int scaleAt = 0; static constexpr bool dHigh = false; };
+template <> struct KFormat<TensorType::Q6_K> { using Blk = BlockQ6_K; static constexpr bool min = false; static constexpr int offShift = 5; static constexpr int scaleAt = 206; static constexpr bool dHigh = true; };
+
+// is/aux of one super-block: aux is the min sum (formats with mins) or the
+// offset sum (isum = is - (aux << offShift)).
+template <TensorType T>
+inline void kSums(const uint8_t* blk, const int8_t* x, const int16_t* bs, __m512i& is, __m256i& aux) {
+    using Blk = typename KFormat<T>::Blk;
+    const auto* b = reinterpret_cast<const Blk*>(blk);
+    if constexpr (T == TensorType::Q2_K) q2kSums(b, x, bs, is, aux);
+    else if constexpr (T == TensorType::Q3_K) q3kSums(b, x, bs, is, aux);
+    else if constexpr (T == TensorType::Q6_K) q6kSums(b, x, bs, is, aux);
+    else q4kSums(b, x, bs, is, aux);
+}
+
+// One row of a K format against one token: the canonical chain.
 template <TensorType T>
 float matvecRowK(const uint8_t* row, const int8_t* xq, const int16_t* bsum, const float* dx, int64_t nb) {
+    using F = KFormat<T>;
     float acc = 0.f;
     for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* blk = row + b * sizeof(typename F::Blk);
         __m512i is;
         __m256i aux;
-        if constexpr (T == TensorType::Q4_K || T == TensorType::Q5_K) {
-            using Blk = std::conditional_t<T == TensorType::Q4_K, BlockQ4_K, BlockQ5_K>;
-            const auto* blk = reinterpret_cast<const Blk*>(row + b * sizeof(Blk));
-            q4kSums(blk, xq + 256 * b, bsum + 16 * b, is, aux);
-            const float d = halfToFloat(blk->d), dmin = halfToFloat(blk->dmin);
+        kSums<T>(blk, xq + 256 * b, bsum + 16 * b, is, aux);
+        uint32_t sc;
+        std::memcpy(&sc, blk + F::scaleAt, 4);
+        const float d = halfToFloat(uint16_t(F::dHigh ? sc >> 16 : sc));
+        if constexpr (F::min) {
+            const float dmin = halfToFloat(uint16_t(sc >> 16));
             acc = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(float(hsum512(is))), _mm_set_ss(d * dx[b]), _mm_set_ss(acc)));
             acc = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(float(hsum(aux))), _mm_set_ss(-(dmin * dx[b])), _mm_set_ss(acc)));
         } else {
-            const auto* blk = reinterpret_cast<const BlockQ6_K*>(row + b * sizeof(BlockQ6_K));
-            q6kSums(blk, xq + 256 * b, bsum + 16 * b, is, aux);
-            const float d = halfToFloat(blk->d);
-            acc = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(float(hsum512(is) - 32 * hsum(aux))), _mm_set_ss(d * dx[b]),
-                                             _mm_set_ss(acc)));
+            const int32_t isum = hsum512(is) - (hsum(aux) << F::offShift);
+            acc = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(float(isum)), _mm_set_ss(d * dx[b]), _mm_set_ss(acc)));
         }
     }
     return acc;
@@ -515,16 +595,14 @@ inline __m512i reduce16x16(const __m512i* v) {
     return lanes(lanes(u[0], u[1]), lanes(u[2], u[3]));
 }
 
-// 16 rows of Q4_K/Q6_K against one token, the float chain with rows in lanes.
+// 16 rows of a K format against one token, the float chain with rows in lanes.
 // Measured 1024x2048 from L2, 1 thread (us per call): Q4_K 116 -> 68,
-// Q6_K 103 -> 81.
+// Q6_K 103 -> 81, against one row at a time with horizontal sums.
 template <TensorType T>
 void matvec16K(const MatrixView& w, int64_t r0, const int8_t* xq, const int16_t* bsum, const float* dx, int64_t nb,
                float* out) {
-    constexpr bool q6 = T == TensorType::Q6_K;
-    constexpr size_t bb = T == TensorType::Q4_K ? sizeof(BlockQ4_K) : q6 ? sizeof(BlockQ6_K) : sizeof(BlockQ5_K);
-    // 32 bits holding the scale(s): Q4_K/Q5_K d | dmin << 16 at 0; Q6_K d in the high half at 206 (in bounds).
-    constexpr int64_t scaleAt = q6 ? 206 : 0;
+    using F = KFormat<T>;
+    constexpr size_t bb = sizeof(typename F::Blk);
     const __m512i gidx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                             _mm512_set1_epi32(int32_t(w.rowStride)));
     const uint8_t* base = w.row(r0);
@@ -534,21 +612,16 @@ void matvec16K(const MatrixView& w, int64_t r0, const int8_t* xq, const int16_t*
         const int16_t* bs = bsum + 16 * b;
         __m512i is[16];
         __m256i aux[16];
-        for (int r = 0; r < 16; ++r) {
-            const uint8_t* blk = base + size_t(r) * w.rowStride + b * bb;
-            if constexpr (T == TensorType::Q4_K) q4kSums(reinterpret_cast<const BlockQ4_K*>(blk), x, bs, is[r], aux[r]);
-            else if constexpr (T == TensorType::Q5_K) q4kSums(reinterpret_cast<const BlockQ5_K*>(blk), x, bs, is[r], aux[r]);
-            else q6kSums(reinterpret_cast<const BlockQ6_K*>(blk), x, bs, is[r], aux[r]);
-        }
+        for (int r = 0; r < 16; ++r) kSums<T>(base + size_t(r) * w.rowStride + b * bb, x, bs, is[r], aux[r]);
         __m512i pairs[8];  // rows A_p | B_p as reduceRows16 expects
         for (int p = 0; p < 8; ++p) {
             const int A = p < 4 ? p : p + 4, B = p < 4 ? p + 4 : p + 8;
             pairs[p] = _mm512_inserti64x4(_mm512_castsi256_si512(aux[A]), aux[B], 1);
         }
         const __m512i isum = reduce16x16(is), auxSum = reduceRows16(pairs);
-        const __m512i sc = _mm512_i32gather_epi32(gidx, base + b * bb + scaleAt, 1);
+        const __m512i sc = _mm512_i32gather_epi32(gidx, base + b * bb + F::scaleAt, 1);
         const __m512 dxv = _mm512_set1_ps(dx[b]);
-        if constexpr (!q6) {
+        if constexpr (F::min) {
             const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(sc));
             const __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(sc, 16)));
             acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(d, dxv), acc);
@@ -557,18 +630,15 @@ void matvec16K(const MatrixView& w, int64_t r0, const int8_t* xq, const int16_t*
             acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(auxSum), negMin, acc);
         } else {
             const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(sc, 16)));
-            const __m512i total = _mm512_sub_epi32(isum, _mm512_slli_epi32(auxSum, 5));
+            const __m512i total = _mm512_sub_epi32(isum, _mm512_slli_epi32(auxSum, F::offShift));
             acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(total), _mm512_mul_ps(d, dxv), acc);
         }
     }
     _mm512_storeu_ps(out, acc);
 }
 
-void matvecK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
-    if (w.type != TensorType::Q4_K && w.type != TensorType::Q5_K && w.type != TensorType::Q6_K) {
-        scalarRows(w, r0, r1, a, y, ldy);
-        return;
-    }
+template <TensorType T>
+void matvecKRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     const int64_t nb = a.nBlocks;
     for (int64_t t = 0; t < a.nTokens; ++t) {
         const int8_t* xq = a.q + t * a.cols;
@@ -576,22 +646,19 @@ void matvecK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, 
         const float* dx = a.d + t * nb;
         float* yt = y + t * ldy;
         int64_t r = r0;
-        if (w.rowStride * 16 < (1u << 31)) {
-            for (; r + 16 <= r1; r += 16) {
-                switch (w.type) {
-                case TensorType::Q4_K: matvec16K<TensorType::Q4_K>(w, r, xq, bsum, dx, nb, yt + r); break;
-                case TensorType::Q5_K: matvec16K<TensorType::Q5_K>(w, r, xq, bsum, dx, nb, yt + r); break;
-                default: matvec16K<TensorType::Q6_K>(w, r, xq, bsum, dx, nb, yt + r); break;
-                }
-            }
-        }
-        for (; r < r1; ++r) {
-            switch (w.type) {
-            case TensorType::Q4_K: yt[r] = matvecRowK<TensorType::Q4_K>(w.row(r), xq, bsum, dx, nb); break;
-            case TensorType::Q5_K: yt[r] = matvecRowK<TensorType::Q5_K>(w.row(r), xq, bsum, dx, nb); break;
-            default: yt[r] = matvecRowK<TensorType::Q6_K>(w.row(r), xq, bsum, dx, nb); break;
-            }
-        }
+        if (w.rowStride * 16 < (1u << 31))
+            for (; r + 16 <= r1; r += 16) matvec16K<T>(w, r, xq, bsum, dx, nb, yt + r);
+        for (; r < r1; ++r) yt[r] = matvecRowK<T>(w.row(r), xq, bsum, dx, nb);
+    }
+}
+
+void matvecK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
+    switch (w.type) {
+    case TensorType::Q2_K: matvecKRows<TensorType::Q2_K>(w, r0, r1, a, y, ldy); break;
+    case TensorType::Q3_K: matvecKRows<TensorType::Q3_K>(w, r0, r1, a, y, ldy); break;
+    case TensorType::Q4_K: matvecKRows<TensorType::Q4_K>(w, r0, r1, a, y, ldy); break;
+    case TensorType::Q5_K: matvecKRows<TensorType::Q5_K>(w, r0, r1, a, y, ldy); break;
+    default: matvecKRows<TensorType::Q6_K>(w, r0, r1, a, y, ldy); break;
     }
 }
 
