@@ -1,0 +1,30 @@
+#include "app_paths.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QStandardPaths>
+
+namespace cairn::app {
+
+AppPaths AppPaths::standard(const QString& dataDirOverride) {
+    AppPaths p;
+    p.dataDir = dataDirOverride.isEmpty() ? QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)
+                                          : QDir(dataDirOverride).absolutePath();
+    if (!dataDirOverride.isEmpty()) p.settingsFile = p.dataDir + QStringLiteral("/settings.ini");
+    QDir().mkpath(p.dataDir);
+    QDir().mkpath(p.modelsDir());
+    return p;
+}
+
+QStringList bundledModelDirs() {
+    QStringList dirs;
+    const QString exeDir = QCoreApplication::applicationDirPath();
+    for (const auto& d : {exeDir + QStringLiteral("/../share/cairn/models"), exeDir + QStringLiteral("/models"),
+                          QStringLiteral(CAIRN_SOURCE_MODELS_DIR)}) {
+        QDir dir(d);
+        if (dir.exists() && !dirs.contains(dir.canonicalPath())) dirs << dir.canonicalPath();
+    }
+    return dirs;
+}
+
+} // namespace cairn::app

@@ -1,0 +1,25 @@
+// Where Cairn keeps things: the data folder (database, models folder) from
+// QStandardPaths unless overridden (tests, --data-dir), and the bundled models.
+#pragma once
+
+#include <QString>
+#include <QStringList>
+
+namespace cairn::app {
+
+struct AppPaths {
+    QString dataDir;       // database and models/ live here
+    QString settingsFile;  // empty: the platform's QSettings location
+
+    QString databasePath() const { return dataDir + QStringLiteral("/conversations.sqlite"); }
+    QString modelsDir() const { return dataDir + QStringLiteral("/models"); }
+
+    // The standard locations (QStandardPaths::AppDataLocation), or `dataDirOverride`.
+    static AppPaths standard(const QString& dataDirOverride = {});
+};
+
+// Folders holding the models that ship with Cairn: next to the executable
+// (../share/cairn/models for an installed layout) and the source tree's resources/models.
+QStringList bundledModelDirs();
+
+} // namespace cairn::app

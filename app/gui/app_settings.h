@@ -1,0 +1,66 @@
+// App-wide settings, persisted in QSettings (per-conversation overrides live
+// in the database). One instance, owned by the controller and handed to QML.
+#pragma once
+
+#include <QObject>
+#include <QSettings>
+#include <QStringList>
+#include <QVariantMap>
+#include <QtQml/qqmlregistration.h>
+
+#include <memory>
+
+namespace cairn::app {
+
+#define CAIRN_SETTING(Type, name, Name, key, def)                                              \
+    Q_PROPERTY(Type name READ name WRITE set##Name NOTIFY changed)                              \
+public:                                                                                          \
+    Type name() const { return value(QStringLiteral(key), QVariant::fromValue<Type>(def)).value<Type>(); } \
+    void set##Name(const Type& v) { setValue(QStringLiteral(key), QVariant::fromValue<Type>(v)); } \
+private:
+
+class AppSettings : public QObject {
+    Q_OBJECT
+    QML_ELEMENT
+    QML_UNCREATABLE("owned by the ChatController")
+
+    CAIRN_SETTING(int, threads, Threads, "engine/threads", 0)            // 0: all cores
+    CAIRN_SETTING(int, contextSize, ContextSize, "engine/contextSize", 4096)
+    CAIRN_SETTING(int, prefillChunk, PrefillChunk, "engine/prefillChunk", 64)
+    CAIRN_SETTING(double, temperature, Temperature, "sampling/temperature", 0.8)
+    CAIRN_SETTING(int, topK, TopK, "sampling/topK", 40)
+    CAIRN_SETTING(double, topP, TopP, "sampling/topP", 0.95)
+    CAIRN_SETTING(double, minP, MinP, "sampling/minP", 0.05)
+    CAIRN_SETTING(double, repeatPenalty, RepeatPenalty, "sampling/repeatPenalty", 1.0)
+    CAIRN_SETTING(int, seed, Seed, "sampling/seed", 0)                  // 0: a new seed per reply
+    CAIRN_SETTING(int, maxTokens, MaxTokens, "sampling/maxTokens", 512)
+    CAIRN_SETTING(QString, systemPrompt, SystemPrompt, "chat/systemPrompt", QStringLiteral("You are a helpful assistant."))
+    CAIRN_SETTING(bool, dropOldestTurns, DropOldestTurns, "chat/dropOldestTurns", false)
+    CAIRN_SETTING(int, snapshotBudgetMiB, SnapshotBudgetMiB, "store/snapshotBudgetMiB", 2048)
+    CAIRN_SETTING(QString, theme, Theme, "ui/theme", QStringLiteral("light"))
+    CAIRN_SETTING(QStringList, modelFolders, ModelFolders, "models/folders", QStringList())
+    CAIRN_SETTING(QStringList, extraModelFiles, ExtraModelFiles, "models/files", QStringList())
+    CAIRN_SETTING(QString, lastModel, LastModel, "models/last", QString())
+
+public:
+    // fileName empty: the platform's default QSettings; otherwise an INI file.
+    explicit AppSettings(const QString& fileName = {}, QObject* parent = nullptr);
+
+    // Everything the engine worker needs for a reply, merged with a
+    // conversation's overrides (keys as in generationSettings()).
+    Q_INVOKABLE QVariantMap generationSettings(const QVariantMap& overrides = {}) const;
+    Q_INVOKABLE void resetToDefaults();
+    void sync();
+
+signals:
+    void changed();
+
+private:
+    QVariant value(const QString& key, const QVariant& def) const;
+    void setValue(const QString& key, const QVariant& v);
+    std::unique_ptr<QSettings> settings_;
+};
+
+#undef CAIRN_SETTING
+
+} // namespace cairn::app

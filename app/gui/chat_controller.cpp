@@ -1,0 +1,429 @@
+#include "chat_controller.h"
+
+#include "app_settings.h"
+#include "conversation_list_model.h"
+#include "engine_worker.h"
+#include "message_list_model.h"
+#include "model_list_model.h"
+
+#include "cairn/store/exchange.h"
+#include "cairn/store/store.h"
+
+#include <QClipboard>
+#include <QDateTime>
+#include <QFile>
+#include <QFileInfo>
+#include <QGuiApplication>
+
+namespace cairn::app {
+namespace {
+
+QString titleFrom(const QString& text) {
+    QString t = text.simplified();
+    if (t.size() > 48) t = t.left(45).trimmed() + QStringLiteral("…");
+    return t.isEmpty() ? QObject::tr("New chat") : t;
+}
+
+QVariantMap jsonToVariantMap(const nlohmann::json& j) {
+    QVariantMap m;
+    if (!j.is_object()) return m;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const auto& v = it.value();
+        QString k = QString::fromStdString(it.key());
+        if (v.is_boolean()) m[k] = v.get<bool>();
+        else if (v.is_number_integer()) m[k] = qint64(v.get<int64_t>());
+        else if (v.is_number()) m[k] = v.get<double>();
+        else if (v.is_string()) m[k] = QString::fromStdString(v.get<std::string>());
+    }
+    return m;
+}
+
+} // namespace
+
+ChatController::ChatController(const AppPaths& paths, QObject* parent)
+    : QObject(parent), paths_(paths), settings_(new AppSettings(paths.settingsFile, this)),
+      conversations_(new ConversationListModel(this)), messages_(new MessageListModel(this)),
+      models_(new ModelListModel(this)), cancel_(std::make_shared<std::atomic<bool>>(false)) {
+    store_ = std::make_unique<store::Store>(paths_.databasePath().toStdString());
+    // Deleted conversations stay undoable for a day, then go for good.
+    store_->purgeDeletedBefore(store_->now() - 24LL * 3600 * 1000);
+    conversations_->setStore(store_.get());
+    messages_->setStore(store_.get());
+    conversations_->reload();
+
+    worker_ = new EngineWorker(paths_.databasePath(), cancel_);
+    worker_->moveToThread(&thread_);
+    thread_.setObjectName(QStringLiteral("cairn-engine"));
+    connectWorker();
+    thread_.start();
+}
+
+ChatController::~ChatController() { shutdown(); }
+
+void ChatController::shutdown() {
+    if (!worker_) return;
+    cancel_->store(true);  // a reply in progress ends at the next token and is committed
+    QMetaObject::invokeMethod(worker_, [w = worker_] { w->shutdown(); }, Qt::QueuedConnection);
+    thread_.quit();
+    thread_.wait();
+    delete worker_;
+    worker_ = nullptr;
+}
+
+void ChatController::connectWorker() {
+    connect(worker_, &EngineWorker::modelLoading, this, [this](const QString& path) {
+        modelLoading_ = true;
+        modelReady_ = false;
+        modelPath_ = path;
+        modelName_ = QFileInfo(path).completeBaseName();
+        modelNote_.clear();
+        emit modelChanged();
+        setProgress(0, tr("Loading %1…").arg(QFileInfo(path).fileName()));
+    });
+    connect(worker_, &EngineWorker::modelLoaded, this,
+            [this](const QString& path, const QString& name, qint64 ctx, const QString& fingerprint) {
+                modelLoading_ = false;
+                modelReady_ = true;
+                modelPath_ = path;
+                modelName_ = name;
+                modelFingerprint_ = fingerprint;
+                contextSize_ = ctx;
+                contextUsed_ = 0;
+                const auto* info = models_->find(path);
+                modelNote_ = info && info->placeholder
+                                 ? tr("Placeholder model with random weights: it produces random text.")
+                                 : QString();
+                settings_->setLastModel(path);
+                emit modelChanged();
+                emit statusChanged();
+                setProgress(-1, {});
+                if (current_ >= 0) openConversation(current_);
+            });
+    connect(worker_, &EngineWorker::modelFailed, this, [this](const QString& path, const QString& message) {
+        modelLoading_ = false;
+        modelReady_ = false;
+        modelNote_ = tr("Could not load %1: %2").arg(QFileInfo(path).fileName(), message);
+        emit modelChanged();
+        setProgress(-1, {});
+        setError(modelNote_);
+    });
+    connect(worker_, &EngineWorker::messagesChanged, this, [this](qint64 conv) {
+        if (conv == current_) messages_->load(conv);
+        conversations_->reload();
+    });
+    connect(worker_, &EngineWorker::replyStarted, this, [this](qint64, qint64 id) {
+        messages_->setStreaming(id, true);
+    });
+    connect(worker_, &EngineWorker::replyText, this, [this](qint64 id, const QString& text) {
+        if (progress_ >= 0) setProgress(-1, {});
+        messages_->setStreamingText(id, text);
+    });
+    connect(worker_, &EngineWorker::prefillProgress, this, [this](qint64 done, qint64 total) {
+        if (done >= total) setProgress(-1, {});
+        else setProgress(double(done) / double(total), tr("Reading the conversation: %1 / %2 tokens").arg(done).arg(total));
+    });
+    connect(worker_, &EngineWorker::replyFinished, this, [this](qint64 conv, qint64 id, const QVariantMap& s) {
+        messages_->setStreaming(id, false);
+        if (conv == current_) messages_->load(conv);
+        double prefillMs = s.value(QStringLiteral("prefillMs")).toDouble();
+        double decodeMs = s.value(QStringLiteral("decodeMs")).toDouble();
+        qint64 prefilled = s.value(QStringLiteral("prefilledTokens")).toLongLong();
+        qint64 generated = s.value(QStringLiteral("generatedTokens")).toLongLong();
+        QStringList parts;
+        if (prefilled > 0 && prefillMs > 0) parts << tr("prefill %1 tok/s").arg(prefilled * 1000.0 / prefillMs, 0, 'f', 1);
+        if (generated > 1 && decodeMs > 0) parts << tr("decode %1 tok/s").arg((generated - 1) * 1000.0 / decodeMs, 0, 'f', 1);
+        speedText_ = parts.join(QStringLiteral(" · "));
+        contextUsed_ = s.value(QStringLiteral("contextUsed")).toLongLong();
+        contextSize_ = s.value(QStringLiteral("contextSize")).toLongLong();
+        resumeNote_.clear();
+        emit statusChanged();
+        QString note = s.value(QStringLiteral("note")).toString();
+        if (!note.isEmpty()) setError(note);
+        setProgress(-1, {});
+        setGenerating(false);
+        emit replyFinished(conv, id, s);
+    });
+    connect(worker_, &EngineWorker::conversationReady, this,
+            [this](qint64 conv, const QString& how, double ms, qint64 tokens, qint64 ctx) {
+                if (conv != current_) return;
+                contextUsed_ = tokens;
+                contextSize_ = ctx;
+                if (how == QLatin1String("snapshot")) resumeNote_ = tr("Resumed from snapshot in %1 ms").arg(ms, 0, 'f', 0);
+                else if (how == QLatin1String("prefill")) resumeNote_ = tr("Read the conversation in %1 ms").arg(ms, 0, 'f', 0);
+                else resumeNote_.clear();
+                emit statusChanged();
+                setProgress(-1, {});
+                emit conversationReady(conv, how, ms);
+            });
+    connect(worker_, &EngineWorker::errorOccurred, this, [this](const QString& message) {
+        setError(message);
+        setGenerating(false);
+        setProgress(-1, {});
+    });
+    connect(worker_, &EngineWorker::busyChanged, this, [this](bool b) {
+        if (busy_ == b) return;
+        busy_ = b;
+        emit busyChanged();
+    });
+}
+
+void ChatController::start() {
+    refreshModels();
+    QString model = settings_->lastModel();
+    if (model.isEmpty() || !QFileInfo::exists(model)) model = models_->defaultModel();
+    if (!model.isEmpty()) selectModel(model);
+    else setError(tr("No model found. Use the model picker to add a folder or open a GGUF file."));
+}
+
+QVariantMap ChatController::generationSettings() const {
+    QVariantMap overrides;
+    if (current_ >= 0) {
+        try {
+            overrides = jsonToVariantMap(store_->settings(current_));
+        } catch (const std::exception&) {
+        }
+    }
+    return settings_->generationSettings(overrides);
+}
+
+void ChatController::setError(const QString& text) {
+    if (errorText_ == text) return;
+    errorText_ = text;
+    emit errorTextChanged();
+}
+
+void ChatController::clearError() { setError({}); }
+
+void ChatController::setProgress(double value, const QString& text) {
+    progress_ = value;
+    progressText_ = text;
+    emit progressChanged();
+}
+
+void ChatController::setGenerating(bool on) {
+    if (generating_ == on) return;
+    generating_ = on;
+    emit generatingChanged();
+}
+
+QString ChatController::currentTitle() const {
+    if (current_ < 0) return tr("New chat");
+    try {
+        return QString::fromStdString(const_cast<store::Store&>(*store_).conversation(current_).title);
+    } catch (const std::exception&) {
+        return {};
+    }
+}
+
+QString ChatController::conversationSystemPrompt() const {
+    if (current_ < 0) return {};
+    try {
+        return QString::fromStdString(const_cast<store::Store&>(*store_).conversation(current_).systemPrompt);
+    } catch (const std::exception&) {
+        return {};
+    }
+}
+
+void ChatController::setConversationSystemPrompt(const QString& prompt) {
+    if (current_ < 0) return;
+    store_->setSystemPrompt(current_, prompt.toStdString());
+    emit currentConversationChanged();
+}
+
+void ChatController::newChat() {
+    current_ = -1;
+    messages_->load(-1);
+    resumeNote_.clear();
+    contextUsed_ = 0;
+    emit statusChanged();
+    emit currentConversationChanged();
+}
+
+void ChatController::openConversation(qint64 id) {
+    current_ = id;
+    messages_->load(id);
+    resumeNote_.clear();
+    emit statusChanged();
+    emit currentConversationChanged();
+    if (!modelReady_) return;
+    auto s = generationSettings();
+    QMetaObject::invokeMethod(worker_, [w = worker_, id, s] { w->openConversation(id, s); }, Qt::QueuedConnection);
+}
+
+void ChatController::send(const QString& text) {
+    const QString trimmed = text.trimmed();
+    if (trimmed.isEmpty() || generating_) return;
+    clearError();
+    if (current_ < 0) {
+        current_ = store_->createConversation(titleFrom(trimmed).toStdString(), modelPath_.toStdString(),
+                                              modelFingerprint_.toStdString());
+        conversations_->reload();
+        messages_->load(current_);
+        emit currentConversationChanged();
+    }
+    setGenerating(true);
+    auto s = generationSettings();
+    const qint64 conv = current_;
+    QMetaObject::invokeMethod(worker_, [w = worker_, conv, trimmed, s] { w->send(conv, trimmed, s); },
+                              Qt::QueuedConnection);
+}
+
+void ChatController::stop() {
+    cancel_->store(true);
+}
+
+void ChatController::regenerate(qint64 messageId) {
+    if (generating_ || current_ < 0) return;
+    clearError();
+    setGenerating(true);
+    auto s = generationSettings();
+    const qint64 conv = current_;
+    QMetaObject::invokeMethod(worker_, [w = worker_, conv, messageId, s] { w->regenerate(conv, messageId, s); },
+                              Qt::QueuedConnection);
+}
+
+void ChatController::editMessage(qint64 messageId, const QString& text) {
+    if (generating_ || current_ < 0 || text.trimmed().isEmpty()) return;
+    clearError();
+    setGenerating(true);
+    auto s = generationSettings();
+    const qint64 conv = current_;
+    const QString t = text.trimmed();
+    QMetaObject::invokeMethod(worker_, [w = worker_, conv, messageId, t, s] { w->editMessage(conv, messageId, t, s); },
+                              Qt::QueuedConnection);
+}
+
+void ChatController::switchBranch(qint64 messageId, int delta) {
+    if (generating_ || current_ < 0) return;
+    try {
+        auto sib = store_->siblings(messageId);
+        qint64 target = qint64(sib.index) + delta;
+        if (target < 0 || target >= qint64(sib.ids.size())) return;
+        store_->setActiveLeaf(current_, store_->newestLeafUnder(sib.ids[size_t(target)]));
+        messages_->load(current_);
+    } catch (const std::exception& e) {
+        setError(QString::fromUtf8(e.what()));
+    }
+}
+
+void ChatController::renameConversation(qint64 id, const QString& title) {
+    if (title.trimmed().isEmpty()) return;
+    store_->renameConversation(id, title.trimmed().toStdString());
+    conversations_->reload();
+    if (id == current_) emit currentConversationChanged();
+}
+
+void ChatController::deleteConversation(qint64 id) {
+    if (generating_ && id == current_) return;
+    try {
+        if (undoId_ >= 0) store_->purgeConversation(undoId_);  // only the last delete can be undone
+        undoTitle_ = QString::fromStdString(store_->conversation(id).title);
+        store_->deleteConversation(id);
+        undoId_ = id;
+        emit undoChanged();
+        conversations_->reload();
+        if (id == current_) newChat();
+    } catch (const std::exception& e) {
+        setError(QString::fromUtf8(e.what()));
+    }
+}
+
+void ChatController::undoDelete() {
+    if (undoId_ < 0) return;
+    store_->restoreConversation(undoId_);
+    undoId_ = -1;
+    undoTitle_.clear();
+    emit undoChanged();
+    conversations_->reload();
+}
+
+void ChatController::search(const QString& text) {
+    searchResults_.clear();
+    if (!text.trimmed().isEmpty()) {
+        try {
+            for (const auto& hit : store_->search(text.toStdString(), 30, "<b>", "</b>")) {
+                QVariantMap m;
+                m[QStringLiteral("conversationId")] = qint64(hit.conversationId);
+                m[QStringLiteral("messageId")] = qint64(hit.messageId);
+                m[QStringLiteral("title")] = QString::fromStdString(store_->conversation(hit.conversationId).title);
+                m[QStringLiteral("snippet")] = QString::fromStdString(hit.snippet).toHtmlEscaped()
+                                                   .replace(QStringLiteral("&lt;b&gt;"), QStringLiteral("<b>"))
+                                                   .replace(QStringLiteral("&lt;/b&gt;"), QStringLiteral("</b>"));
+                searchResults_.push_back(m);
+            }
+        } catch (const std::exception& e) {
+            setError(QString::fromUtf8(e.what()));
+        }
+    }
+    emit searchResultsChanged();
+}
+
+void ChatController::refreshModels() {
+    QStringList folders = settings_->modelFolders();
+    folders.prepend(paths_.modelsDir());
+    models_->scan(folders, settings_->extraModelFiles(), bundledModelDirs());
+}
+
+void ChatController::selectModel(const QString& path) {
+    if (generating_) return;
+    const auto* info = models_->find(path);
+    if (info && !info->error.isEmpty()) {
+        setError(tr("%1 cannot be used: %2").arg(info->fileName, info->error));
+        return;
+    }
+    auto s = generationSettings();
+    QMetaObject::invokeMethod(worker_, [w = worker_, path, s] { w->loadModel(path, s); }, Qt::QueuedConnection);
+}
+
+void ChatController::addModelFolder(const QUrl& folder) {
+    QString path = folder.isLocalFile() ? folder.toLocalFile() : folder.toString();
+    QStringList folders = settings_->modelFolders();
+    if (!path.isEmpty() && !folders.contains(path)) folders << path;
+    settings_->setModelFolders(folders);
+    refreshModels();
+}
+
+void ChatController::openModelFile(const QUrl& file) {
+    QString path = file.isLocalFile() ? file.toLocalFile() : file.toString();
+    QStringList files = settings_->extraModelFiles();
+    if (!path.isEmpty() && !files.contains(path)) files << path;
+    settings_->setExtraModelFiles(files);
+    refreshModels();
+    selectModel(QFileInfo(path).absoluteFilePath());
+}
+
+bool ChatController::exportConversation(const QUrl& file, const QString& format) {
+    if (current_ < 0) return false;
+    try {
+        auto data = store_->conversationData(current_);
+        std::string text = format == QLatin1String("json") ? store::toJson(data).dump(2) : store::toMarkdown(data);
+        QFile f(file.isLocalFile() ? file.toLocalFile() : file.toString());
+        if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) throw std::runtime_error(f.errorString().toStdString());
+        f.write(text.data(), qint64(text.size()));
+        return true;
+    } catch (const std::exception& e) {
+        setError(tr("Export failed: %1").arg(QString::fromUtf8(e.what())));
+        return false;
+    }
+}
+
+bool ChatController::importConversation(const QUrl& file) {
+    try {
+        QFile f(file.isLocalFile() ? file.toLocalFile() : file.toString());
+        if (!f.open(QIODevice::ReadOnly)) throw std::runtime_error(f.errorString().toStdString());
+        auto data = store::fromJsonText(f.readAll().toStdString());
+        qint64 id = store_->importConversation(data);
+        conversations_->reload();
+        openConversation(id);
+        return true;
+    } catch (const std::exception& e) {
+        setError(tr("Import failed: %1").arg(QString::fromUtf8(e.what())));
+        return false;
+    }
+}
+
+void ChatController::copyText(const QString& text) {
+    if (auto* cb = QGuiApplication::clipboard()) cb->setText(text);
+}
+
+} // namespace cairn::app

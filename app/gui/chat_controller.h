@@ -1,0 +1,158 @@
+// The UI side of the app: owns the settings, the UI thread's store connection
+// (lists, renames, search, export), the three list models and the engine
+// worker's thread. QML calls its invokables; it forwards engine work to the
+// worker with queued calls and turns the worker's signals into properties.
+#pragma once
+
+#include "app_paths.h"
+#include "app_settings.h"
+#include "conversation_list_model.h"
+#include "message_list_model.h"
+#include "model_list_model.h"
+
+#include <QObject>
+#include <QThread>
+#include <QUrl>
+#include <QVariantList>
+#include <QtQml/qqmlregistration.h>
+
+#include <atomic>
+#include <memory>
+
+namespace cairn::store { class Store; }
+
+namespace cairn::app {
+
+class EngineWorker;
+
+class ChatController : public QObject {
+    Q_OBJECT
+    QML_ELEMENT
+    QML_UNCREATABLE("created by main()")
+    Q_PROPERTY(cairn::app::AppSettings* settings READ settings CONSTANT)
+    Q_PROPERTY(cairn::app::ConversationListModel* conversations READ conversations CONSTANT)
+    Q_PROPERTY(cairn::app::MessageListModel* messages READ messages CONSTANT)
+    Q_PROPERTY(cairn::app::ModelListModel* models READ models CONSTANT)
+    Q_PROPERTY(qint64 currentConversation READ currentConversation NOTIFY currentConversationChanged)
+    Q_PROPERTY(QString currentTitle READ currentTitle NOTIFY currentConversationChanged)
+    Q_PROPERTY(QString conversationSystemPrompt READ conversationSystemPrompt WRITE setConversationSystemPrompt NOTIFY currentConversationChanged)
+    Q_PROPERTY(QString modelPath READ modelPath NOTIFY modelChanged)
+    Q_PROPERTY(QString modelName READ modelName NOTIFY modelChanged)
+    Q_PROPERTY(QString modelNote READ modelNote NOTIFY modelChanged)
+    Q_PROPERTY(bool modelReady READ modelReady NOTIFY modelChanged)
+    Q_PROPERTY(bool modelLoading READ modelLoading NOTIFY modelChanged)
+    Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
+    Q_PROPERTY(bool busy READ busy NOTIFY busyChanged)
+    Q_PROPERTY(double progress READ progress NOTIFY progressChanged)
+    Q_PROPERTY(QString progressText READ progressText NOTIFY progressChanged)
+    Q_PROPERTY(QString speedText READ speedText NOTIFY statusChanged)
+    Q_PROPERTY(qint64 contextUsed READ contextUsed NOTIFY statusChanged)
+    Q_PROPERTY(qint64 contextSize READ contextSize NOTIFY statusChanged)
+    Q_PROPERTY(QString resumeNote READ resumeNote NOTIFY statusChanged)
+    Q_PROPERTY(QString errorText READ errorText NOTIFY errorTextChanged)
+    Q_PROPERTY(QVariantList searchResults READ searchResults NOTIFY searchResultsChanged)
+    Q_PROPERTY(QString undoTitle READ undoTitle NOTIFY undoChanged)
+    Q_PROPERTY(QString dataLocation READ dataLocation CONSTANT)
+
+public:
+    explicit ChatController(const AppPaths& paths, QObject* parent = nullptr);
+    ~ChatController() override;
+
+    // Scans the model folders and loads the last used (or the bundled) model.
+    Q_INVOKABLE void start();
+    // Stops any reply, lets the worker finish and quits its thread. Idempotent.
+    void shutdown();
+
+    AppSettings* settings() const { return settings_; }
+    ConversationListModel* conversations() const { return conversations_; }
+    MessageListModel* messages() const { return messages_; }
+    ModelListModel* models() const { return models_; }
+    EngineWorker* worker() const { return worker_; }
+    store::Store& store() { return *store_; }
+    const AppPaths& paths() const { return paths_; }
+
+    qint64 currentConversation() const { return current_; }
+    QString currentTitle() const;
+    QString conversationSystemPrompt() const;
+    void setConversationSystemPrompt(const QString& prompt);
+    QString modelPath() const { return modelPath_; }
+    QString modelName() const { return modelName_; }
+    QString modelNote() const { return modelNote_; }
+    bool modelReady() const { return modelReady_; }
+    bool modelLoading() const { return modelLoading_; }
+    bool generating() const { return generating_; }
+    bool busy() const { return busy_; }
+    double progress() const { return progress_; }
+    QString progressText() const { return progressText_; }
+    QString speedText() const { return speedText_; }
+    qint64 contextUsed() const { return contextUsed_; }
+    qint64 contextSize() const { return contextSize_; }
+    QString resumeNote() const { return resumeNote_; }
+    QString errorText() const { return errorText_; }
+    QVariantList searchResults() const { return searchResults_; }
+    QString undoTitle() const { return undoTitle_; }
+    QString dataLocation() const { return paths_.dataDir; }
+
+    Q_INVOKABLE void newChat();
+    Q_INVOKABLE void openConversation(qint64 id);
+    Q_INVOKABLE void send(const QString& text);
+    Q_INVOKABLE void stop();
+    Q_INVOKABLE void regenerate(qint64 messageId);
+    Q_INVOKABLE void editMessage(qint64 messageId, const QString& text);
+    Q_INVOKABLE void switchBranch(qint64 messageId, int delta);
+    Q_INVOKABLE void renameConversation(qint64 id, const QString& title);
+    Q_INVOKABLE void deleteConversation(qint64 id);
+    Q_INVOKABLE void undoDelete();
+    Q_INVOKABLE void search(const QString& text);
+    Q_INVOKABLE void selectModel(const QString& path);
+    Q_INVOKABLE void addModelFolder(const QUrl& folder);
+    Q_INVOKABLE void openModelFile(const QUrl& file);
+    Q_INVOKABLE void refreshModels();
+    Q_INVOKABLE bool exportConversation(const QUrl& file, const QString& format);
+    Q_INVOKABLE bool importConversation(const QUrl& file);
+    Q_INVOKABLE void copyText(const QString& text);
+    Q_INVOKABLE void clearError();
+
+signals:
+    void currentConversationChanged();
+    void modelChanged();
+    void generatingChanged();
+    void busyChanged();
+    void progressChanged();
+    void statusChanged();
+    void errorTextChanged();
+    void searchResultsChanged();
+    void undoChanged();
+    // A reply is done (also when stopped); stats as EngineWorker::replyFinished.
+    void replyFinished(qint64 conversationId, qint64 messageId, const QVariantMap& stats);
+    // The engine is at the open conversation (how: "snapshot", "prefill", "empty", "live").
+    void conversationReady(qint64 conversationId, const QString& how, double ms);
+
+private:
+    QVariantMap generationSettings() const;
+    void setError(const QString& text);
+    void setProgress(double value, const QString& text);
+    void setGenerating(bool on);
+    void connectWorker();
+
+    AppPaths paths_;
+    AppSettings* settings_;
+    std::unique_ptr<store::Store> store_;
+    ConversationListModel* conversations_;
+    MessageListModel* messages_;
+    ModelListModel* models_;
+    QThread thread_;
+    EngineWorker* worker_ = nullptr;
+    std::shared_ptr<std::atomic<bool>> cancel_;
+
+    qint64 current_ = -1;
+    QString modelPath_, modelName_, modelNote_, modelFingerprint_;
+    bool modelReady_ = false, modelLoading_ = false, generating_ = false, busy_ = false;
+    double progress_ = -1;
+    QString progressText_, speedText_, resumeNote_, errorText_, undoTitle_;
+    qint64 contextUsed_ = 0, contextSize_ = 0;
+    qint64 undoId_ = -1;
+    QVariantList searchResults_;
+};
+
+} // namespace cairn::app

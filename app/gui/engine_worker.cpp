@@ -1,0 +1,350 @@
+#include "engine_worker.h"
+
+#include "cairn/chat_session.h"
+#include "cairn/error.h"
+#include "cairn/exec.h"
+#include "cairn/model.h"
+#include "cairn/session.h"
+#include "cairn/store/store.h"
+
+#include <QDebug>
+#include <QRandomGenerator>
+
+#include <chrono>
+
+namespace cairn::app {
+namespace {
+
+// busyChanged(true) now, busyChanged(false) when the operation ends.
+class BusyScope {
+public:
+    explicit BusyScope(EngineWorker* w) : w_(w) { emit w_->busyChanged(true); }
+    ~BusyScope() { emit w_->busyChanged(false); }
+private:
+    EngineWorker* w_;
+};
+
+double msSince(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+QString stopName(StopReason r) {
+    switch (r) {
+    case StopReason::EndOfGeneration: return QStringLiteral("end");
+    case StopReason::MaxTokens: return QStringLiteral("max");
+    case StopReason::Cancelled: return QStringLiteral("cancelled");
+    case StopReason::ContextFull: return QStringLiteral("context");
+    }
+    return {};
+}
+
+SamplerOptions samplerFrom(const QVariantMap& s) {
+    SamplerOptions o;
+    o.temperature = s.value(QStringLiteral("temperature"), 0.8).toFloat();
+    o.topK = s.value(QStringLiteral("topK"), 40).toInt();
+    o.topP = s.value(QStringLiteral("topP"), 0.95).toFloat();
+    o.minP = s.value(QStringLiteral("minP"), 0.05).toFloat();
+    o.repeatPenalty = s.value(QStringLiteral("repeatPenalty"), 1.0).toFloat();
+    qint64 seed = s.value(QStringLiteral("seed"), 0).toLongLong();
+    o.seed = seed != 0 ? uint64_t(seed) : QRandomGenerator::global()->generate64();
+    return o;
+}
+
+} // namespace
+
+EngineWorker::EngineWorker(QString databasePath, std::shared_ptr<std::atomic<bool>> cancel)
+    : databasePath_(std::move(databasePath)), cancel_(std::move(cancel)) {}
+
+EngineWorker::~EngineWorker() { shutdown(); }
+
+store::Store& EngineWorker::db() {
+    // Opened lazily so the connection belongs to the worker thread.
+    if (!store_) store_ = std::make_unique<store::Store>(databasePath_.toStdString());
+    return *store_;
+}
+
+void EngineWorker::shutdown() {
+    session_.reset();
+    model_.reset();
+    exec_.reset();
+    store_.reset();
+    sessionConversation_ = -1;
+}
+
+void EngineWorker::applySettings(const QVariantMap& s) {
+    int threads = std::max(1, s.value(QStringLiteral("threads"), 1).toInt());
+    if (!exec_ || exec_->threads() != threads) exec_ = std::make_unique<ExecContext>(threads);
+    int64_t chunk = std::max<int64_t>(1, s.value(QStringLiteral("prefillChunk"), 64).toLongLong());
+    int64_t ctx = std::max<int64_t>(64, s.value(QStringLiteral("contextSize"), 4096).toLongLong());
+    if (model_ && model_->info().trainedContext > 0) ctx = std::min(ctx, model_->info().trainedContext);
+    if (chunk != chunk_ || ctx != contextSize_) {
+        // The session's memory was sized for the old values: rebuild it on next use.
+        session_.reset();
+        sessionConversation_ = -1;
+        chunk_ = chunk;
+        contextSize_ = ctx;
+    }
+    if (s.contains(QStringLiteral("snapshotBudgetMiB")))
+        db().setSnapshotBudget(uint64_t(std::max(0, s.value(QStringLiteral("snapshotBudgetMiB")).toInt())) << 20);
+}
+
+void EngineWorker::loadModel(const QString& path, const QVariantMap& settings) {
+    BusyScope busy(this);
+    emit modelLoading(path);
+    session_.reset();
+    sessionConversation_ = -1;
+    model_.reset();
+    try {
+        model_ = Model::load(path.toStdString());
+        fingerprint_ = QStringLiteral("%1").arg(modelFingerprint(*model_), 16, 16, QLatin1Char('0')).toStdString();
+        modelPath_ = path;
+        contextSize_ = 0;  // recomputed for this model
+        applySettings(settings);
+        const auto& info = model_->info();
+        QString name = info.name.empty() ? path.section(QLatin1Char('/'), -1) : QString::fromStdString(info.name);
+        emit modelLoaded(path, name, contextSize_, QString::fromStdString(fingerprint_));
+    } catch (const std::exception& e) {
+        model_.reset();
+        modelPath_.clear();
+        emit modelFailed(path, QString::fromUtf8(e.what()));
+    }
+}
+
+std::vector<ChatMessage> EngineWorker::chatMessages(qint64 conversationId, std::optional<int64_t> leaf,
+                                                    const QVariantMap& settings) {
+    std::vector<ChatMessage> out;
+    auto conv = db().conversation(conversationId);
+    std::string system = conv.systemPrompt.empty() ? settings.value(QStringLiteral("systemPrompt")).toString().toStdString()
+                                                   : conv.systemPrompt;
+    if (!system.empty()) out.push_back({"system", system});
+    if (!leaf) return out;
+    for (const auto& m : db().pathTo(*leaf)) {
+        if (m.role == store::Role::Assistant && !m.complete && m.content.empty()) continue;
+        out.push_back({std::string(store::roleName(m.role)), m.content});
+    }
+    return out;
+}
+
+bool EngineWorker::ensureSession(qint64 conversationId, const QVariantMap& settings) {
+    if (!model_) {
+        emit errorOccurred(QStringLiteral("No model is loaded: pick one in the model picker."));
+        return false;
+    }
+    applySettings(settings);
+    if (session_ && sessionConversation_ == conversationId) return true;
+    openConversation(conversationId, settings);
+    return session_ != nullptr;
+}
+
+void EngineWorker::openConversation(qint64 conversationId, const QVariantMap& settings) {
+    if (!model_) return;
+    BusyScope busy(this);
+    cancel_->store(false);
+    try {
+        applySettings(settings);
+        if (session_ && sessionConversation_ == conversationId) {
+            emit conversationReady(conversationId, QStringLiteral("live"), 0, int64_t(session_->session().tokens().size()),
+                                   contextSize_);
+            return;
+        }
+        session_.reset();
+        SessionOptions options;
+        options.memory.contextSize = contextSize_;
+        options.chunk = chunk_;
+        session_ = std::make_unique<ChatSession>(*model_, options);
+        sessionConversation_ = conversationId;
+
+        auto leaf = db().activeLeaf(conversationId);
+        if (!leaf) {
+            emit conversationReady(conversationId, QStringLiteral("empty"), 0, 0, contextSize_);
+            return;
+        }
+        std::vector<int64_t> ids;
+        for (const auto& m : db().pathTo(*leaf)) ids.push_back(m.id);
+        if (auto best = db().bestSnapshot(conversationId, ids, fingerprint_)) {
+            const auto t0 = std::chrono::steady_clock::now();
+            try {
+                auto blob = db().snapshotData(best->id);
+                session_->session().restore(blob);
+                db().touchSnapshot(best->id);
+                emit conversationReady(conversationId, QStringLiteral("snapshot"), msSince(t0),
+                                       int64_t(session_->session().tokens().size()), contextSize_);
+                return;
+            } catch (const Error& e) {
+                // Damaged or foreign: forget it and compute the state again.
+                qWarning() << "snapshot" << best->id << "refused:" << e.what();
+                db().deleteSnapshot(best->id);
+                session_->session().reset();
+            }
+        }
+        auto prompt = session_->promptTokens(chatMessages(conversationId, leaf, settings), false);
+        if (int64_t(prompt.size()) >= contextSize_) {
+            emit conversationReady(conversationId, QStringLiteral("empty"), 0, 0, contextSize_);
+            return;
+        }
+        const auto t0 = std::chrono::steady_clock::now();
+        FeedProgress progress;
+        progress.cancel = cancel_.get();
+        progress.onProgress = [this](int64_t done, int64_t total) { emit prefillProgress(done, total); };
+        try {
+            session_->session().feed(prompt, *exec_, progress);
+        } catch (const Cancelled&) {
+        }
+        emit conversationReady(conversationId, QStringLiteral("prefill"), msSince(t0),
+                               int64_t(session_->session().tokens().size()), contextSize_);
+    } catch (const std::exception& e) {
+        session_.reset();
+        sessionConversation_ = -1;
+        emit errorOccurred(QString::fromUtf8(e.what()));
+    }
+}
+
+void EngineWorker::send(qint64 conversationId, const QString& text, const QVariantMap& settings) {
+    try {
+        auto parent = db().activeLeaf(conversationId);
+        // Committed before anything else can fail: the user's words are never lost.
+        int64_t userId = db().addMessage(conversationId, parent, store::Role::User, text.toStdString());
+        emit messagesChanged(conversationId);
+        if (!ensureSession(conversationId, settings)) return;
+        generate(conversationId, userId, settings);
+    } catch (const std::exception& e) {
+        emit errorOccurred(QString::fromUtf8(e.what()));
+    }
+}
+
+void EngineWorker::regenerate(qint64 conversationId, qint64 messageId, const QVariantMap& settings) {
+    try {
+        auto m = db().message(messageId);
+        if (m.role != store::Role::Assistant || !m.parentId) throw Error("regenerate", "not an assistant reply");
+        if (!ensureSession(conversationId, settings)) return;
+        generate(conversationId, m.parentId, settings);
+    } catch (const std::exception& e) {
+        emit errorOccurred(QString::fromUtf8(e.what()));
+    }
+}
+
+void EngineWorker::editMessage(qint64 conversationId, qint64 messageId, const QString& text, const QVariantMap& settings) {
+    try {
+        auto m = db().message(messageId);
+        if (m.role != store::Role::User) throw Error("edit", "only user messages can be edited");
+        int64_t id = db().addMessage(conversationId, m.parentId, store::Role::User, text.toStdString());
+        emit messagesChanged(conversationId);
+        if (!ensureSession(conversationId, settings)) return;
+        generate(conversationId, id, settings);
+    } catch (const std::exception& e) {
+        emit errorOccurred(QString::fromUtf8(e.what()));
+    }
+}
+
+void EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parentId, const QVariantMap& settings) {
+    BusyScope busy(this);
+    cancel_->store(false);
+    auto messages = chatMessages(conversationId, parentId, settings);
+    const int64_t maxTokens = std::max<int64_t>(1, settings.value(QStringLiteral("maxTokens"), 512).toLongLong());
+    const bool dropOldest = settings.value(QStringLiteral("dropOldestTurns")).toBool();
+
+    // Context overflow: the prompt plus some room to answer must fit.
+    const int64_t reserve = std::min<int64_t>(maxTokens, contextSize_ / 4);
+    int dropped = 0;
+    for (;;) {
+        int64_t n = int64_t(session_->promptTokens(messages, true).size());
+        if (n + reserve <= contextSize_) break;
+        size_t first = (!messages.empty() && messages[0].role == "system") ? 1 : 0;
+        if (!dropOldest || messages.size() <= first + 1) {
+            emit errorOccurred(QStringLiteral("The conversation (%1 tokens) does not fit the context of %2 tokens. "
+                                              "Start a new chat, raise the context size, or let Cairn drop the oldest turns (Settings).")
+                                   .arg(n).arg(contextSize_));
+            return;
+        }
+        messages.erase(messages.begin() + first);
+        // Keep the turns paired: a conversation should not open with a reply.
+        if (messages.size() > first + 1 && messages[first].role == "assistant") messages.erase(messages.begin() + first);
+        ++dropped;
+    }
+
+    int64_t assistantId = db().addMessage(conversationId, parentId, store::Role::Assistant, "", false);
+    emit messagesChanged(conversationId);
+    emit replyStarted(conversationId, assistantId);
+
+    std::string text;
+    QElapsedTimer streamTimer, commitTimer, progressTimer;
+    streamTimer.start();
+    commitTimer.start();
+    progressTimer.start();
+    ReplyOptions options;
+    options.sampler = samplerFrom(settings);
+    options.maxTokens = maxTokens;
+    options.cancel = cancel_.get();
+    options.onPrefill = [&](int64_t done, int64_t total) {
+        if (done == total || progressTimer.elapsed() >= kStreamIntervalMs) {
+            progressTimer.restart();
+            emit prefillProgress(done, total);
+        }
+    };
+    options.onPiece = [&](std::string_view piece) {
+        text += piece;
+        if (streamTimer.elapsed() >= kStreamIntervalMs) {
+            streamTimer.restart();
+            emit replyText(assistantId, QString::fromStdString(text));
+        }
+        if (commitTimer.elapsed() >= kPartialCommitMs) {
+            commitTimer.restart();
+            db().updatePartial(assistantId, text);
+        }
+    };
+
+    ReplyResult r;
+    try {
+        r = session_->reply(messages, *exec_, options);
+    } catch (const std::exception& e) {
+        db().deleteMessage(assistantId);
+        if (parentId) db().setActiveLeaf(conversationId, *parentId);
+        emit messagesChanged(conversationId);
+        emit errorOccurred(QString::fromUtf8(e.what()));
+        return;
+    }
+    emit replyText(assistantId, QString::fromStdString(r.text));
+
+    QVariantMap stats;
+    stats[QStringLiteral("promptTokens")] = qint64(r.promptTokens);
+    stats[QStringLiteral("reusedTokens")] = qint64(r.reusedTokens);
+    stats[QStringLiteral("prefilledTokens")] = qint64(r.prefilledTokens);
+    stats[QStringLiteral("generatedTokens")] = qint64(r.generatedTokens);
+    stats[QStringLiteral("prefillMs")] = r.prefillMs;
+    stats[QStringLiteral("decodeMs")] = r.decodeMs;
+    stats[QStringLiteral("stop")] = stopName(r.stop);
+    stats[QStringLiteral("contextUsed")] = qint64(session_->session().tokens().size());
+    stats[QStringLiteral("contextSize")] = qint64(contextSize_);
+    stats[QStringLiteral("droppedTurns")] = dropped;
+    QString note;
+    if (r.usedFallbackTemplate) note = QStringLiteral("ChatML template used: %1").arg(QString::fromStdString(r.templateNote));
+    if (r.stop == StopReason::ContextFull) note = QStringLiteral("The context is full: the reply was cut short.");
+    if (dropped > 0) note = QStringLiteral("The oldest %1 turn(s) were left out to fit the context.").arg(dropped);
+    stats[QStringLiteral("note")] = note;
+
+    if (r.stop == StopReason::Cancelled && r.text.empty()) {
+        db().deleteMessage(assistantId);
+        if (parentId) db().setActiveLeaf(conversationId, *parentId);
+        emit messagesChanged(conversationId);
+    } else {
+        store::MessageStats ms;
+        ms.tokenCount = r.generatedTokens;
+        ms.prefillTokens = r.prefilledTokens;
+        ms.prefillMs = r.prefillMs;
+        ms.decodeMs = r.decodeMs;
+        db().finishMessage(assistantId, r.text, ms);
+        saveSnapshot(conversationId, assistantId);
+    }
+    emit replyFinished(conversationId, assistantId, stats);
+}
+
+void EngineWorker::saveSnapshot(qint64 conversationId, qint64 messageId) {
+    try {
+        auto blob = session_->session().snapshot();
+        db().putSnapshot(blob, conversationId, messageId, fingerprint_, int64_t(session_->session().tokens().size()));
+    } catch (const std::exception& e) {
+        qWarning() << "snapshot not saved:" << e.what();
+    }
+}
+
+} // namespace cairn::app

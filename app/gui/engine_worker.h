@@ -1,0 +1,90 @@
+// The engine side of the app: lives in its own QThread and owns the loaded
+// model, the active conversation's ChatSession, the ExecContext and its own
+// store connection. The UI talks to it only through queued signals; Stop is
+// the shared cancel flag, which the engine checks between prefill chunks and
+// between tokens.
+#pragma once
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QString>
+#include <QVariantMap>
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace cairn {
+class Model;
+class ChatSession;
+class ExecContext;
+struct ChatMessage;
+namespace store { class Store; }
+}
+
+namespace cairn::app {
+
+class EngineWorker : public QObject {
+    Q_OBJECT
+public:
+    EngineWorker(QString databasePath, std::shared_ptr<std::atomic<bool>> cancel);
+    ~EngineWorker() override;
+
+    // Streamed text reaches the UI at most this often.
+    static constexpr int kStreamIntervalMs = 16;
+    // The partial reply is committed to the database this often.
+    static constexpr int kPartialCommitMs = 2000;
+
+public slots:
+    void loadModel(const QString& path, const QVariantMap& settings);
+    // Brings the engine to the conversation's active branch: restores its
+    // snapshot when one matches the model, else prefills with progress.
+    void openConversation(qint64 conversationId, const QVariantMap& settings);
+    // Adds a user message under the active leaf and replies to it.
+    void send(qint64 conversationId, const QString& text, const QVariantMap& settings);
+    // A new sibling of the assistant message `messageId`.
+    void regenerate(qint64 conversationId, qint64 messageId, const QVariantMap& settings);
+    // A new sibling of the user message `messageId` with `text` (a branch), then a reply.
+    void editMessage(qint64 conversationId, qint64 messageId, const QString& text, const QVariantMap& settings);
+    // Drops the model and the store connection (before the thread quits).
+    void shutdown();
+
+signals:
+    void modelLoading(const QString& path);
+    void modelLoaded(const QString& path, const QString& name, qint64 contextSize, const QString& fingerprint);
+    void modelFailed(const QString& path, const QString& message);
+    void messagesChanged(qint64 conversationId);
+    void replyStarted(qint64 conversationId, qint64 messageId);
+    void prefillProgress(qint64 done, qint64 total);
+    void replyText(qint64 messageId, const QString& text);
+    // stats: promptTokens, reusedTokens, prefilledTokens, generatedTokens,
+    // prefillMs, decodeMs, stop ("end", "max", "cancelled", "context"), contextUsed, contextSize, note
+    void replyFinished(qint64 conversationId, qint64 messageId, const QVariantMap& stats);
+    // how: "snapshot" (ms = restore time), "prefill" (ms = prefill time), "empty"
+    void conversationReady(qint64 conversationId, const QString& how, double ms, qint64 tokens, qint64 contextSize);
+    void errorOccurred(const QString& message);
+    void busyChanged(bool busy);
+
+private:
+    store::Store& db();
+    void applySettings(const QVariantMap& settings);
+    bool ensureSession(qint64 conversationId, const QVariantMap& settings);
+    std::vector<ChatMessage> chatMessages(qint64 conversationId, std::optional<int64_t> leaf, const QVariantMap& settings);
+    void generate(qint64 conversationId, std::optional<int64_t> parentId, const QVariantMap& settings);
+    void saveSnapshot(qint64 conversationId, qint64 messageId);
+
+    QString databasePath_;
+    std::shared_ptr<std::atomic<bool>> cancel_;
+    std::unique_ptr<store::Store> store_;
+    std::unique_ptr<Model> model_;
+    QString modelPath_;
+    std::string fingerprint_;
+    std::unique_ptr<ExecContext> exec_;
+    std::unique_ptr<ChatSession> session_;
+    qint64 sessionConversation_ = -1;
+    int64_t contextSize_ = 0;
+    int64_t chunk_ = 64;
+};
+
+} // namespace cairn::app

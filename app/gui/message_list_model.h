@@ -1,0 +1,55 @@
+// The messages of the open conversation's active branch (root first), each
+// with its place among its siblings for `< 1/2 >` branch switching.
+#pragma once
+
+#include <QAbstractListModel>
+#include <QtQml/qqmlregistration.h>
+
+#include <vector>
+
+namespace cairn::store { class Store; }
+
+namespace cairn::app {
+
+class MessageListModel : public QAbstractListModel {
+    Q_OBJECT
+    QML_ELEMENT
+    QML_UNCREATABLE("owned by the ChatController")
+    Q_PROPERTY(int count READ count NOTIFY countChanged)
+public:
+    enum Roles {
+        IdRole = Qt::UserRole + 1, RoleRole, ContentRole, SegmentsRole, CompleteRole,
+        SiblingIndexRole, SiblingCountRole, StatsRole, StreamingRole
+    };
+
+    explicit MessageListModel(QObject* parent = nullptr);
+    void setStore(store::Store* store) { store_ = store; }
+    // Shows the branch ending at the conversation's active leaf (-1: nothing).
+    void load(qint64 conversationId);
+    qint64 conversationId() const { return conversationId_; }
+    // Streaming: the text of one message so far (only that row changes).
+    void setStreamingText(qint64 messageId, const QString& text);
+    void setStreaming(qint64 messageId, bool streaming);
+
+    int count() const { return int(rows_.size()); }
+    int rowCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role) const override;
+    QHash<int, QByteArray> roleNames() const override;
+    Q_INVOKABLE int rowOf(qint64 messageId) const;
+    Q_INVOKABLE QString contentAt(int row) const;
+    Q_INVOKABLE qint64 lastMessageId() const { return rows_.empty() ? -1 : rows_.back().id; }
+
+signals:
+    void countChanged();
+
+private:
+    struct Row {
+        qint64 id; QString role; QString content; bool complete; int siblingIndex; int siblingCount;
+        QString stats; bool streaming = false;
+    };
+    store::Store* store_ = nullptr;
+    qint64 conversationId_ = -1;
+    std::vector<Row> rows_;
+};
+
+} // namespace cairn::app

@@ -1,0 +1,99 @@
+#include "model_catalog.h"
+
+#include "cairn/error.h"
+#include "cairn/gguf.h"
+#include "cairn/tensor_type.h"
+
+#include <QDir>
+#include <QFileInfo>
+
+#include <map>
+
+namespace cairn::app {
+namespace {
+
+uint64_t memoryBytes(const gguf::File& f, int64_t ctx) {
+    std::string arch = f.architecture();
+    int64_t layers = f.getInt(arch + ".block_count", 0);
+    if (arch == "mamba") {
+        int64_t inner = f.getInt("mamba.ssm.inner_size", 0), state = f.getInt("mamba.ssm.state_size", 0);
+        int64_t conv = f.getInt("mamba.ssm.conv_kernel", 0);
+        return uint64_t(layers * inner * (state + conv - 1) * 4);
+    }
+    int64_t embd = f.getInt(arch + ".embedding_length", 0);
+    int64_t heads = f.getInt(arch + ".attention.head_count", 0);
+    int64_t kvHeads = f.getInt(arch + ".attention.head_count_kv", heads);
+    if (heads <= 0) return 0;
+    int64_t keyLen = f.getInt(arch + ".attention.key_length", embd / heads);
+    int64_t valueLen = f.getInt(arch + ".attention.value_length", embd / heads);
+    return uint64_t(layers * ctx * kvHeads * (keyLen + valueLen) * 2);
+}
+
+} // namespace
+
+ModelFileInfo describeModelFile(const QString& path) {
+    ModelFileInfo info;
+    QFileInfo fi(path);
+    info.path = fi.absoluteFilePath();
+    info.fileName = fi.fileName();
+    info.name = fi.completeBaseName();
+    info.fileSize = quint64(fi.size());
+    info.placeholder = info.fileName.contains(QLatin1String("placeholder-random"));
+    try {
+        auto file = gguf::File::open(path.toStdString());
+        info.architecture = QString::fromStdString(file.architecture());
+        if (auto n = file.getString("general.name"); !n.empty()) info.name = QString::fromUtf8(n.data(), qsizetype(n.size()));
+        std::map<std::string, uint64_t> elementsByType;
+        for (const auto& t : file.tensors()) {
+            info.parameters += uint64_t(t.elements());
+            if (t.nDims >= 2) elementsByType[std::string(tensorTypeName(t.type))] += uint64_t(t.elements());
+        }
+        uint64_t best = 0;
+        for (const auto& [type, n] : elementsByType)
+            if (n > best) { best = n; info.quantization = QString::fromStdString(type); }
+        std::string arch = file.architecture();
+        info.contextLength = file.getInt(arch + ".context_length", 0);
+        int64_t ctx = info.contextLength > 0 ? std::min<int64_t>(info.contextLength, 4096) : 4096;
+        info.ramEstimate = file.fileSize() + memoryBytes(file, ctx);
+        if (info.architecture.isEmpty()) info.error = QStringLiteral("no general.architecture in the file");
+    } catch (const std::exception& e) {
+        info.error = QString::fromUtf8(e.what());
+    }
+    return info;
+}
+
+quint64 sessionMemoryBytes(const QString& path, qint64 ctx) {
+    try {
+        return memoryBytes(gguf::File::open(path.toStdString()), ctx);
+    } catch (const std::exception&) {
+        return 0;
+    }
+}
+
+QStringList findModelFiles(const QStringList& folders) {
+    QStringList out;
+    for (const auto& folder : folders) {
+        QDir dir(folder);
+        if (!dir.exists()) continue;
+        for (const auto& fi : dir.entryInfoList({QStringLiteral("*.gguf")}, QDir::Files | QDir::Readable, QDir::Name))
+            if (!out.contains(fi.absoluteFilePath())) out << fi.absoluteFilePath();
+    }
+    return out;
+}
+
+QString humanBytes(quint64 bytes) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double b = double(bytes);
+    int u = 0;
+    while (b >= 1024 && u < 4) { b /= 1024; ++u; }
+    return u == 0 ? QStringLiteral("%1 B").arg(bytes) : QStringLiteral("%1 %2").arg(b, 0, 'f', 1).arg(QLatin1String(units[u]));
+}
+
+QString humanCount(quint64 count) {
+    if (count >= 1000000000ull) return QStringLiteral("%1 B").arg(count / 1e9, 0, 'f', 2);
+    if (count >= 1000000ull) return QStringLiteral("%1 M").arg(count / 1e6, 0, 'f', 1);
+    if (count >= 1000ull) return QStringLiteral("%1 K").arg(count / 1e3, 0, 'f', 1);
+    return QString::number(count);
+}
+
+} // namespace cairn::app

@@ -1,0 +1,84 @@
+#include "model_list_model.h"
+
+#include <QDir>
+#include <QFileInfo>
+
+namespace cairn::app {
+
+ModelListModel::ModelListModel(QObject* parent) : QAbstractListModel(parent) {}
+
+void ModelListModel::scan(const QStringList& folders, const QStringList& files, const QStringList& bundledFolders) {
+    std::vector<ModelFileInfo> rows;
+    QStringList seen;
+    auto add = [&](const QString& path, bool bundled) {
+        QString abs = QFileInfo(path).absoluteFilePath();
+        if (seen.contains(abs) || !QFileInfo::exists(abs)) return;
+        seen << abs;
+        auto info = describeModelFile(abs);
+        info.bundled = bundled;
+        rows.push_back(std::move(info));
+    };
+    for (const auto& f : findModelFiles(bundledFolders)) add(f, true);
+    for (const auto& f : findModelFiles(folders)) add(f, false);
+    for (const auto& f : files) add(f, false);
+    const int oldCount = count();
+    beginResetModel();
+    rows_ = std::move(rows);
+    endResetModel();
+    if (oldCount != count()) emit countChanged();
+}
+
+QString ModelListModel::defaultModel() const {
+    const ModelFileInfo* best = nullptr;
+    for (const auto& r : rows_) {
+        if (!r.bundled || !r.error.isEmpty()) continue;
+        if (!best || (best->placeholder && !r.placeholder)) best = &r;
+    }
+    return best ? best->path : QString();
+}
+
+const ModelFileInfo* ModelListModel::find(const QString& path) const {
+    for (const auto& r : rows_)
+        if (r.path == path) return &r;
+    return nullptr;
+}
+
+int ModelListModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : int(rows_.size());
+}
+
+QVariant ModelListModel::data(const QModelIndex& index, int role) const {
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
+    const auto& r = rows_[size_t(index.row())];
+    switch (role) {
+    case Qt::DisplayRole:
+    case NameRole: return r.name;
+    case PathRole: return r.path;
+    case FileNameRole: return r.fileName;
+    case ArchitectureRole: return r.architecture;
+    case ParametersRole: return humanCount(r.parameters);
+    case QuantizationRole: return r.quantization;
+    case FileSizeRole: return humanBytes(r.fileSize);
+    case ContextLengthRole: return r.contextLength;
+    case RamEstimateRole: return humanBytes(r.ramEstimate);
+    case ErrorRole: return r.error;
+    case BundledRole: return r.bundled;
+    case PlaceholderRole: return r.placeholder;
+    case SummaryRole:
+        if (!r.error.isEmpty()) return tr("Cannot be used: %1").arg(r.error);
+        return tr("%1 · %2 parameters · %3 · %4 · context %5 · ~%6 RAM")
+            .arg(r.architecture, humanCount(r.parameters), r.quantization, humanBytes(r.fileSize))
+            .arg(r.contextLength)
+            .arg(humanBytes(r.ramEstimate));
+    }
+    return {};
+}
+
+QHash<int, QByteArray> ModelListModel::roleNames() const {
+    return {{PathRole, "path"}, {NameRole, "name"}, {FileNameRole, "fileName"}, {ArchitectureRole, "architecture"},
+            {ParametersRole, "parameters"}, {QuantizationRole, "quantization"}, {FileSizeRole, "fileSize"},
+            {ContextLengthRole, "contextLength"}, {RamEstimateRole, "ramEstimate"}, {ErrorRole, "error"},
+            {BundledRole, "bundled"}, {PlaceholderRole, "placeholder"}, {SummaryRole, "summary"}};
+}
+
+} // namespace cairn::app

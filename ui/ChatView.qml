@@ -1,0 +1,61 @@
+// The open conversation: the messages of the active branch, following the
+// stream while the view is at the bottom.
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Cairn
+
+Item {
+    id: root
+    property ChatController controller
+
+    ListView {
+        id: list
+        objectName: "messageList"
+        anchors.fill: parent
+        model: root.controller ? root.controller.messages : null
+        clip: true
+        spacing: 18
+        topMargin: 20
+        bottomMargin: 20
+        boundsBehavior: Flickable.StopAtBounds
+        ScrollBar.vertical: ScrollBar { }
+        property bool following: true
+        onMovementEnded: following = atYEnd
+        onContentHeightChanged: if (following) Qt.callLater(positionViewAtEnd)
+        onCountChanged: { following = true; Qt.callLater(positionViewAtEnd) }
+
+        delegate: MessageDelegate {
+            width: ListView.view.width
+            isLast: index === ListView.view.count - 1
+            busy: root.controller.generating
+            onCopyRequested: (text) => root.controller.copyText(text)
+            onEditRequested: (id, text) => root.controller.editMessage(id, text)
+            onRegenerateRequested: (id) => root.controller.regenerate(id)
+            onBranchRequested: (id, delta) => root.controller.switchBranch(id, delta)
+        }
+    }
+
+    ColumnLayout {
+        anchors.centerIn: parent
+        visible: list.count === 0
+        spacing: 8
+        width: Math.min(parent.width - 48, 520)
+        Label {
+            Layout.alignment: Qt.AlignHCenter
+            text: qsTr("What shall we talk about?")
+            font.pixelSize: 24
+            color: Theme.text
+        }
+        Label {
+            Layout.fillWidth: true
+            horizontalAlignment: Text.AlignHCenter
+            wrapMode: Text.Wrap
+            color: Theme.mutedText
+            text: !root.controller ? ""
+                : root.controller.modelLoading ? qsTr("Loading the model…")
+                : root.controller.modelReady ? qsTr("Chatting with %1. Everything runs on this computer.").arg(root.controller.modelName)
+                : qsTr("Pick a model to start.")
+        }
+    }
+}

@@ -1,0 +1,204 @@
+// The main window: sidebar | chat (header, banners, messages, composer) and
+// the status line; the model picker and settings are dialogs.
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Dialogs
+import QtQuick.Layouts
+import Cairn
+
+ApplicationWindow {
+    id: window
+    required property ChatController controller
+    property string themeOverride: ""
+
+    width: 1180
+    height: 760
+    minimumWidth: 720
+    minimumHeight: 480
+    visible: true
+    title: window.controller.currentTitle + " — Cairn"
+    color: Theme.background
+
+    palette.window: Theme.background
+    palette.windowText: Theme.text
+    palette.base: Theme.input
+    palette.alternateBase: Theme.surface
+    palette.text: Theme.text
+    palette.button: Theme.surface
+    palette.buttonText: Theme.text
+    palette.highlight: Theme.accent
+    palette.highlightedText: Theme.accentText
+    palette.placeholderText: Theme.mutedText
+    palette.mid: Theme.border
+    palette.midlight: Theme.hover
+    palette.light: Theme.surface
+    palette.dark: Theme.mutedText
+    palette.shadow: Theme.border
+    palette.toolTipBase: Theme.surface
+    palette.toolTipText: Theme.text
+
+    Binding {
+        target: Theme
+        property: "dark"
+        value: (window.themeOverride !== "" ? window.themeOverride : window.controller.settings.theme) === "dark"
+    }
+
+    Shortcut { sequence: "Ctrl+N"; onActivated: { window.controller.newChat(); composer.focusInput() } }
+    Shortcut { sequence: "Ctrl+K"; onActivated: sidebar.focusSearch() }
+    Shortcut { sequence: "Esc"; enabled: window.controller.generating; onActivated: window.controller.stop() }
+
+    component Banner: Rectangle {
+        property alias text: bannerLabel.text
+        property color textColor: Theme.warningText
+        property bool closable: false
+        signal closed()
+        Layout.fillWidth: true
+        visible: text !== ""
+        implicitHeight: bannerLabel.implicitHeight + 16
+        Label {
+            id: bannerLabel
+            anchors.verticalCenter: parent.verticalCenter
+            anchors.left: parent.left
+            anchors.right: closeButton.left
+            anchors.leftMargin: 16
+            wrapMode: Text.Wrap
+            color: parent.textColor
+        }
+        ToolButton {
+            id: closeButton
+            visible: parent.closable
+            anchors.right: parent.right
+            anchors.verticalCenter: parent.verticalCenter
+            text: "✕"
+            onClicked: parent.closed()
+        }
+    }
+
+    RowLayout {
+        anchors.fill: parent
+        spacing: 0
+
+        Sidebar {
+            id: sidebar
+            controller: window.controller
+            Layout.preferredWidth: 260
+            Layout.fillHeight: true
+        }
+        Rectangle { Layout.preferredWidth: 1; Layout.fillHeight: true; color: Theme.border }
+
+        ColumnLayout {
+            Layout.fillWidth: true
+            Layout.fillHeight: true
+            spacing: 0
+
+            // Header: conversation title, model, actions.
+            Rectangle {
+                Layout.fillWidth: true
+                implicitHeight: 52
+                color: Theme.background
+                RowLayout {
+                    anchors.fill: parent
+                    anchors.leftMargin: 16
+                    anchors.rightMargin: 10
+                    spacing: 6
+                    Label {
+                        text: window.controller.currentTitle
+                        font.pixelSize: 16
+                        font.bold: true
+                        color: Theme.text
+                        elide: Text.ElideRight
+                        Layout.fillWidth: true
+                    }
+                    Button {
+                        id: modelButton
+                        objectName: "modelButton"
+                        text: window.controller.modelLoading ? qsTr("Loading…")
+                            : window.controller.modelReady ? window.controller.modelName : qsTr("Choose a model")
+                        onClicked: picker.open()
+                        flat: true
+                        Layout.maximumWidth: 300
+                        contentItem: Label {
+                            text: "◆  " + modelButton.text + "  ▾"
+                            color: Theme.text
+                            elide: Text.ElideRight
+                            verticalAlignment: Text.AlignVCenter
+                        }
+                        background: Rectangle {
+                            radius: Theme.radius
+                            color: modelButton.hovered ? Theme.hover : "transparent"
+                            border.color: Theme.border
+                        }
+                    }
+                    ToolButton {
+                        text: qsTr("Export")
+                        enabled: window.controller.currentConversation >= 0
+                        onClicked: exportMenu.popup()
+                        Menu {
+                            id: exportMenu
+                            MenuItem { text: qsTr("Export as Markdown…"); onTriggered: { exportDialog.format = "md"; exportDialog.open() } }
+                            MenuItem { text: qsTr("Export as JSON…"); onTriggered: { exportDialog.format = "json"; exportDialog.open() } }
+                        }
+                    }
+                    ToolButton { text: qsTr("Import"); onClicked: importDialog.open() }
+                    ToolButton { text: qsTr("Settings"); onClicked: settingsDialog.open() }
+                }
+                Rectangle { anchors.bottom: parent.bottom; width: parent.width; height: 1; color: Theme.border }
+            }
+
+            Banner {
+                objectName: "modelNote"
+                text: window.controller.modelNote
+                color: Theme.warningBackground
+                textColor: Theme.warningText
+            }
+            Banner {
+                objectName: "errorBanner"
+                text: window.controller.errorText !== window.controller.modelNote ? window.controller.errorText : ""
+                color: Theme.errorBackground
+                textColor: Theme.errorText
+                closable: true
+                onClosed: window.controller.clearError()
+            }
+
+            ChatView {
+                controller: window.controller
+                Layout.fillWidth: true
+                Layout.fillHeight: true
+            }
+
+            Composer {
+                id: composer
+                Layout.fillWidth: true
+                generating: window.controller.generating
+                ready: window.controller.modelReady
+                onSendRequested: (text) => window.controller.send(text)
+                onStopRequested: window.controller.stop()
+                Component.onCompleted: focusInput()
+            }
+
+            StatusLine {
+                controller: window.controller
+                Layout.fillWidth: true
+            }
+        }
+    }
+
+    ModelPicker { id: picker; controller: window.controller }
+    SettingsDialog { id: settingsDialog; controller: window.controller }
+
+    FileDialog {
+        id: exportDialog
+        property string format: "md"
+        title: qsTr("Export conversation")
+        fileMode: FileDialog.SaveFile
+        nameFilters: format === "json" ? [qsTr("JSON (*.json)")] : [qsTr("Markdown (*.md)")]
+        defaultSuffix: format
+        onAccepted: window.controller.exportConversation(selectedFile, format)
+    }
+    FileDialog {
+        id: importDialog
+        title: qsTr("Import a conversation")
+        nameFilters: [qsTr("Cairn conversation (*.json)")]
+        onAccepted: window.controller.importConversation(selectedFile)
+    }
+}

@@ -1,0 +1,187 @@
+// One message of the chat: Markdown prose, code blocks with Copy, and the
+// actions (copy, edit for user messages, regenerate for replies, `< 1/2 >`
+// between sibling branches).
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Cairn
+
+Item {
+    id: root
+    required property int index
+    required property var messageId
+    required property string role
+    required property string content
+    required property var segments
+    required property int siblingIndex
+    required property int siblingCount
+    required property string stats
+    required property bool streaming
+    property bool isLast: false
+    property bool busy: false
+
+    signal copyRequested(string text)
+    signal editRequested(var messageId, string text)
+    signal regenerateRequested(var messageId)
+    signal branchRequested(var messageId, int delta)
+
+    readonly property bool isUser: role === "user"
+    property bool editing: false
+
+    component ActionButton: ToolButton {
+        id: actionButton
+        font.pixelSize: 12
+        implicitHeight: 26
+        padding: 4
+        contentItem: Label {
+            text: actionButton.text
+            font: actionButton.font
+            color: actionButton.enabled ? Theme.mutedText : Theme.border
+            horizontalAlignment: Text.AlignHCenter
+            verticalAlignment: Text.AlignVCenter
+        }
+    }
+
+    implicitHeight: column.implicitHeight + 8
+
+    ColumnLayout {
+        id: column
+        width: Math.min(root.width - 48, Theme.contentWidth)
+        anchors.horizontalCenter: parent.horizontalCenter
+        spacing: 4
+
+        Label {
+            text: root.isUser ? qsTr("You") : qsTr("Assistant")
+            font.bold: true
+            font.pixelSize: 13
+            color: Theme.mutedText
+            Layout.alignment: root.isUser ? Qt.AlignRight : Qt.AlignLeft
+        }
+
+        Rectangle {
+            id: bubble
+            visible: !root.editing
+            Layout.alignment: root.isUser ? Qt.AlignRight : Qt.AlignLeft
+            Layout.preferredWidth: root.isUser ? Math.min(column.width * 0.85, bodyColumn.implicitWidth + 28) : column.width
+            Layout.preferredHeight: bodyColumn.implicitHeight + (root.isUser ? 20 : 0)
+            radius: 12
+            color: root.isUser ? Theme.surface : "transparent"
+
+            ColumnLayout {
+                id: bodyColumn
+                anchors.left: parent.left
+                anchors.right: parent.right
+                anchors.top: parent.top
+                anchors.margins: root.isUser ? 10 : 0
+                anchors.leftMargin: root.isUser ? 14 : 0
+                anchors.rightMargin: root.isUser ? 14 : 0
+                spacing: 8
+
+                Repeater {
+                    model: root.segments
+                    delegate: Loader {
+                        required property var modelData
+                        Layout.fillWidth: true
+                        sourceComponent: modelData.kind === "code" ? codeComponent : textComponent
+                        Component {
+                            id: textComponent
+                            TextEdit {
+                                text: modelData.text
+                                textFormat: TextEdit.MarkdownText
+                                readOnly: true
+                                selectByMouse: true
+                                wrapMode: TextEdit.Wrap
+                                color: Theme.text
+                                selectionColor: Theme.accent
+                                font.pixelSize: 15
+                                onLinkActivated: (link) => Qt.openUrlExternally(link)
+                            }
+                        }
+                        Component {
+                            id: codeComponent
+                            CodeBlock {
+                                code: modelData.text
+                                language: modelData.language
+                                onCopyRequested: (text) => root.copyRequested(text)
+                            }
+                        }
+                    }
+                }
+                Label {
+                    visible: root.streaming && root.content === ""
+                    text: qsTr("Thinking…")
+                    color: Theme.mutedText
+                    font.italic: true
+                }
+            }
+        }
+
+        // Editing a user message makes a new branch.
+        ColumnLayout {
+            visible: root.editing
+            Layout.fillWidth: true
+            TextArea {
+                id: editArea
+                Layout.fillWidth: true
+                wrapMode: TextArea.Wrap
+                color: Theme.text
+                background: Rectangle { radius: 8; color: Theme.input; border.color: Theme.accent }
+            }
+            RowLayout {
+                Layout.alignment: Qt.AlignRight
+                Button { text: qsTr("Cancel"); flat: true; onClicked: root.editing = false }
+                Button {
+                    text: qsTr("Save and send")
+                    highlighted: true
+                    onClicked: { root.editing = false; root.editRequested(root.messageId, editArea.text) }
+                }
+            }
+        }
+
+        RowLayout {
+            id: actions
+            spacing: 2
+            visible: !root.editing && !root.streaming
+            Layout.alignment: root.isUser ? Qt.AlignRight : Qt.AlignLeft
+
+            ActionButton {
+                visible: root.siblingCount > 1
+                text: "‹"
+                enabled: root.siblingIndex > 0 && !root.busy
+                onClicked: root.branchRequested(root.messageId, -1)
+            }
+            Label {
+                visible: root.siblingCount > 1
+                text: (root.siblingIndex + 1) + " / " + root.siblingCount
+                color: Theme.mutedText
+                font.pixelSize: 12
+            }
+            ActionButton {
+                visible: root.siblingCount > 1
+                text: "›"
+                enabled: root.siblingIndex + 1 < root.siblingCount && !root.busy
+                onClicked: root.branchRequested(root.messageId, 1)
+            }
+            ActionButton { text: qsTr("Copy"); onClicked: root.copyRequested(root.content) }
+            ActionButton {
+                visible: root.isUser
+                enabled: !root.busy
+                text: qsTr("Edit")
+                onClicked: { editArea.text = root.content; root.editing = true; editArea.forceActiveFocus() }
+            }
+            ActionButton {
+                visible: !root.isUser && root.isLast
+                enabled: !root.busy
+                text: qsTr("Regenerate")
+                onClicked: root.regenerateRequested(root.messageId)
+            }
+            Label {
+                visible: root.stats !== ""
+                text: root.stats
+                color: Theme.mutedText
+                font.pixelSize: 11
+                leftPadding: 6
+            }
+        }
+    }
+}

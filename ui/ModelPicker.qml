@@ -1,0 +1,107 @@
+// Choose a model: every GGUF file found, with what it is and what it costs;
+// files that cannot be used say why.
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Dialogs
+import QtQuick.Layouts
+import Cairn
+
+Dialog {
+    id: root
+    property ChatController controller
+    title: qsTr("Models")
+    modal: true
+    width: Math.min(parent ? parent.width - 80 : 720, 720)
+    height: Math.min(parent ? parent.height - 80 : 520, 520)
+    anchors.centerIn: parent
+    standardButtons: Dialog.Close
+    onOpened: root.controller.refreshModels()
+
+    background: Rectangle { color: Theme.background; radius: Theme.radius; border.color: Theme.border }
+
+    ColumnLayout {
+        anchors.fill: parent
+        spacing: 8
+
+        ListView {
+            id: list
+            Layout.fillWidth: true
+            Layout.fillHeight: true
+            clip: true
+            spacing: 4
+            model: root.controller.models
+            ScrollBar.vertical: ScrollBar { }
+            delegate: ItemDelegate {
+                id: entry
+                required property string path
+                required property string name
+                required property string fileName
+                required property string summary
+                required property string error
+                required property bool bundled
+                required property bool placeholder
+                readonly property bool current: path === root.controller.modelPath
+                width: ListView.view.width
+                enabled: error === ""
+                onClicked: { root.controller.selectModel(path); root.close() }
+                background: Rectangle {
+                    radius: Theme.radius
+                    color: entry.current ? Theme.selected : entry.hovered ? Theme.hover : "transparent"
+                    border.color: entry.current ? Theme.accent : "transparent"
+                }
+                contentItem: ColumnLayout {
+                    spacing: 2
+                    RowLayout {
+                        Label { text: entry.name; font.bold: true; color: Theme.text; elide: Text.ElideRight; Layout.fillWidth: true }
+                        Label { visible: entry.bundled; text: qsTr("bundled"); color: Theme.mutedText; font.pixelSize: 11 }
+                        Label {
+                            visible: entry.placeholder
+                            text: qsTr("random weights: produces random text")
+                            color: Theme.warningText
+                            font.pixelSize: 11
+                        }
+                    }
+                    Label { text: entry.fileName; color: Theme.mutedText; font.pixelSize: 12; elide: Text.ElideMiddle; Layout.fillWidth: true }
+                    Label {
+                        text: entry.summary
+                        color: entry.error === "" ? Theme.mutedText : Theme.errorText
+                        font.pixelSize: 12
+                        wrapMode: Text.Wrap
+                        Layout.fillWidth: true
+                    }
+                }
+            }
+            Label {
+                anchors.centerIn: parent
+                visible: list.count === 0
+                text: qsTr("No GGUF files yet. Add a folder or open a file.")
+                color: Theme.mutedText
+            }
+        }
+
+        RowLayout {
+            Button { text: qsTr("Add folder…"); onClicked: folderDialog.open() }
+            Button { text: qsTr("Open file…"); onClicked: fileDialog.open() }
+            Item { Layout.fillWidth: true }
+            Label {
+                text: qsTr("Models folder: %1/models").arg(root.controller.dataLocation)
+                color: Theme.mutedText
+                font.pixelSize: 11
+                elide: Text.ElideMiddle
+                Layout.maximumWidth: 360
+            }
+        }
+    }
+
+    FolderDialog {
+        id: folderDialog
+        title: qsTr("Add a folder of models")
+        onAccepted: root.controller.addModelFolder(selectedFolder)
+    }
+    FileDialog {
+        id: fileDialog
+        title: qsTr("Open a model file")
+        nameFilters: [qsTr("GGUF models (*.gguf)")]
+        onAccepted: { root.controller.openModelFile(selectedFile); root.close() }
+    }
+}

@@ -1,0 +1,127 @@
+// Settings: engine, sampling, chat, storage and appearance. App settings go
+// to QSettings; the system prompt of the open conversation to the database.
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Cairn
+
+Dialog {
+    id: root
+    property ChatController controller
+    readonly property var s: controller.settings
+    title: qsTr("Settings")
+    modal: true
+    width: Math.min(parent ? parent.width - 80 : 640, 640)
+    height: Math.min(parent ? parent.height - 60 : 640, 680)
+    anchors.centerIn: parent
+    standardButtons: Dialog.Close
+    background: Rectangle { color: Theme.background; radius: Theme.radius; border.color: Theme.border }
+
+    component Heading: Label {
+        Layout.columnSpan: 2
+        Layout.topMargin: 10
+        font.bold: true
+        color: Theme.text
+    }
+    component Name: Label { color: Theme.mutedText; Layout.preferredWidth: 200 }
+    component NumberField: TextField {
+        Layout.fillWidth: true
+        color: Theme.text
+        validator: DoubleValidator { locale: "C" }
+        inputMethodHints: Qt.ImhFormattedNumbersOnly
+    }
+
+    ScrollView {
+        anchors.fill: parent
+        contentWidth: availableWidth
+        GridLayout {
+            width: parent.width
+            columns: 2
+            columnSpacing: 12
+            rowSpacing: 6
+
+            Heading { text: qsTr("Engine") }
+            Name { text: qsTr("Threads (0 = all cores)") }
+            SpinBox { from: 0; to: 256; value: root.s.threads; onValueModified: root.s.threads = value; editable: true }
+            Name { text: qsTr("Context size (tokens)") }
+            SpinBox { from: 256; to: 131072; stepSize: 256; value: root.s.contextSize; onValueModified: root.s.contextSize = value; editable: true }
+            Name { text: qsTr("Prefill chunk (tokens)") }
+            SpinBox { from: 1; to: 4096; value: root.s.prefillChunk; onValueModified: root.s.prefillChunk = value; editable: true }
+
+            Heading { text: qsTr("Sampling") }
+            Name { text: qsTr("Temperature (0 = greedy)") }
+            NumberField { text: root.s.temperature; onEditingFinished: root.s.temperature = Number(text) }
+            Name { text: qsTr("Top-k (0 = off)") }
+            SpinBox { from: 0; to: 1000; value: root.s.topK; onValueModified: root.s.topK = value; editable: true }
+            Name { text: qsTr("Top-p (1 = off)") }
+            NumberField { text: root.s.topP; onEditingFinished: root.s.topP = Number(text) }
+            Name { text: qsTr("Min-p (0 = off)") }
+            NumberField { text: root.s.minP; onEditingFinished: root.s.minP = Number(text) }
+            Name { text: qsTr("Repetition penalty (1 = off)") }
+            NumberField { text: root.s.repeatPenalty; onEditingFinished: root.s.repeatPenalty = Number(text) }
+            Name { text: qsTr("Seed (0 = random)") }
+            SpinBox { from: 0; to: 2147483647; value: root.s.seed; onValueModified: root.s.seed = value; editable: true }
+            Name { text: qsTr("Maximum reply tokens") }
+            SpinBox { from: 1; to: 32768; value: root.s.maxTokens; onValueModified: root.s.maxTokens = value; editable: true }
+
+            Heading { text: qsTr("Chat") }
+            Name { text: qsTr("Default system prompt") }
+            TextArea {
+                Layout.fillWidth: true
+                wrapMode: TextArea.Wrap
+                color: Theme.text
+                text: root.s.systemPrompt
+                onEditingFinished: root.s.systemPrompt = text
+            }
+            Name { text: qsTr("This conversation's system prompt") }
+            TextArea {
+                Layout.fillWidth: true
+                wrapMode: TextArea.Wrap
+                color: Theme.text
+                enabled: root.controller.currentConversation >= 0
+                placeholderText: enabled ? qsTr("(uses the default)") : qsTr("(open a conversation)")
+                placeholderTextColor: Theme.mutedText
+                text: root.controller.conversationSystemPrompt
+                onEditingFinished: root.controller.conversationSystemPrompt = text
+            }
+            Name { text: qsTr("When the context is full") }
+            ComboBox {
+                Layout.fillWidth: true
+                model: [qsTr("Stop with a message"), qsTr("Drop the oldest turns (keep the system prompt)")]
+                currentIndex: root.s.dropOldestTurns ? 1 : 0
+                onActivated: (i) => root.s.dropOldestTurns = (i === 1)
+            }
+
+            Heading { text: qsTr("Storage and appearance") }
+            Name { text: qsTr("Snapshot budget (MiB)") }
+            SpinBox { from: 0; to: 1048576; stepSize: 256; value: root.s.snapshotBudgetMiB; onValueModified: root.s.snapshotBudgetMiB = value; editable: true }
+            Name { text: qsTr("Theme") }
+            ComboBox {
+                Layout.fillWidth: true
+                model: ["light", "dark"]
+                currentIndex: root.s.theme === "dark" ? 1 : 0
+                onActivated: (i) => root.s.theme = (i === 1 ? "dark" : "light")
+            }
+            Name { text: qsTr("Model folders"); Layout.alignment: Qt.AlignTop }
+            ColumnLayout {
+                Layout.fillWidth: true
+                Label { text: root.controller.dataLocation + "/models"; color: Theme.mutedText; elide: Text.ElideMiddle; Layout.fillWidth: true }
+                Repeater {
+                    model: root.s.modelFolders
+                    delegate: RowLayout {
+                        required property string modelData
+                        Layout.fillWidth: true
+                        Label { text: modelData; color: Theme.text; elide: Text.ElideMiddle; Layout.fillWidth: true }
+                        ToolButton {
+                            text: qsTr("Remove")
+                            onClicked: {
+                                root.s.modelFolders = root.s.modelFolders.filter(f => f !== modelData)
+                                root.controller.refreshModels()
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,194 @@
+// Conversations grouped by date, New chat, search over message text,
+// rename and delete (with undo).
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Cairn
+
+Rectangle {
+    id: root
+    property ChatController controller
+    color: Theme.sidebar
+
+    function focusSearch() { searchField.forceActiveFocus(); searchField.selectAll() }
+
+    ColumnLayout {
+        anchors.fill: parent
+        anchors.margins: 10
+        spacing: 8
+
+        Button {
+            id: newChat
+            Layout.fillWidth: true
+            text: qsTr("New chat")
+            onClicked: root.controller.newChat()
+            contentItem: RowLayout {
+                Label { text: "+  " + newChat.text; color: Theme.text; font.bold: true; Layout.fillWidth: true }
+                Label { text: "Ctrl+N"; color: Theme.mutedText; font.pixelSize: 11 }
+            }
+            background: Rectangle {
+                implicitHeight: 38
+                radius: Theme.radius
+                color: newChat.hovered ? Theme.hover : Theme.background
+                border.color: Theme.border
+            }
+        }
+
+        TextField {
+            id: searchField
+            objectName: "searchField"
+            Layout.fillWidth: true
+            placeholderText: qsTr("Search messages (Ctrl+K)")
+            color: Theme.text
+            placeholderTextColor: Theme.mutedText
+            onTextChanged: root.controller.search(text)
+            Keys.onEscapePressed: text = ""
+            background: Rectangle {
+                implicitHeight: 34
+                radius: Theme.radius
+                color: Theme.input
+                border.color: searchField.activeFocus ? Theme.accent : Theme.border
+            }
+        }
+
+        ListView {
+            id: results
+            visible: searchField.text !== ""
+            Layout.fillWidth: true
+            Layout.fillHeight: true
+            clip: true
+            model: root.controller.searchResults
+            spacing: 2
+            delegate: ItemDelegate {
+                required property var modelData
+                width: ListView.view.width
+                onClicked: root.controller.openConversation(modelData.conversationId)
+                background: Rectangle { radius: Theme.radius; color: parent.hovered ? Theme.hover : "transparent" }
+                contentItem: ColumnLayout {
+                    spacing: 2
+                    Label { text: modelData.title; color: Theme.text; font.bold: true; elide: Text.ElideRight; Layout.fillWidth: true }
+                    Label {
+                        text: modelData.snippet
+                        textFormat: Text.StyledText
+                        color: Theme.mutedText
+                        wrapMode: Text.Wrap
+                        maximumLineCount: 3
+                        elide: Text.ElideRight
+                        Layout.fillWidth: true
+                        font.pixelSize: 12
+                    }
+                }
+            }
+            Label {
+                anchors.centerIn: parent
+                visible: results.count === 0
+                text: qsTr("No messages match")
+                color: Theme.mutedText
+            }
+        }
+
+        ListView {
+            id: conversations
+            objectName: "conversationList"
+            visible: searchField.text === ""
+            Layout.fillWidth: true
+            Layout.fillHeight: true
+            clip: true
+            model: root.controller.conversations
+            spacing: 1
+            ScrollBar.vertical: ScrollBar { }
+            section.property: "section"
+            section.delegate: Label {
+                required property string section
+                text: section
+                color: Theme.mutedText
+                font.pixelSize: 11
+                font.bold: true
+                topPadding: 12
+                bottomPadding: 4
+                leftPadding: 8
+            }
+            delegate: ItemDelegate {
+                id: row
+                required property var conversationId
+                required property string title
+                property bool renaming: false
+                readonly property bool current: conversationId === root.controller.currentConversation
+                width: ListView.view.width
+                height: 36
+                onClicked: root.controller.openConversation(conversationId)
+                onDoubleClicked: { renaming = true; renameField.text = title; renameField.forceActiveFocus(); renameField.selectAll() }
+                background: Rectangle {
+                    radius: Theme.radius
+                    color: row.current ? Theme.selected : row.hovered ? Theme.hover : "transparent"
+                }
+                contentItem: RowLayout {
+                    spacing: 4
+                    Label {
+                        visible: !row.renaming
+                        text: row.title
+                        color: Theme.text
+                        elide: Text.ElideRight
+                        Layout.fillWidth: true
+                    }
+                    TextField {
+                        id: renameField
+                        visible: row.renaming
+                        Layout.fillWidth: true
+                        color: Theme.text
+                        onAccepted: { root.controller.renameConversation(row.conversationId, text); row.renaming = false }
+                        onActiveFocusChanged: if (!activeFocus) row.renaming = false
+                        Keys.onEscapePressed: row.renaming = false
+                    }
+                    ToolButton {
+                        visible: (row.hovered || row.current) && !row.renaming
+                        text: "⋯"
+                        implicitWidth: 28
+                        implicitHeight: 28
+                        onClicked: menu.popup()
+                        contentItem: Label { text: "⋯"; color: Theme.mutedText; horizontalAlignment: Text.AlignHCenter; verticalAlignment: Text.AlignVCenter }
+                        background: null
+                        Menu {
+                            id: menu
+                            MenuItem {
+                                text: qsTr("Rename")
+                                onTriggered: { row.renaming = true; renameField.text = row.title; renameField.forceActiveFocus(); renameField.selectAll() }
+                            }
+                            MenuItem { text: qsTr("Delete"); onTriggered: root.controller.deleteConversation(row.conversationId) }
+                        }
+                    }
+                }
+            }
+            Label {
+                anchors.centerIn: parent
+                width: parent.width - 20
+                horizontalAlignment: Text.AlignHCenter
+                wrapMode: Text.Wrap
+                visible: conversations.count === 0
+                text: qsTr("Your conversations will appear here")
+                color: Theme.mutedText
+            }
+        }
+
+        Rectangle {
+            visible: root.controller.undoTitle !== ""
+            Layout.fillWidth: true
+            implicitHeight: undoRow.implicitHeight + 12
+            radius: Theme.radius
+            color: Theme.surface
+            RowLayout {
+                id: undoRow
+                anchors.fill: parent
+                anchors.margins: 6
+                Label {
+                    text: qsTr("Deleted “%1”").arg(root.controller.undoTitle)
+                    color: Theme.text
+                    elide: Text.ElideRight
+                    Layout.fillWidth: true
+                    leftPadding: 4
+                }
+                Button { text: qsTr("Undo"); flat: true; onClicked: root.controller.undoDelete() }
+            }
+        }
+    }
+}
