@@ -25,6 +25,9 @@ int runTemplate(Args& args);
 int runTokenize(Args& args);
 int runBenchKernels(Args& args);
 int runDump(Args& args);
+int runGenerate(Args& args);
+int runBench(Args& args);
+int runSynth(Args& args);
 int runChatBench(Args& args);
 
 } // namespace cairn::cli

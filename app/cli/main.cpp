@@ -21,7 +21,14 @@ void usage() {
                  "  bench-kernels [--types Q4_0,F16] [--rows R] [--cols C] [-p TOKENS] [-t N] [-r N] [--path P]\n"
                  "                                                   matmul GFLOP/s (prefill) and GB/s (decode)\n"
                  "  dump -m MODEL --cases CASES.json -o OUT.json [-t N] [--chunk C] [--kv f16|f32]\n"
-                 "                                                   logits and greedy ids in the reference schema\n");
+                 "                                                   logits and greedy ids in the reference schema\n"
+                 "  generate -m MODEL -p TEXT [-n N] [--temp T] [--top-k K] [--top-p P] [--min-p P] [--seed S]\n"
+                 "           [--repeat-penalty R] [--frequency-penalty F] [--presence-penalty P] [-t N] [--chunk C]\n"
+                 "           [--ctx N] [--kv f16|f32]                stream a continuation of TEXT\n"
+                 "  bench -m MODEL [-p 512] [-n 128] [-t 2] [-r 3] [--chunk C] [--json] [--sweep-chunks 16,64,...]\n"
+                 "                                                   prompt and generation tokens/s, peak RSS\n"
+                 "  synth --preset NAME --type F16|Q8_0|Q4_0|Q4_K -o FILE.gguf [--vocab-dir DIR] [--seed S]\n"
+                 "                                                   random-weight model with a real geometry\n");
 }
 
 } // namespace
@@ -34,6 +41,9 @@ int main(int argc, char** argv) {
         {"tokenize", runTokenize},
         {"bench-kernels", runBenchKernels},
         {"dump", runDump},
+        {"generate", runGenerate},
+        {"bench", runBench},
+        {"synth", runSynth},
         {"chat-bench", runChatBench},
     };
     if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {

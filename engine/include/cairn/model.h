@@ -90,6 +90,9 @@ protected:
     ModelInfo info_;
 };
 
+// Prefill chunk size chosen by measurement (docs/PERFORMANCE.md, "Whole model").
+constexpr int64_t kDefaultPrefillChunk = 64;
+
 // Feeds `tokens` in chunks of at most `chunk` positions (prefill). Logits as in
 // Model::forward: all positions when allLogits, else only the last.
 void prefill(const Model& model, Memory& mem, std::span<const int32_t> tokens, int64_t chunk, bool allLogits,

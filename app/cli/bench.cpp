@@ -1,0 +1,132 @@
+// cairn-cli bench -m MODEL [-p 512] [-n 128] [-t 2] [-r 3] [--chunk C] [--kv f16|f32] [--json]
+//                 [--sweep-chunks 16,32,64,...]
+// Like llama-bench's pp/tg: prompt tokens/s for a prefill of p tokens, and
+// generated tokens/s for n single-token steps after it (median of r runs, after
+// one warm-up), plus peak RSS. --sweep-chunks prints ms per prompt token for
+// each chunk size instead.
+#include "command.h"
+
+#include "cairn/error.h"
+#include "cairn/exec.h"
+#include "cairn/gguf.h"
+#include "cairn/model.h"
+#include "tensor/matmul.h"
+
+#include <nlohmann/json.hpp>
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+
+namespace cairn::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double medianOf(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+double peakRssMb() {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    return double(ru.ru_maxrss) / 1024.0;  // kilobytes on Linux
+}
+
+// Ordinary token ids (avoid the control tokens at either end of a vocabulary).
+std::vector<int32_t> benchTokens(int64_t n, int64_t vocab) {
+    std::vector<int32_t> t(static_cast<size_t>(n));
+    uint64_t s = 12345;
+    const int64_t range = std::max<int64_t>(1, std::min<int64_t>(vocab - 300, 30000));
+    for (auto& x : t) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        x = int32_t(100 + int64_t((s >> 33) % uint64_t(range)));
+    }
+    return t;
+}
+
+} // namespace
+
+int runBench(Args& args) {
+    const std::string modelPath = args.require("-m", "--model");
+    const int64_t p = int64_t(args.number("-p", "--n-prompt", 512));
+    const int64_t n = int64_t(args.number("-n", "--n-gen", 128));
+    const int threads = int(args.number("-t", "--threads", 2));
+    const int reps = std::max(1, int(args.number("-r", "--repetitions", 3)));
+    const int64_t chunk = int64_t(args.number("", "--chunk", double(kDefaultPrefillChunk)));
+    const std::string kv = args.option("", "--kv").value_or("f16");
+    const auto sweep = args.option("", "--sweep-chunks");
+    const bool json = args.flag("--json");
+    args.positionals();
+    if (p < 1 || n < 0) throw Error("cairn-cli bench", "-p must be positive and -n not negative");
+
+    auto model = Model::load(modelPath);
+    ExecContext ctx(threads);
+    MemoryOptions mo;
+    mo.contextSize = p + n + 1;
+    mo.kvType = kv == "f32" ? KvType::F32 : KvType::F16;
+    const int64_t V = model->info().vocabSize;
+    const auto tokens = benchTokens(p + n, V);
+    std::vector<float> logits(static_cast<size_t>(V));
+
+    auto prefillSeconds = [&](int64_t c) {
+        auto mem = model->newMemory(mo);
+        const auto t0 = Clock::now();
+        prefill(*model, *mem, std::span(tokens).first(size_t(p)), c, false, logits.data(), ctx);
+        return std::make_pair(std::chrono::duration<double>(Clock::now() - t0).count(), std::move(mem));
+    };
+
+    // Warm-up: pages the weights in.
+    {
+        auto mem = model->newMemory(mo);
+        prefill(*model, *mem, std::span(tokens).first(size_t(std::min<int64_t>(p, 16))), chunk, false, logits.data(), ctx);
+    }
+
+    if (sweep) {
+        std::printf("chunk  ms/prompt-token  (pp%lld, %d threads, median of %d)\n", (long long)p, threads, reps);
+        std::stringstream ss(*sweep);
+        std::string item;
+        while (std::getline(ss, item, ',')) {
+            const int64_t c = std::stoll(item);
+            std::vector<double> t;
+            for (int r = 0; r < reps; ++r) t.push_back(prefillSeconds(c).first);
+            std::printf("%5lld  %8.3f\n", (long long)c, medianOf(t) * 1e3 / double(p));
+            std::fflush(stdout);
+        }
+        return 0;
+    }
+
+    std::vector<double> pp, tg;
+    for (int r = 0; r < reps; ++r) {
+        auto [seconds, mem] = prefillSeconds(chunk);
+        pp.push_back(double(p) / seconds);
+        if (n > 0) {
+            const auto t0 = Clock::now();
+            for (int64_t i = 0; i < n; ++i)
+                model->forward(*mem, std::span(tokens).subspan(size_t(p + i), 1), false, logits.data(), ctx);
+            tg.push_back(double(n) / std::chrono::duration<double>(Clock::now() - t0).count());
+        }
+    }
+    const double ppTps = medianOf(pp), tgTps = medianOf(tg), rss = peakRssMb();
+    const double fileMb = double(model->file().fileSize()) / (1024.0 * 1024.0);
+    if (json) {
+        nlohmann::json j = {{"model", modelPath}, {"architecture", model->info().architecture},
+                            {"file_mb", fileMb}, {"threads", threads}, {"n_prompt", p}, {"n_gen", n},
+                            {"chunk", chunk}, {"repetitions", reps}, {"kernel_path", tensor::kernelPath()},
+                            {"pp_tps", ppTps}, {"tg_tps", tgTps}, {"peak_rss_mb", rss}};
+        std::printf("%s\n", j.dump().c_str());
+    } else {
+        std::printf("model %s (%.1f MiB), %d threads, kernels %s, chunk %lld\n", modelPath.c_str(), fileMb, threads,
+                    tensor::kernelPath(), (long long)chunk);
+        std::printf("pp%lld  %8.2f t/s\n", (long long)p, ppTps);
+        if (n > 0) std::printf("tg%lld  %8.2f t/s\n", (long long)n, tgTps);
+        std::printf("peak RSS %.1f MiB\n", rss);
+    }
+    return 0;
+}
+
+} // namespace cairn::cli
