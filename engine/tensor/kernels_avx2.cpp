@@ -326,12 +326,15 @@ inline int64_t gemmMinTokens(int blockSize) { return blockSize == 32 ? 6 : 4; }
 constexpr size_t kPack32 = 256 + 3 * 32;        // codes, dx, xoff, sx
 constexpr size_t kPackK = 2048 + 32 + 256;      // codes, dx, bsum pairs [8][8 tokens][2]
 
-const uint8_t* prepare(const Activations& a) {
-    if (a.blockSize == 0 || a.nTokens < gemmMinTokens(a.blockSize)) return nullptr;
-    const int64_t groups = (a.nTokens + 7) / 8, nb = a.nBlocks, bs = a.blockSize;
+PackPlan packPlan(const Activations& a) {
+    if (a.blockSize == 0 || a.nTokens < gemmMinTokens(a.blockSize)) return {};
+    return {(a.nTokens + 7) / 8, size_t(a.nBlocks) * (a.blockSize == 32 ? kPack32 : kPackK)};
+}
+
+void pack(const Activations& a, uint8_t* p, int64_t g0, int64_t g1) {
+    const int64_t nb = a.nBlocks, bs = a.blockSize;
     const size_t per = bs == 32 ? kPack32 : kPackK;
-    uint8_t* p = scratch(a.packSlot, size_t(groups * nb) * per);
-    for (int64_t g = 0; g < groups; ++g) {
+    for (int64_t g = g0; g < g1; ++g) {
         for (int64_t b = 0; b < nb; ++b) {
             uint8_t* dst = p + size_t(g * nb + b) * per;
             auto* dx = reinterpret_cast<float*>(dst + bs * 8);
@@ -357,7 +360,6 @@ const uint8_t* prepare(const Activations& a) {
             }
         }
     }
-    return p;
 }
 
 inline int32_t load32(const void* p) {
@@ -596,7 +598,7 @@ void rows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, flo
 } // namespace
 
 const KernelSet* avx2Kernels() {
-    static const KernelSet set{"avx2", prepare, rows, 16};
+    static const KernelSet set{"avx2", packPlan, pack, rows, 16};
     return &set;
 }
 

@@ -55,12 +55,15 @@ inline float halfToFloat(uint16_t h) { return _cvtsh_ss(h); }
 constexpr size_t kPack32 = 512 + 3 * 64;
 constexpr size_t kPackK = 4096 + 64 + 512;
 
-const uint8_t* prepare(const Activations& a) {
-    if (a.blockSize == 0 || a.nTokens < gemmMinTokens(a.blockSize)) return nullptr;
-    const int64_t groups = (a.nTokens + 15) / 16, nb = a.nBlocks, bs = a.blockSize;
+PackPlan packPlan(const Activations& a) {
+    if (a.blockSize == 0 || a.nTokens < gemmMinTokens(a.blockSize)) return {};
+    return {(a.nTokens + 15) / 16, size_t(a.nBlocks) * (a.blockSize == 32 ? kPack32 : kPackK)};
+}
+
+void pack(const Activations& a, uint8_t* p, int64_t g0, int64_t g1) {
+    const int64_t nb = a.nBlocks, bs = a.blockSize;
     const size_t per = bs == 32 ? kPack32 : kPackK;
-    uint8_t* p = scratch(a.packSlot, size_t(groups * nb) * per);
-    for (int64_t g = 0; g < groups; ++g) {
+    for (int64_t g = g0; g < g1; ++g) {
         for (int64_t b = 0; b < nb; ++b) {
             uint8_t* dst = p + size_t(g * nb + b) * per;
             auto* dx = reinterpret_cast<float*>(dst + bs * 16);
@@ -88,7 +91,6 @@ const uint8_t* prepare(const Activations& a) {
             }
         }
     }
-    return p;
 }
 
 // Writes the 16 token lanes of `v` for row r (only tokens < nTokens).
@@ -1111,7 +1113,7 @@ void rows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, flo
 
 const KernelSet* avx512Kernels() {
     // Tasks of 16 rows keep the 16-row matvec and the 4-row GEMM tiles whole.
-    static const KernelSet set{"avx512vnni", prepare, rows, 16, quantizeQ8_0, quantizeQ8K};
+    static const KernelSet set{"avx512vnni", packPlan, pack, rows, 16, quantizeQ8_0, quantizeQ8K};
     return &set;
 }
 

@@ -59,7 +59,7 @@ struct Activations {
     const int16_t* bsum = nullptr;  // [t][cols/16] sums of 16 codes
     const int32_t* xoff = nullptr;  // [t][nBlocks] o * xs (32-formats) — offset term
     const float* sx = nullptr;      // [t][nBlocks] dx * (float)xs (32-formats)
-    // Optional layout prepared by a path's prepare() for its GEMM, in scratch
+    // Optional GEMM layout filled by the path's pack(), in scratch
     // slot packSlot of the calling thread.
     const uint8_t* packed = nullptr;
     int packSlot = kCallSlots + 1;
@@ -102,12 +102,20 @@ static inline float reduce16(const float* a) {
     return s2a + s2b;
 }
 
+struct PackPlan {
+    int64_t groups = 0;
+    size_t groupBytes = 0;
+};
+
 // A kernel path: computes y[t][r] for rows [r0, r1) and every token.
 struct KernelSet {
     const char* name;
-    // Optional per-call preparation of extra activation layouts (may be null).
-    // Returns the packed buffer (or nullptr) to store in Activations::packed.
-    const uint8_t* (*prepare)(const Activations& a);
+    // Optional GEMM layout of the activations (null: none): packPlan says how
+    // many token groups of groupBytes the call needs (0: this call runs the
+    // matvec), pack fills groups [g0, g1) of the buffer — matmul.cpp runs it
+    // in parallel and stores the buffer in Activations::packed.
+    PackPlan (*packPlan)(const Activations& a);
+    void (*pack)(const Activations& a, uint8_t* out, int64_t g0, int64_t g1);
     void (*rows)(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy);
     // Rows per task that keeps this path's tiles whole.
     int64_t rowAlign;

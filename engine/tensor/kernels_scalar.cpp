@@ -88,7 +88,7 @@ void scalarRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& 
 }
 
 const KernelSet& scalarKernels() {
-    static const KernelSet set{"scalar", nullptr, scalarRows, 1};
+    static const KernelSet set{"scalar", nullptr, nullptr, scalarRows, 1};
     return set;
 }
 

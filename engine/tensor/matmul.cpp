@@ -122,7 +122,17 @@ void matmul(const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens, f
     a.x = x;
     a.ldx = ldx;
     if (quantizesActivations(w.type)) quantizeActivations(w, x, ldx, a, ctx, ks);
-    if (ks.prepare) a.packed = ks.prepare(a);
+    if (ks.packPlan) {
+        // The GEMM's activation layout, filled in parallel: on one thread it
+        // was 1.7 % of a 2048x2048x512 Q4_0 call, twice that with 2 threads.
+        const kernels::PackPlan plan = ks.packPlan(a);
+        if (plan.groups > 0) {
+            uint8_t* buf = kernels::scratch(a.packSlot, size_t(plan.groups) * plan.groupBytes);
+            ctx.parallelFor(plan.groups, std::max<int64_t>(1, plan.groups / (2 * ctx.threads())),
+                            [&](int64_t g0, int64_t g1) { ks.pack(a, buf, g0, g1); });
+            a.packed = buf;
+        }
+    }
 
     // Rows are the unit of parallel work (outputs, never a reduction). Tasks
     // are whole tiles of the path; several per thread so a slow core evens out.
