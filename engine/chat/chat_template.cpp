@@ -36,7 +36,16 @@ std::string ChatTemplate::render(const nlohmann::ordered_json& messages, const C
         if (!options.extraVariables->is_object()) throw Error("chat template", "extra variables must be a JSON object");
         for (const auto& [k, v] : options.extraVariables->items()) vars[k] = chat::Value::fromJson(v);
     }
-    return chat::renderProgram(impl_->program, env);
+    try {
+        return chat::renderProgram(impl_->program, env);
+    } catch (const Error&) {
+        throw;
+    } catch (const std::bad_alloc&) {
+        throw TemplateError("chat template", "out of memory while rendering");
+    } catch (const std::exception& e) {
+        // A wrong argument type deep in a builtin: still the template's failure, never a crash.
+        throw TemplateError("chat template", e.what());
+    }
 }
 
 std::string ChatTemplate::render(const std::vector<ChatMessage>& messages, const ChatRenderOptions& options) const {

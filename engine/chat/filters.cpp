@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -130,13 +131,14 @@ Value pyRound(const Value& v, int64_t precision, const std::string& method) {
     raiseError("method must be common, ceil or floor");
 }
 
-bool parseInt(std::string s, int base, int64_t& out) {
+bool parseInt(std::string s, int64_t base, int64_t& out) {
+    if (base != 0 && (base < 2 || base > 36)) raiseError("int() base must be >= 2 and <= 36, or 0");
     s = pyStrip(s, Value::none(), true, true);
     s.erase(std::remove(s.begin(), s.end(), '_'), s.end());
     if (s.empty()) return false;
     char* end = nullptr;
     errno = 0;
-    long long v = std::strtoll(s.c_str(), &end, base);
+    long long v = std::strtoll(s.c_str(), &end, int(base));
     if (*end != '\0' || errno == ERANGE) return false;
     out = v;
     return true;
@@ -156,7 +158,10 @@ const std::map<std::string, FilterFn>& filters() {
     static const std::map<std::string, FilterFn> table = {
         {"abs", [](const Value& v, const CallArgs&) -> Value {
              if (v.isFloat()) return Value(std::fabs(v.asDouble()));
-             if (v.isNumber()) return Value(int64_t(std::llabs(v.asInt())));
+             if (v.isNumber()) {
+                 if (v.asInt() == INT64_MIN) raiseError("integer overflow");
+                 return Value(int64_t(std::llabs(v.asInt())));
+             }
              raiseError("bad operand type for abs(): '" + v.typeName() + "'");
          }},
         {"attr", [](const Value& v, const CallArgs& a) {
@@ -248,7 +253,7 @@ const std::map<std::string, FilterFn>& filters() {
              if (v.isNumber()) return Value(v.asInt());
              if (v.isString()) {
                  int64_t i;
-                 if (parseInt(v.asString(), p.has(1) ? int(p[1].asInt()) : 10, i)) return Value(i);
+                 if (parseInt(v.asString(), p.has(1) ? p[1].asInt() : 10, i)) return Value(i);
                  double d;
                  if (parseFloat(v.asString(), d) && std::isfinite(d) && std::fabs(d) < 9.2e18) return Value(int64_t(d));
              }

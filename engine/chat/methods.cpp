@@ -5,6 +5,7 @@
 #include "unicode.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <set>
 
 namespace cairn::chat {
@@ -93,7 +94,7 @@ std::string pyFormat(const std::string& fmt, const CallArgs& args) {
             if (autoIndex >= args.positional.size()) raiseError("Replacement index " + std::to_string(autoIndex) + " out of range");
             v = args.positional[autoIndex++];
         } else if (std::all_of(field.begin(), field.end(), ::isdigit)) {
-            size_t idx = std::stoul(field);
+            size_t idx = field.size() > 6 ? SIZE_MAX : std::stoul(field);
             if (idx >= args.positional.size()) raiseError("Replacement index " + field + " out of range");
             v = args.positional[idx];
         } else {

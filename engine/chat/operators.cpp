@@ -210,9 +210,16 @@ Value binaryOp(const std::string& op, const Value& a, const Value& b) {
     if (op == "**") {
         if (!nums) unsupported(op, a, b);
         if (!anyFloat && b.asInt() >= 0) {
+            // Square-and-multiply: O(log e) steps, overflow is an error (Python would grow a bignum).
             int64_t base = a.asInt(), e = b.asInt(), r = 1;
-            while (e-- > 0)
-                if (__builtin_mul_overflow(r, base, &r)) raiseError("integer overflow");
+            while (e > 0) {
+                if ((e & 1) && __builtin_mul_overflow(r, base, &r)) raiseError("integer overflow");
+                e >>= 1;
+                if (e > 0 && __builtin_mul_overflow(base, base, &base)) {
+                    if (r == 0) break;
+                    raiseError("integer overflow");
+                }
+            }
             return Value(r);
         }
         return Value(std::pow(a.asDouble(), b.asDouble()));

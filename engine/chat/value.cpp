@@ -48,11 +48,13 @@ Value Value::function(std::string name, std::function<Value(CallArgs&)> fn) {
 
 int64_t Value::asInt() const {
     if (isBool()) return asBool() ? 1 : 0;
+    if (!isInt()) throw TemplateError("chat template", "'" + typeName() + "' object cannot be interpreted as an integer");
     return std::get<int64_t>(v_);
 }
 
 double Value::asDouble() const {
     if (isFloat()) return std::get<double>(v_);
+    if (!isInt() && !isBool()) throw TemplateError("chat template", "must be real number, not " + typeName());
     return double(asInt());
 }
 
