@@ -249,29 +249,19 @@ inline __m512i reduceRows16(const __m512i* z) {
                             _mm512_shuffle_i32x4(u0, u1, _MM_SHUFFLE(3, 1, 3, 1)));
 }
 
-// Codes of block b of rows A (low 256 bits) and B (high 256 bits).
-template <TensorType T>
-inline __m512i loadPair(const uint8_t* a, const uint8_t* b) {
-    if constexpr (T == TensorType::Q4_0) {
-        __m512i q = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + 2)));
-        q = _mm512_inserti32x4(q, _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2)), 2);
-        q = _mm512_shuffle_i32x4(q, q, _MM_SHUFFLE(2, 2, 0, 0));
-        q = _mm512_srlv_epi64(q, _mm512_setr_epi64(0, 0, 4, 4, 0, 0, 4, 4));
-        return _mm512_and_si512(q, _mm512_set1_epi8(0x0F));
-    } else {  // Q8_0: u = q + 128
-        __m512i q = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 2)));
-        q = _mm512_inserti64x4(q, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 2)), 1);
-        return _mm512_xor_si512(q, _mm512_set1_epi8(char(0x80)));
-    }
+// Q8_0 codes (u = q + 128) of a block of rows A (low 256 bits) and B (high).
+inline __m512i loadPairQ8_0(const uint8_t* a, const uint8_t* b) {
+    __m512i q = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 2)));
+    q = _mm512_inserti64x4(q, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 2)), 1);
+    return _mm512_xor_si512(q, _mm512_set1_epi8(char(0x80)));
 }
 
-// Decode of one token for 16 rows straight from the stored blocks: rows in
-// lanes. zmm p holds rows A_p (low half) and B_p (high half) with A = 0-3,
+// Q8_0 decode of one token for 16 rows straight from the stored blocks: rows
+// in lanes. zmm p holds rows A_p (low half) and B_p (high half) with A = 0-3,
 // 8-11 and B = 4-7, 12-15, so that reduceRows16 yields rows in lane order.
-template <TensorType T>
-void matvec16(const MatrixView& w, int64_t r0, const int8_t* xq, const float* dx, const int32_t* xo, int64_t nb,
+void matvec16Q8_0(const MatrixView& w, int64_t r0, const int8_t* xq, const float* dx, const int32_t* xo, int64_t nb,
               float* out) {
-    constexpr int64_t bb = T == TensorType::Q4_0 ? 18 : 34;
+    constexpr int64_t bb = 34;
     const uint8_t* rowA[8];
     const uint8_t* rowB[8];
     for (int p = 0; p < 8; ++p) {
@@ -286,7 +276,7 @@ void matvec16(const MatrixView& w, int64_t r0, const int8_t* xq, const float* dx
         const __m512i xx = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + 32 * b)));
         __m512i z[8];
         for (int p = 0; p < 8; ++p)
-            z[p] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), loadPair<T>(rowA[p] + b * bb, rowB[p] + b * bb), xx);
+            z[p] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), loadPairQ8_0(rowA[p] + b * bb, rowB[p] + b * bb), xx);
         const __m512i isum = _mm512_sub_epi32(reduceRows16(z), _mm512_set1_epi32(xo[b]));
         const __m512i hw = _mm512_i32gather_epi32(gidx, base + b * bb, 1);
         const __m512 dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(hw));
@@ -295,41 +285,69 @@ void matvec16(const MatrixView& w, int64_t r0, const int8_t* xq, const float* dx
     _mm512_storeu_ps(out, acc);
 }
 
-// Q4_0 variant of matvec16 with 4 rows per zmm (one 16-byte block of nibbles
-// per 128-bit lane): the low and high nibbles meet the two halves of the
-// activation block in two dpbusd, so no byte shuffles; zmm p holds rows p,
-// 4+p, 8+p, 12+p, which the 4x4 transpose-add below returns in lane order.
-// Measured 1024x2048 from L2, 1 thread: 63.6 -> 49.6 us per call (23.8 GB/s).
-void matvec16Q4_0(const MatrixView& w, int64_t r0, const int8_t* xq, const float* dx, const int32_t* xo, int64_t nb,
-                  float* out) {
+// Nibble formats (Q4_0, Q4_1, Q5_0, Q5_1) for matvec16Nibbles: block bytes,
+// where the nibbles and the fifth bits are, and whether a min follows d.
+template <TensorType T>
+struct NibbleFormat;
+template <> struct NibbleFormat<TensorType::Q4_0> { static constexpr int bytes = 18, qs = 2, qh = -1; static constexpr bool min = false; };
+template <> struct NibbleFormat<TensorType::Q4_1> { static constexpr int bytes = 20, qs = 4, qh = -1; static constexpr bool min = true; };
+template <> struct NibbleFormat<TensorType::Q5_0> { static constexpr int bytes = 22, qs = 6, qh = 2; static constexpr bool min = false; };
+template <> struct NibbleFormat<TensorType::Q5_1> { static constexpr int bytes = 24, qs = 8, qh = 4; static constexpr bool min = true; };
+
+// matvec16 for the nibble formats with 4 rows per zmm (one 16-byte block of
+// nibbles per 128-bit lane): the low and high nibbles meet the two halves of
+// the activation block in two dpbusd, so no byte shuffles; zmm p holds rows
+// p, 4+p, 8+p, 12+p, which the 4x4 transpose-add below returns in lane order.
+// Fifth bits (Q5_*) are added as +16 under a byte mask built from qh.
+// Measured Q4_0 1024x2048 from L2, 1 thread: 63.6 -> 49.6 us per call (23.8
+// GB/s) against 2 rows per zmm with byte shuffles.
+template <TensorType T>
+void matvec16Nibbles(const MatrixView& w, int64_t r0, const int8_t* xq, const float* dx, const int32_t* xo,
+                     const float* sx, int64_t nb, float* out) {
+    using F = NibbleFormat<T>;
     const uint8_t* rows[16];
     for (int p = 0; p < 4; ++p)
         for (int k = 0; k < 4; ++k) rows[4 * p + k] = w.row(r0 + 4 * k + p);
     const __m512i gidx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                             _mm512_set1_epi32(int32_t(w.rowStride)));
     const uint8_t* base = w.row(r0);
-    const __m512i low4 = _mm512_set1_epi8(0x0F);
+    const __m512i low4 = _mm512_set1_epi8(0x0F), sixteen = _mm512_set1_epi8(16);
     __m512 acc = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
         const __m512i xlo = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + 32 * b)));
         const __m512i xhi = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + 32 * b + 16)));
-        const int64_t o = b * 18 + 2;
+        const int64_t o = b * F::bytes;
         __m512i d[4];
         for (int p = 0; p < 4; ++p) {
-            __m512i z = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[4 * p] + o)));
-            z = _mm512_inserti32x4(z, _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[4 * p + 1] + o)), 1);
-            z = _mm512_inserti32x4(z, _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[4 * p + 2] + o)), 2);
-            z = _mm512_inserti32x4(z, _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[4 * p + 3] + o)), 3);
-            const __m512i lo = _mm512_and_si512(z, low4), hi = _mm512_and_si512(_mm512_srli_epi16(z, 4), low4);
+            const uint8_t* const* rp = rows + 4 * p;
+            __m512i z = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rp[0] + o + F::qs)));
+            z = _mm512_inserti32x4(z, _mm_loadu_si128(reinterpret_cast<const __m128i*>(rp[1] + o + F::qs)), 1);
+            z = _mm512_inserti32x4(z, _mm_loadu_si128(reinterpret_cast<const __m128i*>(rp[2] + o + F::qs)), 2);
+            z = _mm512_inserti32x4(z, _mm_loadu_si128(reinterpret_cast<const __m128i*>(rp[3] + o + F::qs)), 3);
+            __m512i lo = _mm512_and_si512(z, low4), hi = _mm512_and_si512(_mm512_srli_epi16(z, 4), low4);
+            if constexpr (F::qh >= 0) {
+                uint64_t mlo = 0, mhi = 0;
+                for (int k = 0; k < 4; ++k) {
+                    uint32_t qh;
+                    std::memcpy(&qh, rp[k] + o + F::qh, 4);
+                    mlo |= uint64_t(qh & 0xFFFF) << (16 * k);
+                    mhi |= uint64_t(qh >> 16) << (16 * k);
+                }
+                lo = _mm512_mask_add_epi8(lo, _cvtu64_mask64(mlo), lo, sixteen);
+                hi = _mm512_mask_add_epi8(hi, _cvtu64_mask64(mhi), hi, sixteen);
+            }
             d[p] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, xlo), hi, xhi);
         }
         const __m512i t01 = _mm512_add_epi32(_mm512_unpacklo_epi32(d[0], d[1]), _mm512_unpackhi_epi32(d[0], d[1]));
         const __m512i t23 = _mm512_add_epi32(_mm512_unpacklo_epi32(d[2], d[3]), _mm512_unpackhi_epi32(d[2], d[3]));
         const __m512i sums = _mm512_add_epi32(_mm512_unpacklo_epi64(t01, t23), _mm512_unpackhi_epi64(t01, t23));
         const __m512i isum = _mm512_sub_epi32(sums, _mm512_set1_epi32(xo[b]));
-        const __m512i hw = _mm512_i32gather_epi32(gidx, base + b * 18, 1);
+        const __m512i hw = _mm512_i32gather_epi32(gidx, base + o, 1);  // d | m << 16
         const __m512 dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(hw));
         acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(dw, _mm512_set1_ps(dx[b])), acc);
+        if constexpr (F::min)
+            acc = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(hw, 16))),
+                                  _mm512_set1_ps(sx[b]), acc);
     }
     _mm512_storeu_ps(out, acc);
 }
@@ -362,17 +380,23 @@ float matvecRow32(TensorType type, const uint8_t* row, const int8_t* xq, const f
 void matvec32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     const int64_t nb = a.nBlocks;
     const bool min = quantInfo(w.type).hasMin;
-    const bool fast = (w.type == TensorType::Q4_0 || w.type == TensorType::Q8_0) && w.rowStride * 16 < (1u << 31);
+    const bool fast = w.rowStride * 16 < (1u << 31);  // gather offsets fit int32
     for (int64_t t = 0; t < a.nTokens; ++t) {
         const int8_t* xq = a.q + t * a.cols;
         const float* dx = a.d + t * nb;
         const int32_t* xo = a.xoff + t * nb;
         const float* sx = a.sx + t * nb;
+        float* yt = y + t * ldy;
         int64_t r = r0;
         if (fast) {
             for (; r + 16 <= r1; r += 16) {
-                if (w.type == TensorType::Q4_0) matvec16Q4_0(w, r, xq, dx, xo, nb, y + t * ldy + r);
-                else matvec16<TensorType::Q8_0>(w, r, xq, dx, xo, nb, y + t * ldy + r);
+                switch (w.type) {
+                case TensorType::Q4_0: matvec16Nibbles<TensorType::Q4_0>(w, r, xq, dx, xo, sx, nb, yt + r); break;
+                case TensorType::Q4_1: matvec16Nibbles<TensorType::Q4_1>(w, r, xq, dx, xo, sx, nb, yt + r); break;
+                case TensorType::Q5_0: matvec16Nibbles<TensorType::Q5_0>(w, r, xq, dx, xo, sx, nb, yt + r); break;
+                case TensorType::Q5_1: matvec16Nibbles<TensorType::Q5_1>(w, r, xq, dx, xo, sx, nb, yt + r); break;
+                default: matvec16Q8_0(w, r, xq, dx, xo, nb, yt + r); break;
+                }
             }
         }
         for (; r < r1; ++r) y[t * ldy + r] = matvecRow32(w.type, w.row(r), xq, dx, xo, sx, nb, min);
