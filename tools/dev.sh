@@ -13,6 +13,7 @@ packages=(
   qml6-module-qtquick-window qml6-module-qtquick-templates qml6-module-qtquick-dialogs
   qml6-module-qtqml-workerscript qml6-module-qttest qml6-module-qt-labs-platform
   libtbb-dev libsentencepiece-dev libpcre2-dev nlohmann-json3-dev libsqlite3-dev libxxhash-dev
+  dpkg-dev desktop-file-utils appstream
 )
 
 install_missing() {
