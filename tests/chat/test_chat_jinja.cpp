@@ -190,6 +190,76 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(Error, chatMessagesFromJson(nlohmann::ordered_json::parse("[{\"content\": \"x\"}]")));
     }
 
+    // Every builtin with arguments of every type: a value or a cairn::Error, never a crash
+    // (the sanitizer build checks memory), and each outcome the same on a second run.
+    void builtinsWithAnyArgumentTypes() {
+        const char* values[] = {"none", "true", "-2", "2.5", "'s'", "[1, 'a']", "{'k': 1}", "nope", "(1, 2)"};
+        const char* calls[] = {"|abs", "|batch(A)", "|center(A)", "|default(A)", "|dictsort", "|first", "|float(A)",
+                               "|format(A)", "|indent(A)", "|int(A)", "|int(0, A)", "|items", "|join(A)", "|last",
+                               "|length", "|list", "|map(A)", "|max", "|min", "|reject(A)", "|rejectattr(A)",
+                               "|replace(A, A)", "|reverse", "|round(A)", "|select(A)", "|selectattr(A)", "|slice(A)",
+                               "|sort(A)", "|sum(A)", "|title", "|tojson(indent=A)", "|trim(A)", "|truncate(A)",
+                               "|unique", "|wordcount", ".strip(A)", ".split(A)", ".split(',', A)", ".startswith(A)",
+                               ".replace(A, A)", ".find(A)", ".count(A)", ".join(A)", ".format(A)", ".center(A)",
+                               ".zfill(A)", ".partition(A)", ".get(A)", ".items()", ".index(A)", "[A]", "[A:A]",
+                               " is divisibleby(A)", " is in(A)", " is lt(A)", " ** A", " // A", " % A", " + A", " < A"};
+        int rendered = 0, failed = 0;
+        for (const char* v : values)
+            for (const char* a : values)
+                for (const char* c : calls) {
+                    std::string call = c;
+                    for (size_t p; (p = call.find('A')) != std::string::npos;) call.replace(p, 1, a);
+                    std::string source = std::string("{{ (") + v + ")" + call + " }}";
+                    std::string first, second;
+                    try { first = ChatTemplate(source).render(nlohmann::ordered_json::array()); ++rendered; }
+                    catch (const Error& e) { first = std::string("error: ") + e.what(); ++failed; }
+                    try { second = ChatTemplate(source).render(nlohmann::ordered_json::array()); }
+                    catch (const Error& e) { second = std::string("error: ") + e.what(); }
+                    QCOMPARE(second, first);
+                }
+        QVERIFY(rendered > 0 && failed > 0);
+    }
+
+    // Random edits of a template that uses most of the language: each result renders or
+    // throws cairn::Error; nothing hangs or crashes.
+    void mutatedTemplatesFailCleanly() {
+        const std::string base =
+            "{%- macro fmt(v) -%}{%- if v is mapping -%}{ {%- for k, x in v|dictsort %}{{ k }}:{{ fmt(x) }}{% endfor -%} }"
+            "{%- elif v is string %}'{{ v|trim }}'{% else %}{{ v|tojson }}{% endif -%}{%- endmacro -%}\n"
+            "{%- set ns = namespace(n=0, sys='') -%}\n{%- if messages[0].role == 'system' -%}{%- set ns.sys = messages[0].content -%}{%- endif -%}\n"
+            "{%- for m in messages if m.role != 'system' -%}\n  {%- set ns.n = ns.n + 1 -%}\n"
+            "  {{ '<|' ~ m.role ~ '|>' }}{{ m.content.split('</think>')[-1].strip() if m.role == 'assistant' else m.content }}"
+            "{% if loop.last and add_generation_prompt %}<|assistant|>{% endif %}\n{%- else -%}{{ raise_exception('empty') }}"
+            "{%- endfor -%}\n{{ fmt({'n': ns.n, 's': ns.sys, 'l': [1, 2.5, none]}) }}{# done #}";
+        nlohmann::ordered_json messages = nlohmann::ordered_json::parse(
+            "[{\"role\": \"system\", \"content\": \" s \"}, {\"role\": \"user\", \"content\": \"h\u00e9\"},"
+            " {\"role\": \"assistant\", \"content\": \"<think>x</think> a\"}]");
+        ChatRenderOptions o;
+        o.addGenerationPrompt = true;
+        QVERIFY(!ChatTemplate(base).render(messages, o).empty());
+        const char* fragments[] = {"{{", "}}", "{%", "%}", "{#", "-", "(", ")", "[", "'", "|", ".", " if ", "endfor",
+                                   "loop", "\\", "\n", "\xc3", "99999999999999999999", "**", ":", ",", "not ", " is "};
+        uint32_t state = 12345;
+        auto rnd = [&state] { state = state * 1664525u + 1013904223u; return state >> 8; };
+        int parsed = 0, renderedOk = 0;
+        for (int i = 0; i < 3000; ++i) {
+            std::string s = base;
+            for (int k = 0, edits = 1 + int(rnd() % 3); k < edits; ++k) {
+                size_t pos = rnd() % s.size();
+                if (rnd() % 2) s.erase(pos, 1 + rnd() % 6);
+                else s.insert(pos, fragments[rnd() % (sizeof fragments / sizeof *fragments)]);
+            }
+            try {
+                ChatTemplate t(s);
+                ++parsed;
+                t.render(messages, o);
+                ++renderedOk;
+            } catch (const Error&) {
+            }
+        }
+        QVERIFY(parsed > 0 && renderedOk > 0 && parsed < 3000);
+    }
+
     void movedTemplateStillRenders() {
         ChatTemplate a("{{ 1 + 1 }}");
         ChatTemplate b(std::move(a));
