@@ -19,11 +19,14 @@ AppPaths AppPaths::standard(const QString& dataDirOverride) {
 QStringList bundledModelDirs() {
     QStringList dirs;
     const QString exeDir = QCoreApplication::applicationDirPath();
-    for (const auto& d : {exeDir + QStringLiteral("/../share/cairn/models"), exeDir + QStringLiteral("/models"),
-                          QStringLiteral(CAIRN_SOURCE_MODELS_DIR)}) {
+    for (const auto& d : {exeDir + QStringLiteral("/../share/" CAIRN_APP_ID "/models"), exeDir + QStringLiteral("/models")}) {
         QDir dir(d);
         if (dir.exists() && !dirs.contains(dir.canonicalPath())) dirs << dir.canonicalPath();
     }
+    // The source tree's models only for a build-tree run: an installed cairn
+    // never lists the checkout it was built from.
+    if (dirs.isEmpty() && QDir(QStringLiteral(CAIRN_SOURCE_MODELS_DIR)).exists())
+        dirs << QDir(QStringLiteral(CAIRN_SOURCE_MODELS_DIR)).canonicalPath();
     return dirs;
 }
 

@@ -19,7 +19,7 @@ struct AppPaths {
 };
 
 // Folders holding the models that ship with Cairn: next to the executable
-// (../share/cairn/models for an installed layout) and the source tree's resources/models.
+// (../share/<app id>/models for an installed layout) and the source tree's resources/models.
 QStringList bundledModelDirs();
 
 } // namespace cairn::app

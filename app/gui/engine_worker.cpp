@@ -132,14 +132,18 @@ bool EngineWorker::ensureSession(qint64 conversationId, const QVariantMap& setti
     }
     applySettings(settings);
     if (session_ && sessionConversation_ == conversationId) return true;
-    openConversation(conversationId, settings);
+    open(conversationId, settings, false);
     return session_ != nullptr;
 }
 
 void EngineWorker::openConversation(qint64 conversationId, const QVariantMap& settings) {
     if (!model_) return;
-    BusyScope busy(this);
     cancel_->store(false);
+    open(conversationId, settings, true);
+}
+
+void EngineWorker::open(qint64 conversationId, const QVariantMap& settings, bool prefillNow) {
+    BusyScope busy(this);
     try {
         applySettings(settings);
         if (session_ && sessionConversation_ == conversationId) {
@@ -178,7 +182,7 @@ void EngineWorker::openConversation(qint64 conversationId, const QVariantMap& se
             }
         }
         auto prompt = session_->promptTokens(chatMessages(conversationId, leaf, settings), false);
-        if (int64_t(prompt.size()) >= contextSize_) {
+        if (!prefillNow || int64_t(prompt.size()) >= contextSize_) {
             emit conversationReady(conversationId, QStringLiteral("empty"), 0, 0, contextSize_);
             return;
         }

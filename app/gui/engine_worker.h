@@ -70,6 +70,8 @@ private:
     store::Store& db();
     void applySettings(const QVariantMap& settings);
     bool ensureSession(qint64 conversationId, const QVariantMap& settings);
+    // openConversation's work; without prefillNow the next reply prefills (one progress run, one set of figures).
+    void open(qint64 conversationId, const QVariantMap& settings, bool prefillNow);
     std::vector<ChatMessage> chatMessages(qint64 conversationId, std::optional<int64_t> leaf, const QVariantMap& settings);
     void generate(qint64 conversationId, std::optional<int64_t> parentId, const QVariantMap& settings);
     void saveSnapshot(qint64 conversationId, qint64 messageId);

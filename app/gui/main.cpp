@@ -49,14 +49,17 @@ int main(int argc, char** argv) {
     QCoreApplication::setOrganizationName(QStringLiteral("cairn"));
     QCoreApplication::setApplicationName(QStringLiteral("cairn"));
     QCoreApplication::setApplicationVersion(QStringLiteral(CAIRN_VERSION));
-    if (!infoOnly) QGuiApplication::setApplicationDisplayName(QStringLiteral("Cairn"));
+    if (!infoOnly) {
+        QGuiApplication::setApplicationDisplayName(QStringLiteral("Cairn"));
+        QGuiApplication::setDesktopFileName(QStringLiteral(CAIRN_APP_ID));  // Wayland app id = installed .desktop
+    }
 
     const AppPaths standard = AppPaths::standard();
     QCommandLineParser parser;
     parser.setApplicationDescription(
         QStringLiteral("Cairn: chat with local language models.\n\n"
                        "Your data lives in:\n"
-                       "  conversations  %1\n"
+                       "  conversations  %1 (with their engine snapshots)\n"
                        "  models folder  %2 (every *.gguf here is listed)\n"
                        "  settings       %3\n"
                        "Bundled models:  %4")
@@ -85,6 +88,7 @@ int main(int argc, char** argv) {
     if (parser.isSet(model)) controller.settings()->setLastModel(QFileInfo(parser.value(model)).absoluteFilePath());
 
     QQmlApplicationEngine engine;
+    engine.addImportPath(QStringLiteral("qrc:/"));  // the Cairn module's qmldir (Qt 6.4 does not look there)
     QObject::connect(&engine, &QQmlApplicationEngine::objectCreationFailed, &app, [] { QCoreApplication::exit(1); },
                      Qt::QueuedConnection);
     engine.setInitialProperties({{QStringLiteral("controller"), QVariant::fromValue(&controller)},

@@ -1,0 +1,64 @@
+import QtQuick
+import QtTest
+import Cairn
+
+Item {
+    width: 600
+    height: 200
+
+    Composer {
+        id: composer
+        width: 600
+        ready: true
+    }
+    SignalSpy { id: sendSpy; target: composer; signalName: "sendRequested" }
+    SignalSpy { id: stopSpy; target: composer; signalName: "stopRequested" }
+
+    TestCase {
+        name: "Composer"
+        when: windowShown
+
+        function init() {
+            sendSpy.clear()
+            stopSpy.clear()
+            composer.generating = false
+            composer.text = ""
+        }
+
+        function test_enterSends() {
+            const input = findChild(composer, "composerInput")
+            input.forceActiveFocus()
+            keyClick(Qt.Key_H)
+            keyClick(Qt.Key_I)
+            keyClick(Qt.Key_Return)
+            compare(sendSpy.count, 1)
+            compare(sendSpy.signalArguments[0][0], "hi")
+            compare(composer.text, "")
+        }
+
+        function test_shiftEnterAddsLine() {
+            const input = findChild(composer, "composerInput")
+            input.forceActiveFocus()
+            keyClick(Qt.Key_A)
+            keyClick(Qt.Key_Return, Qt.ShiftModifier)
+            keyClick(Qt.Key_B)
+            compare(sendSpy.count, 0)
+            compare(composer.text, "a\nb")
+        }
+
+        function test_emptyOrBusyDoesNotSend() {
+            const input = findChild(composer, "composerInput")
+            input.forceActiveFocus()
+            keyClick(Qt.Key_Return)
+            compare(sendSpy.count, 0)
+            composer.text = "wait"
+            composer.generating = true
+            keyClick(Qt.Key_Return)
+            compare(sendSpy.count, 0)
+            const button = findChild(composer, "sendButton")
+            compare(button.text, "Stop")
+            mouseClick(button)
+            compare(stopSpy.count, 1)
+        }
+    }
+}

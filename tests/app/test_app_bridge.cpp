@@ -1,0 +1,219 @@
+// The controller ↔ engine-worker bridge: signal order, Stop during prefill
+// and during decode, errors as signals, and a UI thread that never blocks.
+#include "chat_controller.h"
+#include "engine_worker.h"
+
+#include "app_test_support.h"
+
+#include "cairn/store/store.h"
+
+#include <QElapsedTimer>
+#include <QGuiApplication>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace cairn;
+using namespace cairn::app;
+
+namespace {
+
+// A prompt of about n byte tokens (the tiny vocabulary has no merges).
+QString longText(int n) {
+    QString s;
+    while (s.size() < n) s += QStringLiteral("the quick brown fox jumps over the lazy dog ");
+    return s.left(n);
+}
+
+} // namespace
+
+class TestAppBridge : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir dir_;
+    QString model_;
+
+    std::unique_ptr<ChatController> makeController(const QString& name) {
+        auto paths = AppPaths::standard(dir_.filePath(name));
+        auto c = std::make_unique<ChatController>(paths);
+        test::fastSettings(*c->settings(), model_);
+        return c;
+    }
+
+    static bool waitReady(ChatController& c) {
+        c.start();
+        return QTest::qWaitFor([&] { return c.modelReady() && !c.busy(); }, 20000);
+    }
+
+private slots:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        model_ = test::writeTinyAppModel(dir_.path(), 4);
+    }
+
+    void signalOrder() {
+        auto c = makeController(QStringLiteral("order"));
+        c->settings()->setPrefillChunk(16);
+        QStringList events;
+        auto* w = c->worker();
+        connect(w, &EngineWorker::modelLoading, this, [&] { events << QStringLiteral("loading"); });
+        connect(w, &EngineWorker::modelLoaded, this, [&] { events << QStringLiteral("loaded"); });
+        connect(w, &EngineWorker::prefillProgress, this, [&] { events << QStringLiteral("progress"); });
+        connect(w, &EngineWorker::replyText, this, [&] { events << QStringLiteral("text"); });
+        connect(c.get(), &ChatController::replyFinished, this, [&] { events << QStringLiteral("finished"); });
+        QVERIFY(waitReady(*c));
+        QSignalSpy finished(c.get(), &ChatController::replyFinished);
+        c->send(longText(300));
+        QVERIFY(c->generating());
+        QVERIFY(finished.wait(30000));
+        QCOMPARE(events.value(0), QStringLiteral("loading"));
+        QCOMPARE(events.value(1), QStringLiteral("loaded"));
+        const int firstProgress = events.indexOf(QStringLiteral("progress"));
+        const int lastProgress = events.lastIndexOf(QStringLiteral("progress"));
+        const int firstText = events.indexOf(QStringLiteral("text"));
+        QVERIFY2(firstProgress == 2, qPrintable(events.join(QLatin1Char(' '))));
+        QVERIFY(events.count(QStringLiteral("progress")) >= 2);  // 300+ tokens in chunks of 16
+        QVERIFY(firstText > lastProgress);
+        QCOMPARE(events.last(), QStringLiteral("finished"));
+        QVERIFY(!c->generating());
+
+        auto stats = finished[0][2].toMap();
+        QVERIFY(stats.value(QStringLiteral("promptTokens")).toLongLong() >= 300);
+        QCOMPARE(stats.value(QStringLiteral("prefilledTokens")).toLongLong(),
+                 stats.value(QStringLiteral("promptTokens")).toLongLong());
+        // The streamed text is what was stored.
+        store::Store db(c->paths().databasePath().toStdString());
+        auto msg = db.message(finished[0][1].toLongLong());
+        QVERIFY(msg.complete);
+        QCOMPARE(c->messages()->contentAt(1), QString::fromStdString(msg.content));
+        QCOMPARE(msg.stats.tokenCount, stats.value(QStringLiteral("generatedTokens")).toLongLong());
+        QVERIFY(!c->speedText().isEmpty());
+        QCOMPARE(c->contextSize(), 4096);
+        QVERIFY(c->contextUsed() > 300);
+    }
+
+    // Stop pressed on the UI thread while a long prefill runs (chunks of 1),
+    // while a timer on the UI thread keeps firing.
+    void stopDuringPrefillAndUiNeverBlocks() {
+        auto c = makeController(QStringLiteral("prefill"));
+        c->settings()->setPrefillChunk(1);
+        QVERIFY(waitReady(*c));
+        qint64 lastDone = 0, total = 0;
+        bool stopped = false;
+        connect(c->worker(), &EngineWorker::prefillProgress, this, [&](qint64 done, qint64 t) {
+            lastDone = done;
+            total = t;
+            if (done >= 200 && !stopped) { stopped = true; c->stop(); }
+        });
+        QElapsedTimer clock;
+        qint64 maxGap = 0, last = -1;
+        int ticks = 0;
+        QTimer timer;
+        timer.setInterval(10);
+        connect(&timer, &QTimer::timeout, this, [&] {
+            qint64 now = clock.elapsed();
+            if (last >= 0) maxGap = std::max(maxGap, now - last);
+            last = now;
+            ++ticks;
+        });
+        QSignalSpy finished(c.get(), &ChatController::replyFinished);
+        clock.start();
+        timer.start();
+        c->send(longText(3000));
+        QVERIFY(finished.wait(60000));
+        timer.stop();
+        auto stats = finished[0][2].toMap();
+        QCOMPARE(stats.value(QStringLiteral("stop")).toString(), QStringLiteral("cancelled"));
+        QCOMPARE(stats.value(QStringLiteral("generatedTokens")).toLongLong(), 0);
+        QVERIFY(stopped);
+        QVERIFY2(lastDone < total, qPrintable(QStringLiteral("%1 of %2").arg(lastDone).arg(total)));
+        QVERIFY(ticks >= 3);
+        QVERIFY2(maxGap <= 50, qPrintable(QStringLiteral("UI timer gap %1 ms").arg(maxGap)));
+        // The user's message is kept; the empty reply is not.
+        store::Store db(c->paths().databasePath().toStdString());
+        auto msgs = db.messages(c->currentConversation());
+        QCOMPARE(int(msgs.size()), 1);
+        QCOMPARE(msgs[0].role, store::Role::User);
+        QCOMPARE(c->messages()->rowCount(), 1);
+    }
+
+    void stopDuringDecode() {
+        auto c = makeController(QStringLiteral("decode"));
+        c->settings()->setMaxTokens(3000);
+        c->settings()->setTemperature(0);  // greedy: no end token by chance
+        QVERIFY(waitReady(*c));
+        int pieces = 0;
+        // Pressed as soon as the first text reaches the UI thread.
+        connect(c->worker(), &EngineWorker::replyText, this, [&] { if (pieces++ == 0) c->stop(); });
+        QSignalSpy finished(c.get(), &ChatController::replyFinished);
+        c->send(longText(400));
+        QVERIFY(finished.wait(60000));
+        auto stats = finished[0][2].toMap();
+        const QString stop = stats.value(QStringLiteral("stop")).toString();
+        if (stop == QStringLiteral("end")) QSKIP("the model ended its reply before Stop arrived");
+        QCOMPARE(stop, QStringLiteral("cancelled"));
+        const qint64 generated = stats.value(QStringLiteral("generatedTokens")).toLongLong();
+        QVERIFY(generated > 0);
+        QVERIFY(generated < 3000);
+        // The partial reply is committed, complete, with what was generated.
+        store::Store db(c->paths().databasePath().toStdString());
+        auto msgs = db.messages(c->currentConversation());
+        QCOMPARE(int(msgs.size()), 2);
+        QVERIFY(msgs[1].complete);
+        QVERIFY(!msgs[1].content.empty());
+        QCOMPARE(msgs[1].stats.tokenCount, generated);
+    }
+
+    void errorsAreSignals() {
+        auto c = makeController(QStringLiteral("errors"));
+        // A file that is not a model: modelFailed with a message, no crash.
+        QFile bad(dir_.filePath(QStringLiteral("bad.gguf")));
+        QVERIFY(bad.open(QIODevice::WriteOnly));
+        bad.write(QByteArray(64, 'x'));
+        bad.close();
+        c->settings()->setLastModel(bad.fileName());
+        QSignalSpy failed(c->worker(), &EngineWorker::modelFailed);
+        // start() picks the last model (it exists, so no fallback to the bundled one).
+        c->start();
+        QVERIFY(failed.wait(10000));
+        QVERIFY(!failed[0][1].toString().isEmpty());
+        QVERIFY(!c->modelReady());
+        QVERIFY(!c->errorText().isEmpty());
+
+        // Sending without a model: the message is kept, the error arrives as a signal.
+        QSignalSpy error(c->worker(), &EngineWorker::errorOccurred);
+        c->send(QStringLiteral("hello?"));
+        QVERIFY(error.wait(10000));
+        QVERIFY(error[0][0].toString().contains(QStringLiteral("No model")));
+        QTRY_VERIFY(!c->generating());
+        store::Store db(c->paths().databasePath().toStdString());
+        QCOMPARE(int(db.messages(c->currentConversation()).size()), 1);
+
+        // A context too small for the conversation (stop policy): an error, not a crash.
+        c->settings()->setContextSize(256);
+        c->selectModel(model_);
+        QTRY_VERIFY_WITH_TIMEOUT(c->modelReady() && !c->busy(), 20000);
+        error.clear();
+        c->send(longText(600));
+        QVERIFY(error.wait(20000));
+        QVERIFY2(error.last()[0].toString().contains(QStringLiteral("does not fit")), qPrintable(error.last()[0].toString()));
+    }
+
+    void dropOldestTurns() {
+        auto c = makeController(QStringLiteral("drop"));
+        c->settings()->setContextSize(512);
+        c->settings()->setDropOldestTurns(true);
+        c->settings()->setMaxTokens(8);
+        QVERIFY(waitReady(*c));
+        QSignalSpy finished(c.get(), &ChatController::replyFinished);
+        c->send(longText(250));
+        QVERIFY(finished.wait(30000));
+        c->send(longText(250));
+        QVERIFY(finished.wait(30000));
+        auto stats = finished.last()[2].toMap();
+        QVERIFY(stats.value(QStringLiteral("droppedTurns")).toInt() >= 1);
+        QVERIFY(stats.value(QStringLiteral("promptTokens")).toLongLong() < 512);
+    }
+};
+
+QTEST_MAIN(TestAppBridge)
+#include "test_app_bridge.moc"

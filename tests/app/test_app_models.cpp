@@ -1,0 +1,155 @@
+// The list models under QAbstractItemModelTester, model-file descriptions
+// (including unusable files), Markdown segments and settings persistence.
+#include "app_settings.h"
+#include "conversation_list_model.h"
+#include "markdown_segments.h"
+#include "message_list_model.h"
+#include "model_catalog.h"
+#include "model_list_model.h"
+
+#include "app_test_support.h"
+
+#include "cairn/store/store.h"
+
+#include <QAbstractItemModelTester>
+#include <QFile>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace cairn;
+using namespace cairn::app;
+
+class TestAppModels : public QObject {
+    Q_OBJECT
+private slots:
+    void conversationsAndMessages() {
+        QTemporaryDir dir;
+        store::Store db(dir.filePath(QStringLiteral("c.sqlite")).toStdString());
+        ConversationListModel conversations;
+        MessageListModel messages;
+        QAbstractItemModelTester t1(&conversations, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester t2(&messages, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        conversations.setStore(&db);
+        messages.setStore(&db);
+        conversations.reload();
+        QCOMPARE(conversations.rowCount(), 0);
+
+        int64_t a = db.createConversation("first");
+        int64_t b = db.createConversation("second");
+        int64_t u = db.addMessage(b, std::nullopt, store::Role::User, "hello");
+        int64_t r1 = db.addMessage(b, u, store::Role::Assistant, "one");
+        int64_t r2 = db.addMessage(b, u, store::Role::Assistant, "two");
+        conversations.reload();
+        QCOMPARE(conversations.rowCount(), 2);
+        QCOMPARE(conversations.data(conversations.index(0), ConversationListModel::IdRole).toLongLong(), b);
+        QCOMPARE(conversations.data(conversations.index(1), ConversationListModel::TitleRole).toString(), QStringLiteral("first"));
+        QCOMPARE(conversations.data(conversations.index(0), ConversationListModel::SectionRole).toString(), QStringLiteral("Today"));
+        QCOMPARE(conversations.rowOf(a), 1);
+
+        messages.load(b);
+        QCOMPARE(messages.rowCount(), 2);
+        QCOMPARE(messages.data(messages.index(1), MessageListModel::IdRole).toLongLong(), r2);
+        QCOMPARE(messages.data(messages.index(1), MessageListModel::SiblingIndexRole).toInt(), 1);
+        QCOMPARE(messages.data(messages.index(1), MessageListModel::SiblingCountRole).toInt(), 2);
+        QCOMPARE(messages.data(messages.index(0), MessageListModel::SiblingCountRole).toInt(), 1);
+
+        db.setActiveLeaf(b, r1);
+        messages.load(b);
+        QCOMPARE(messages.data(messages.index(1), MessageListModel::ContentRole).toString(), QStringLiteral("one"));
+        QSignalSpy changed(&messages, &QAbstractItemModel::dataChanged);
+        messages.setStreamingText(r1, QStringLiteral("one more"));
+        QCOMPARE(changed.count(), 1);
+        QCOMPARE(changed[0][0].value<QModelIndex>().row(), 1);
+        QCOMPARE(messages.contentAt(1), QStringLiteral("one more"));
+        messages.load(-1);
+        QCOMPARE(messages.rowCount(), 0);
+
+        db.deleteConversation(a);
+        conversations.reload();
+        QCOMPARE(conversations.rowCount(), 1);
+    }
+
+    void dateSections() {
+        QDateTime now(QDate(2026, 11, 29), QTime(12, 0));
+        QCOMPARE(ConversationListModel::sectionFor(now.addSecs(-3600), now), QStringLiteral("Today"));
+        QCOMPARE(ConversationListModel::sectionFor(now.addDays(-1), now), QStringLiteral("Yesterday"));
+        QCOMPARE(ConversationListModel::sectionFor(now.addDays(-5), now), QStringLiteral("Previous 7 days"));
+        QCOMPARE(ConversationListModel::sectionFor(now.addDays(-30), now), QStringLiteral("Older"));
+    }
+
+    void modelFiles() {
+        QTemporaryDir dir, bundled;
+        QString good = test::writeTinyAppModel(dir.path());
+        QFile bad(dir.filePath(QStringLiteral("broken.gguf")));
+        QVERIFY(bad.open(QIODevice::WriteOnly));
+        bad.write("GGUF but not really");
+        bad.close();
+        QFile::copy(good, bundled.filePath(QStringLiteral("placeholder-random-tiny.gguf")));
+
+        auto info = describeModelFile(good);
+        QVERIFY2(info.error.isEmpty(), qPrintable(info.error));
+        QCOMPARE(info.architecture, QStringLiteral("llama"));
+        QCOMPARE(info.quantization, QStringLiteral("F32"));
+        QCOMPARE(info.contextLength, 4096);
+        QVERIFY(info.parameters > 0);
+        QCOMPARE(info.fileSize, quint64(QFileInfo(good).size()));
+        QVERIFY(info.ramEstimate > info.fileSize);
+        auto broken = describeModelFile(bad.fileName());
+        QVERIFY(!broken.error.isEmpty());
+
+        ModelListModel models;
+        QAbstractItemModelTester tester(&models, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        models.scan({dir.path(), dir.path() + QStringLiteral("/missing")}, {good}, {bundled.path()});
+        QCOMPARE(models.rowCount(), 3);  // bundled copy, broken, good (listed once)
+        QVERIFY(models.data(models.index(0), ModelListModel::BundledRole).toBool());
+        QVERIFY(models.data(models.index(0), ModelListModel::PlaceholderRole).toBool());
+        QCOMPARE(models.defaultModel(), QFileInfo(bundled.filePath(QStringLiteral("placeholder-random-tiny.gguf"))).absoluteFilePath());
+        int brokenRow = models.data(models.index(1), ModelListModel::FileNameRole).toString() == QStringLiteral("broken.gguf") ? 1 : 2;
+        QVERIFY(models.data(models.index(brokenRow), ModelListModel::SummaryRole).toString().startsWith(QStringLiteral("Cannot be used")));
+        QVERIFY(!models.data(models.index(brokenRow), ModelListModel::ErrorRole).toString().isEmpty());
+    }
+
+    void markdown() {
+        auto segs = markdownSegments(QStringLiteral("Intro **bold**\n\n```cpp\nint x = 1;\n```\nAfter\n```\nopen"));
+        QCOMPARE(segs.size(), 4);
+        QCOMPARE(segs[0].toMap()[QStringLiteral("kind")].toString(), QStringLiteral("text"));
+        QCOMPARE(segs[1].toMap()[QStringLiteral("kind")].toString(), QStringLiteral("code"));
+        QCOMPARE(segs[1].toMap()[QStringLiteral("language")].toString(), QStringLiteral("cpp"));
+        QCOMPARE(segs[1].toMap()[QStringLiteral("text")].toString(), QStringLiteral("int x = 1;"));
+        QCOMPARE(segs[2].toMap()[QStringLiteral("text")].toString(), QStringLiteral("After"));
+        QCOMPARE(segs[3].toMap()[QStringLiteral("text")].toString(), QStringLiteral("open"));
+        QCOMPARE(markdownSegments(QString()).size(), 0);
+    }
+
+    void settingsPersist() {
+        QTemporaryDir dir;
+        const QString file = dir.filePath(QStringLiteral("settings.ini"));
+        {
+            AppSettings s(file);
+            QCOMPARE(s.contextSize(), 4096);  // default
+            QSignalSpy changed(&s, &AppSettings::changed);
+            s.setContextSize(1024);
+            s.setTemperature(0.25);
+            s.setTheme(QStringLiteral("dark"));
+            s.setModelFolders({QStringLiteral("/a"), QStringLiteral("/b")});
+            s.setDropOldestTurns(true);
+            s.setContextSize(1024);  // unchanged: no signal
+            QCOMPARE(changed.count(), 5);
+            s.sync();
+        }
+        AppSettings s(file);
+        QCOMPARE(s.contextSize(), 1024);
+        QCOMPARE(s.temperature(), 0.25);
+        QCOMPARE(s.theme(), QStringLiteral("dark"));
+        QCOMPARE(s.modelFolders(), (QStringList{QStringLiteral("/a"), QStringLiteral("/b")}));
+        QVERIFY(s.dropOldestTurns());
+        auto g = s.generationSettings({{QStringLiteral("temperature"), 0.5}, {QStringLiteral("unknown"), 1}});
+        QCOMPARE(g.value(QStringLiteral("temperature")).toDouble(), 0.5);
+        QCOMPARE(g.value(QStringLiteral("contextSize")).toInt(), 1024);
+        QVERIFY(!g.contains(QStringLiteral("unknown")));
+        QVERIFY(g.value(QStringLiteral("threads")).toInt() >= 1);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAppModels)
+#include "test_app_models.moc"
