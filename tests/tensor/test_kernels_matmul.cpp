@@ -198,6 +198,30 @@ private slots:
         }
     }
 
+    // Float weights with a row length that is no multiple of the 16 lanes:
+    // the masked tails give the scalar bits on every path, batched or not.
+    void raggedFloatRowsAreBitExact() {
+        for (TensorType t : {TensorType::F32, TensorType::F16, TensorType::BF16}) {
+            const int64_t rows = 19, cols = 100, tokens = 9;
+            Weights w = makeWeights(t, rows, cols, 77);
+            auto x = makeActivations(tokens, cols, 78);
+            QVERIFY(forceKernelPath("scalar"));
+            const auto reference = run(w.view, x, tokens, 1);
+            for (int64_t tok = 0; tok < tokens; ++tok)
+                for (int64_t r = 0; r < rows; ++r) {
+                    const float ref = dotReference(t, w.view.row(r), &x[size_t(tok * cols)], cols);
+                    QVERIFY(std::fabs(reference[size_t(tok * rows + r)] - ref) <= 1e-5f * cols);
+                }
+            for (const std::string& path : availableKernelPaths()) {
+                QVERIFY(forceKernelPath(path));
+                QVERIFY2(sameBits(run(w.view, x, tokens, 2), reference), path.c_str());
+                std::vector<float> one(x.begin() + 4 * cols, x.begin() + 5 * cols);
+                auto y1 = run(w.view, one, 1, 1);
+                QVERIFY2(std::memcmp(y1.data(), &reference[size_t(4 * rows)], size_t(rows) * 4) == 0, path.c_str());
+            }
+        }
+    }
+
     // The paths' own activation quantizers write the reference's bytes,
     // including ties (x * id exactly k + 0.5), zero blocks and the sign of
     // the first element of largest magnitude (Q8_K).
