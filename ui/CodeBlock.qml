@@ -11,6 +11,8 @@ Rectangle {
     signal copyRequested(string text)
 
     implicitHeight: column.implicitHeight
+    // Wide enough for the longest line (up to what the layout allows).
+    implicitWidth: Math.max(body.implicitWidth + 24, 240)
     radius: Theme.radius
     color: Theme.codeBackground
     border.color: Theme.border

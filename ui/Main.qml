@@ -160,6 +160,13 @@ ApplicationWindow {
                 onClosed: window.controller.clearError()
             }
 
+            Banner {
+                objectName: "noticeBanner"
+                text: window.controller.noticeText
+                color: Theme.surface
+                textColor: Theme.text
+            }
+
             ChatView {
                 controller: window.controller
                 Layout.fillWidth: true

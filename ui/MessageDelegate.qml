@@ -33,6 +33,7 @@ Item {
         font.pixelSize: 12
         implicitHeight: 26
         padding: 4
+        background: Rectangle { radius: 6; color: actionButton.hovered ? Theme.hover : "transparent" }
         contentItem: Label {
             text: actionButton.text
             font: actionButton.font

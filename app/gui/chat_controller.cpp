@@ -19,7 +19,13 @@ namespace cairn::app {
 namespace {
 
 QString titleFrom(const QString& text) {
-    QString t = text.simplified();
+    // The first line that is not a code fence.
+    QString t;
+    for (const auto& line : text.split(QLatin1Char('\n'))) {
+        if (line.trimmed().isEmpty() || line.trimmed().startsWith(QLatin1String("```"))) continue;
+        t = line.simplified();
+        break;
+    }
     if (t.size() > 48) t = t.left(45).trimmed() + QStringLiteral("…");
     return t.isEmpty() ? QObject::tr("New chat") : t;
 }
@@ -138,7 +144,12 @@ void ChatController::connectWorker() {
         resumeNote_.clear();
         emit statusChanged();
         QString note = s.value(QStringLiteral("note")).toString();
-        if (!note.isEmpty()) setError(note);
+        if (s.value(QStringLiteral("fallbackTemplate")).toBool() && !modelNote_.contains(QLatin1String("ChatML"))) {
+            // A property of the model, not of this reply: shown with the model's note.
+            modelNote_ = (modelNote_ + QLatin1Char(' ') + tr("It has no usable chat template, so Cairn uses ChatML.")).trimmed();
+            emit modelChanged();
+        }
+        setNotice(note);
         setProgress(-1, {});
         setGenerating(false);
         emit replyFinished(conv, id, s);
@@ -193,6 +204,12 @@ void ChatController::setError(const QString& text) {
 }
 
 void ChatController::clearError() { setError({}); }
+
+void ChatController::setNotice(const QString& text) {
+    if (noticeText_ == text) return;
+    noticeText_ = text;
+    emit noticeTextChanged();
+}
 
 void ChatController::setProgress(double value, const QString& text) {
     progress_ = value;
@@ -254,6 +271,7 @@ void ChatController::send(const QString& text) {
     const QString trimmed = text.trimmed();
     if (trimmed.isEmpty() || generating_) return;
     clearError();
+    setNotice({});
     if (current_ < 0) {
         current_ = store_->createConversation(titleFrom(trimmed).toStdString(), modelPath_.toStdString(),
                                               modelFingerprint_.toStdString());

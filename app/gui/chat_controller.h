@@ -50,6 +50,8 @@ class ChatController : public QObject {
     Q_PROPERTY(qint64 contextSize READ contextSize NOTIFY statusChanged)
     Q_PROPERTY(QString resumeNote READ resumeNote NOTIFY statusChanged)
     Q_PROPERTY(QString errorText READ errorText NOTIFY errorTextChanged)
+    // About the last reply (turns dropped to fit, context full); not an error.
+    Q_PROPERTY(QString noticeText READ noticeText NOTIFY noticeTextChanged)
     Q_PROPERTY(QVariantList searchResults READ searchResults NOTIFY searchResultsChanged)
     Q_PROPERTY(QString undoTitle READ undoTitle NOTIFY undoChanged)
     Q_PROPERTY(QString dataLocation READ dataLocation CONSTANT)
@@ -89,6 +91,7 @@ public:
     qint64 contextSize() const { return contextSize_; }
     QString resumeNote() const { return resumeNote_; }
     QString errorText() const { return errorText_; }
+    QString noticeText() const { return noticeText_; }
     QVariantList searchResults() const { return searchResults_; }
     QString undoTitle() const { return undoTitle_; }
     QString dataLocation() const { return paths_.dataDir; }
@@ -121,6 +124,7 @@ signals:
     void progressChanged();
     void statusChanged();
     void errorTextChanged();
+    void noticeTextChanged();
     void searchResultsChanged();
     void undoChanged();
     // A reply is done (also when stopped); stats as EngineWorker::replyFinished.
@@ -131,6 +135,7 @@ signals:
 private:
     QVariantMap generationSettings() const;
     void setError(const QString& text);
+    void setNotice(const QString& text);
     void setProgress(double value, const QString& text);
     void setGenerating(bool on);
     void connectWorker();
@@ -149,7 +154,7 @@ private:
     QString modelPath_, modelName_, modelNote_, modelFingerprint_;
     bool modelReady_ = false, modelLoading_ = false, generating_ = false, busy_ = false;
     double progress_ = -1;
-    QString progressText_, speedText_, resumeNote_, errorText_, undoTitle_;
+    QString progressText_, speedText_, resumeNote_, errorText_, noticeText_, undoTitle_;
     qint64 contextUsed_ = 0, contextSize_ = 0;
     qint64 undoId_ = -1;
     QVariantList searchResults_;

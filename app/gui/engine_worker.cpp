@@ -320,8 +320,9 @@ void EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
     stats[QStringLiteral("contextUsed")] = qint64(session_->session().tokens().size());
     stats[QStringLiteral("contextSize")] = qint64(contextSize_);
     stats[QStringLiteral("droppedTurns")] = dropped;
+    stats[QStringLiteral("fallbackTemplate")] = r.usedFallbackTemplate;
+    stats[QStringLiteral("templateNote")] = QString::fromStdString(r.templateNote);
     QString note;
-    if (r.usedFallbackTemplate) note = QStringLiteral("ChatML template used: %1").arg(QString::fromStdString(r.templateNote));
     if (r.stop == StopReason::ContextFull) note = QStringLiteral("The context is full: the reply was cut short.");
     if (dropped > 0) note = QStringLiteral("The oldest %1 turn(s) were left out to fit the context.").arg(dropped);
     stats[QStringLiteral("note")] = note;

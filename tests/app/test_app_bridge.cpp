@@ -198,6 +198,42 @@ private slots:
         QVERIFY2(error.last()[0].toString().contains(QStringLiteral("does not fit")), qPrintable(error.last()[0].toString()));
     }
 
+    // Regenerate makes a sibling reply, Edit a sibling user message; switching
+    // branches shows the other path.
+    void branches() {
+        auto c = makeController(QStringLiteral("branches"));
+        c->settings()->setMaxTokens(6);
+        QVERIFY(waitReady(*c));
+        QSignalSpy finished(c.get(), &ChatController::replyFinished);
+        c->send(QStringLiteral("first question"));
+        QVERIFY(finished.wait(20000));
+        auto* m = c->messages();
+        const qint64 user = m->data(m->index(0), MessageListModel::IdRole).toLongLong();
+        const qint64 reply1 = m->lastMessageId();
+
+        c->regenerate(reply1);
+        QVERIFY(finished.wait(20000));
+        QCOMPARE(m->rowCount(), 2);
+        QVERIFY(m->lastMessageId() != reply1);
+        QCOMPARE(m->data(m->index(1), MessageListModel::SiblingIndexRole).toInt(), 1);
+        QCOMPARE(m->data(m->index(1), MessageListModel::SiblingCountRole).toInt(), 2);
+
+        c->switchBranch(m->lastMessageId(), -1);
+        QCOMPARE(m->lastMessageId(), reply1);
+        QCOMPARE(m->data(m->index(1), MessageListModel::SiblingIndexRole).toInt(), 0);
+
+        c->editMessage(user, QStringLiteral("second question"));
+        QVERIFY(finished.wait(20000));
+        QCOMPARE(m->rowCount(), 2);
+        QCOMPARE(m->contentAt(0), QStringLiteral("second question"));
+        QCOMPARE(m->data(m->index(0), MessageListModel::SiblingCountRole).toInt(), 2);
+        c->switchBranch(m->data(m->index(0), MessageListModel::IdRole).toLongLong(), -1);
+        QCOMPARE(m->contentAt(0), QStringLiteral("first question"));
+        // Back on the first question's branch, with its two replies (the newest shown).
+        QCOMPARE(m->data(m->index(1), MessageListModel::SiblingCountRole).toInt(), 2);
+        QCOMPARE(m->data(m->index(1), MessageListModel::SiblingIndexRole).toInt(), 1);
+    }
+
     void dropOldestTurns() {
         auto c = makeController(QStringLiteral("drop"));
         c->settings()->setContextSize(512);
