@@ -39,6 +39,7 @@ Rectangle {
                 property bool copied: false
                 text: copied ? qsTr("Copied") : qsTr("Copy")
                 font.pixelSize: 12
+                background: Rectangle { radius: 6; color: copyButton.hovered ? Theme.hover : "transparent" }
                 onClicked: {
                     root.copyRequested(root.code)
                     copied = true

@@ -15,8 +15,12 @@ void MessageListModel::load(qint64 conversationId) {
             for (const auto& m : store_->pathTo(*leaf)) {
                 auto sib = store_->siblings(m.id);
                 QString stats;
-                if (m.role == store::Role::Assistant && m.complete && m.stats.tokenCount > 0)
-                    stats = tr("%1 tokens · %2 tok/s").arg(m.stats.tokenCount).arg(m.stats.decodeTokensPerSecond(), 0, 'f', 1);
+                // Decode speed as in the status line: the tokens after the first over decodeMs.
+                if (m.role == store::Role::Assistant && m.complete && m.stats.tokenCount > 1 && m.stats.decodeMs > 0)
+                    stats = tr("%1 tokens · %2 tok/s").arg(m.stats.tokenCount)
+                                .arg((m.stats.tokenCount - 1) * 1000.0 / m.stats.decodeMs, 0, 'f', 1);
+                else if (m.role == store::Role::Assistant && m.complete && m.stats.tokenCount > 0)
+                    stats = tr("%1 tokens").arg(m.stats.tokenCount);
                 rows.push_back({m.id, QString::fromStdString(std::string(store::roleName(m.role))),
                                 QString::fromStdString(m.content), m.complete, int(sib.index), int(sib.ids.size()), stats});
             }
