@@ -43,6 +43,12 @@ ApplicationWindow {
         value: (window.themeOverride !== "" ? window.themeOverride : window.controller.settings.theme) === "dark"
     }
 
+    // Opens a dialog by name ("models", "settings"); used by `cairn --panel`.
+    function openPanel(name) {
+        if (name === "models") picker.open()
+        else if (name === "settings") settingsDialog.open()
+    }
+
     Shortcut { sequence: "Ctrl+N"; onActivated: { window.controller.newChat(); composer.focusInput() } }
     Shortcut { sequence: "Ctrl+K"; onActivated: sidebar.focusSearch() }
     Shortcut { sequence: "Esc"; enabled: window.controller.generating; onActivated: window.controller.stop() }

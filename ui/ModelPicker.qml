@@ -14,7 +14,16 @@ Dialog {
     width: Math.min(parent ? parent.width - 80 : 720, 720)
     height: Math.min(parent ? parent.height - 80 : 520, 520)
     anchors.centerIn: parent
-    standardButtons: Dialog.Close
+    footer: Item {
+        implicitHeight: 56
+        Button {
+            anchors.right: parent.right
+            anchors.rightMargin: 12
+            anchors.verticalCenter: parent.verticalCenter
+            text: qsTr("Close")
+            onClicked: root.close()
+        }
+    }
     onOpened: root.controller.refreshModels()
 
     background: Rectangle { color: Theme.background; radius: Theme.radius; border.color: Theme.border }

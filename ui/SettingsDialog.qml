@@ -14,7 +14,16 @@ Dialog {
     width: Math.min(parent ? parent.width - 80 : 640, 640)
     height: Math.min(parent ? parent.height - 60 : 640, 680)
     anchors.centerIn: parent
-    standardButtons: Dialog.Close
+    footer: Item {
+        implicitHeight: 56
+        Button {
+            anchors.right: parent.right
+            anchors.rightMargin: 12
+            anchors.verticalCenter: parent.verticalCenter
+            text: qsTr("Close")
+            onClicked: root.close()
+        }
+    }
     background: Rectangle { color: Theme.background; radius: Theme.radius; border.color: Theme.border }
 
     component Heading: Label {
@@ -25,7 +34,7 @@ Dialog {
     }
     component Name: Label { color: Theme.mutedText; Layout.preferredWidth: 200 }
     component NumberField: TextField {
-        Layout.fillWidth: true
+        Layout.preferredWidth: 140
         color: Theme.text
         validator: DoubleValidator { locale: "C" }
         inputMethodHints: Qt.ImhFormattedNumbersOnly

@@ -79,7 +79,9 @@ int main(int argc, char** argv) {
                                QStringLiteral("DIR"));
     QCommandLineOption model(QStringLiteral("model"), QStringLiteral("Load this GGUF file."), QStringLiteral("FILE"));
     QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size, e.g. 1200x760."), QStringLiteral("WxH"));
-    parser.addOptions({screenshot, theme, conversation, prompt, dataDir, model, size});
+    QCommandLineOption panel(QStringLiteral("panel"), QStringLiteral("Open a dialog at start: models or settings."),
+                             QStringLiteral("NAME"));
+    parser.addOptions({screenshot, theme, conversation, prompt, dataDir, model, size, panel});
     parser.process(app);
 
     QQuickStyle::setStyle(QStringLiteral("Basic"));  // our Theme colours drive its palette
@@ -103,6 +105,8 @@ int main(int argc, char** argv) {
     QObject::connect(&app, &QCoreApplication::aboutToQuit, &controller, [&controller] { controller.shutdown(); });
 
     controller.start();
+    if (parser.isSet(panel) && window)
+        QMetaObject::invokeMethod(window, "openPanel", Q_ARG(QVariant, parser.value(panel)));
     if (parser.isSet(conversation)) controller.openConversation(parser.value(conversation).toLongLong());
 
     // Scripted start (screenshots, smoke tests): send the prompts one after

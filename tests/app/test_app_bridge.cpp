@@ -163,6 +163,29 @@ private slots:
         QCOMPARE(msgs[1].stats.tokenCount, generated);
     }
 
+    // Closing the app while a reply streams: the worker stops and the reply so
+    // far is committed, nothing is lost.
+    void closingMidReplyLosesNothing() {
+        auto c = makeController(QStringLiteral("close"));
+        c->settings()->setMaxTokens(3000);
+        c->settings()->setTemperature(0);
+        QVERIFY(waitReady(*c));
+        bool streaming = false;
+        connect(c->worker(), &EngineWorker::replyText, this, [&] { streaming = true; });
+        c->send(longText(100));
+        QTRY_VERIFY_WITH_TIMEOUT(streaming, 20000);
+        const QString dbPath = c->paths().databasePath();
+        const qint64 conversation = c->currentConversation();
+        c.reset();  // what the window's close does: shutdown(), quit(), wait()
+        store::Store db(dbPath.toStdString());
+        auto msgs = db.messages(conversation);
+        QCOMPARE(int(msgs.size()), 2);
+        QCOMPARE(msgs[0].content, longText(100).toStdString());
+        QVERIFY(msgs[1].complete);
+        QVERIFY(!msgs[1].content.empty());
+        QVERIFY(msgs[1].stats.tokenCount > 0);
+    }
+
     void errorsAreSignals() {
         auto c = makeController(QStringLiteral("errors"));
         // A file that is not a model: modelFailed with a message, no crash.
