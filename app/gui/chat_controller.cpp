@@ -109,6 +109,7 @@ void ChatController::connectWorker() {
         modelLoading_ = false;
         modelReady_ = false;
         modelNote_ = tr("Could not load %1: %2").arg(QFileInfo(path).fileName(), message);
+        models_->setLoadError(path, message);
         emit modelChanged();
         setProgress(-1, {});
         setError(modelNote_);

@@ -43,6 +43,14 @@ const ModelFileInfo* ModelListModel::find(const QString& path) const {
     return nullptr;
 }
 
+void ModelListModel::setLoadError(const QString& path, const QString& error) {
+    for (size_t i = 0; i < rows_.size(); ++i) {
+        if (rows_[i].path != path) continue;
+        rows_[i].error = error;
+        emit dataChanged(index(int(i)), index(int(i)));
+    }
+}
+
 int ModelListModel::rowCount(const QModelIndex& parent) const {
     return parent.isValid() ? 0 : int(rows_.size());
 }

@@ -30,6 +30,9 @@ public:
     // The first usable bundled model, preferring a trained demo model over the placeholder.
     QString defaultModel() const;
     const ModelFileInfo* find(const QString& path) const;
+    // Records why loading `path` failed (the header may be fine but the
+    // model unsupported), so the picker shows the reason.
+    void setLoadError(const QString& path, const QString& error);
 
     int count() const { return int(rows_.size()); }
     int rowCount(const QModelIndex& parent = {}) const override;

@@ -87,6 +87,9 @@ private slots:
         QCOMPARE(c->messages()->contentAt(1), QString::fromStdString(msg.content));
         QCOMPARE(msg.stats.tokenCount, stats.value(QStringLiteral("generatedTokens")).toLongLong());
         QVERIFY(!c->speedText().isEmpty());
+        // Streaming is coalesced: at most one text update per interval (plus the final one).
+        const double replyMs = stats.value(QStringLiteral("prefillMs")).toDouble() + stats.value(QStringLiteral("decodeMs")).toDouble();
+        QVERIFY(events.count(QStringLiteral("text")) <= int(replyMs / EngineWorker::kStreamIntervalMs) + 2);
         QCOMPARE(c->contextSize(), 4096);
         QVERIFY(c->contextUsed() > 300);
     }
@@ -255,6 +258,58 @@ private slots:
         // Back on the first question's branch, with its two replies (the newest shown).
         QCOMPARE(m->data(m->index(1), MessageListModel::SiblingCountRole).toInt(), 2);
         QCOMPARE(m->data(m->index(1), MessageListModel::SiblingIndexRole).toInt(), 1);
+    }
+
+    // Sidebar operations on the UI thread's store: search, rename, delete with
+    // undo, export and import.
+    void sidebarSearchExportImport() {
+        auto c = makeController(QStringLiteral("sidebar"));
+        auto& db = c->store();
+        int64_t a = db.createConversation("Apples");
+        int64_t u = db.addMessage(a, std::nullopt, store::Role::User, "how do pomegranates grow?");
+        db.addMessage(a, u, store::Role::Assistant, "Slowly, in **warm** places.\n\n```\nsun + water\n```");
+        int64_t b = db.createConversation("Other");
+        db.addMessage(b, std::nullopt, store::Role::User, "unrelated words");
+        c->conversations()->reload();
+        QCOMPARE(c->conversations()->rowCount(), 2);
+
+        c->search(QStringLiteral("pomegran"));
+        QCOMPARE(c->searchResults().size(), 1);
+        auto hit = c->searchResults()[0].toMap();
+        QCOMPARE(hit.value(QStringLiteral("conversationId")).toLongLong(), a);
+        QVERIFY(hit.value(QStringLiteral("snippet")).toString().contains(QStringLiteral("<b>")));
+        c->search(QString());
+        QCOMPARE(c->searchResults().size(), 0);
+
+        c->renameConversation(a, QStringLiteral("  Fruit  "));
+        QCOMPARE(QString::fromStdString(db.conversation(a).title), QStringLiteral("Fruit"));
+
+        c->openConversation(a);
+        QCOMPARE(c->messages()->rowCount(), 2);
+        c->deleteConversation(a);
+        QCOMPARE(c->conversations()->rowCount(), 1);
+        QCOMPARE(c->currentConversation(), -1);
+        QCOMPARE(c->undoTitle(), QStringLiteral("Fruit"));
+        c->undoDelete();
+        QCOMPARE(c->conversations()->rowCount(), 2);
+        QVERIFY(c->undoTitle().isEmpty());
+
+        c->openConversation(a);
+        const QString md = dir_.filePath(QStringLiteral("fruit.md")), json = dir_.filePath(QStringLiteral("fruit.json"));
+        QVERIFY(c->exportConversation(QUrl::fromLocalFile(md), QStringLiteral("md")));
+        QVERIFY(c->exportConversation(QUrl::fromLocalFile(json), QStringLiteral("json")));
+        QFile mdFile(md);
+        QVERIFY(mdFile.open(QIODevice::ReadOnly));
+        QVERIFY(mdFile.readAll().contains("pomegranates"));
+        QVERIFY(c->importConversation(QUrl::fromLocalFile(json)));
+        QCOMPARE(c->conversations()->rowCount(), 3);
+        QVERIFY(c->currentConversation() != a);
+        QCOMPARE(c->messages()->rowCount(), 2);
+        QCOMPARE(c->messages()->contentAt(1), QString::fromStdString(db.message(db.messages(a)[1].id).content));
+        // A file that is not a conversation: an error message, nothing imported.
+        QVERIFY(!c->importConversation(QUrl::fromLocalFile(md)));
+        QVERIFY(c->errorText().startsWith(QStringLiteral("Import failed")));
+        QCOMPARE(c->conversations()->rowCount(), 3);
     }
 
     void dropOldestTurns() {
