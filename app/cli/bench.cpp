@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include <sys/resource.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -29,6 +30,14 @@ using Clock = std::chrono::steady_clock;
 double medianOf(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+// Process CPU seconds per thread: on a shared, loaded machine wall time says
+// little, so the figures also come as tokens per CPU-second of each thread.
+double cpuSecondsPerThread(int threads) {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9) / threads;
 }
 
 double peakRssMb() {
@@ -73,10 +82,13 @@ int runBench(Args& args) {
     const auto tokens = benchTokens(p + n, V);
     std::vector<float> logits(static_cast<size_t>(V));
 
+    double lastCpu = 0;  // CPU seconds per thread of the last prefill
     auto prefillSeconds = [&](int64_t c) {
         auto mem = model->newMemory(mo);
         const auto t0 = Clock::now();
+        const double c0 = cpuSecondsPerThread(threads);
         prefill(*model, *mem, std::span(tokens).first(size_t(p)), c, false, logits.data(), ctx);
+        lastCpu = cpuSecondsPerThread(threads) - c0;
         return std::make_pair(std::chrono::duration<double>(Clock::now() - t0).count(), std::move(mem));
     };
 
@@ -87,43 +99,53 @@ int runBench(Args& args) {
     }
 
     if (sweep) {
-        std::printf("chunk  ms/prompt-token  (pp%lld, %d threads, median of %d)\n", (long long)p, threads, reps);
+        std::printf("chunk  ms/prompt-token  cpu-ms/prompt-token  (pp%lld, %d threads, median of %d)\n", (long long)p,
+                    threads, reps);
         std::stringstream ss(*sweep);
         std::string item;
         while (std::getline(ss, item, ',')) {
             const int64_t c = std::stoll(item);
-            std::vector<double> t;
-            for (int r = 0; r < reps; ++r) t.push_back(prefillSeconds(c).first);
-            std::printf("%5lld  %8.3f\n", (long long)c, medianOf(t) * 1e3 / double(p));
+            std::vector<double> t, cpu;
+            for (int r = 0; r < reps; ++r) {
+                t.push_back(prefillSeconds(c).first);
+                cpu.push_back(lastCpu);
+            }
+            std::printf("%5lld  %14.3f  %19.3f\n", (long long)c, medianOf(t) * 1e3 / double(p),
+                        medianOf(cpu) * 1e3 / double(p));
             std::fflush(stdout);
         }
         return 0;
     }
 
-    std::vector<double> pp, tg;
+    std::vector<double> pp, tg, ppCpu, tgCpu;
     for (int r = 0; r < reps; ++r) {
         auto [seconds, mem] = prefillSeconds(chunk);
         pp.push_back(double(p) / seconds);
+        ppCpu.push_back(double(p) / lastCpu);
         if (n > 0) {
             const auto t0 = Clock::now();
+            const double c0 = cpuSecondsPerThread(threads);
             for (int64_t i = 0; i < n; ++i)
                 model->forward(*mem, std::span(tokens).subspan(size_t(p + i), 1), false, logits.data(), ctx);
             tg.push_back(double(n) / std::chrono::duration<double>(Clock::now() - t0).count());
+            tgCpu.push_back(double(n) / (cpuSecondsPerThread(threads) - c0));
         }
     }
     const double ppTps = medianOf(pp), tgTps = medianOf(tg), rss = peakRssMb();
+    const double ppTpsCpu = medianOf(ppCpu), tgTpsCpu = medianOf(tgCpu);
     const double fileMb = double(model->file().fileSize()) / (1024.0 * 1024.0);
     if (json) {
         nlohmann::json j = {{"model", modelPath}, {"architecture", model->info().architecture},
                             {"file_mb", fileMb}, {"threads", threads}, {"n_prompt", p}, {"n_gen", n},
                             {"chunk", chunk}, {"repetitions", reps}, {"kernel_path", tensor::kernelPath()},
-                            {"pp_tps", ppTps}, {"tg_tps", tgTps}, {"peak_rss_mb", rss}};
+                            {"pp_tps", ppTps}, {"tg_tps", tgTps}, {"peak_rss_mb", rss},
+                            {"pp_tps_cpu", ppTpsCpu}, {"tg_tps_cpu", tgTpsCpu}};
         std::printf("%s\n", j.dump().c_str());
     } else {
         std::printf("model %s (%.1f MiB), %d threads, kernels %s, chunk %lld\n", modelPath.c_str(), fileMb, threads,
                     tensor::kernelPath(), (long long)chunk);
-        std::printf("pp%lld  %8.2f t/s\n", (long long)p, ppTps);
-        if (n > 0) std::printf("tg%lld  %8.2f t/s\n", (long long)n, tgTps);
+        std::printf("pp%lld  %8.2f t/s  (%.2f t/s per CPU-second of each thread)\n", (long long)p, ppTps, ppTpsCpu);
+        if (n > 0) std::printf("tg%lld  %8.2f t/s  (%.2f t/s per CPU-second of each thread)\n", (long long)n, tgTps, tgTpsCpu);
         std::printf("peak RSS %.1f MiB\n", rss);
     }
     return 0;

@@ -1,0 +1,67 @@
+// The bit-exactness invariants on the shared llama / qwen2 / qwen3 fixtures
+// (real vocabularies, quantized weights, YaRN, rope_freqs, q/k norms):
+// sequential steps ≡ any chunk size ≡ any thread count ≡ A then B, f32 and f16 KV.
+#include "cairn/exec.h"
+#include "cairn/model.h"
+#include "cairn/tokenizer.h"
+#include "shared_data.h"
+
+#include <QTest>
+
+#include <cstring>
+
+using namespace cairn;
+
+class TestFixtureInvariants : public QObject {
+    Q_OBJECT
+private slots:
+    void invariants_data() {
+        QTest::addColumn<QString>("name");
+        for (const char* n : {"llama-spm-f16", "llama-spm-q8_0", "llama-spm-q4_0", "llama-spm-q4_k_m", "llama-bpe-q8_0",
+                              "qwen2-q8_0", "qwen3-q8_0"})
+            QTest::newRow(n) << QString(n);
+    }
+
+    void invariants() {
+        QFETCH(QString, name);
+        auto model = Model::load(test::sharedPath("fixtures/" + name.toStdString() + ".gguf"));
+        const auto tokens = model->tokenizer().encode(
+            "Bit-exact or nothing: the same float operations in the same order, whether a position is computed "
+            "alone or inside a chunk, on one thread or three.", true, true);
+        QVERIFY(tokens.size() > 24);
+        const size_t V = size_t(model->info().vocabSize), n = tokens.size();
+        for (KvType kv : {KvType::F32, KvType::F16}) {
+            const MemoryOptions mo{64, kv};
+            std::vector<float> steps(n * V);
+            {
+                ExecContext ctx(1);
+                auto mem = model->newMemory(mo);
+                for (size_t i = 0; i < n; ++i)
+                    model->forward(*mem, std::span(tokens).subspan(i, 1), false, &steps[i * V], ctx);
+            }
+            auto run = [&](int64_t chunk, int threads) {
+                ExecContext ctx(threads);
+                auto mem = model->newMemory(mo);
+                std::vector<float> all(n * V);
+                prefill(*model, *mem, tokens, chunk, true, all.data(), ctx);
+                return std::memcmp(all.data(), steps.data(), all.size() * 4) == 0;
+            };
+            for (int64_t chunk : {1, 2, 3, 7, 16, 64})
+                QVERIFY2(run(chunk, 1), qPrintable(QString("chunk %1").arg(chunk)));
+            QVERIFY2(run(64, 2), "2 threads");
+            QVERIFY2(run(5, 3), "3 threads");
+
+            ExecContext ctx(2);
+            auto mem = model->newMemory(mo);
+            std::vector<float> last(V);
+            const size_t na = n / 3;
+            prefill(*model, *mem, std::span(tokens).first(na), 4, false, last.data(), ctx);
+            QVERIFY(std::memcmp(last.data(), &steps[(na - 1) * V], V * 4) == 0);
+            prefill(*model, *mem, std::span(tokens).subspan(na), 64, false, last.data(), ctx);
+            QVERIFY(std::memcmp(last.data(), &steps[(n - 1) * V], V * 4) == 0);
+        }
+    }
+};
+
+CAIRN_CONFORMANCE_MAIN(TestFixtureInvariants)
+#include "test_fixture_invariants.moc"
