@@ -244,7 +244,11 @@ QString ChatController::conversationSystemPrompt() const {
 
 void ChatController::setConversationSystemPrompt(const QString& prompt) {
     if (current_ < 0) return;
-    store_->setSystemPrompt(current_, prompt.toStdString());
+    try {
+        store_->setSystemPrompt(current_, prompt.toStdString());
+    } catch (const std::exception& e) {
+        setError(QString::fromUtf8(e.what()));
+    }
     emit currentConversationChanged();
 }
 
@@ -274,8 +278,13 @@ void ChatController::send(const QString& text) {
     clearError();
     setNotice({});
     if (current_ < 0) {
-        current_ = store_->createConversation(titleFrom(trimmed).toStdString(), modelPath_.toStdString(),
-                                              modelFingerprint_.toStdString());
+        try {
+            current_ = store_->createConversation(titleFrom(trimmed).toStdString(), modelPath_.toStdString(),
+                                                  modelFingerprint_.toStdString());
+        } catch (const std::exception& e) {
+            setError(QString::fromUtf8(e.what()));
+            return;
+        }
         conversations_->reload();
         messages_->load(current_);
         emit currentConversationChanged();
@@ -327,7 +336,11 @@ void ChatController::switchBranch(qint64 messageId, int delta) {
 
 void ChatController::renameConversation(qint64 id, const QString& title) {
     if (title.trimmed().isEmpty()) return;
-    store_->renameConversation(id, title.trimmed().toStdString());
+    try {
+        store_->renameConversation(id, title.trimmed().toStdString());
+    } catch (const std::exception& e) {
+        setError(QString::fromUtf8(e.what()));
+    }
     conversations_->reload();
     if (id == current_) emit currentConversationChanged();
 }
@@ -349,7 +362,11 @@ void ChatController::deleteConversation(qint64 id) {
 
 void ChatController::undoDelete() {
     if (undoId_ < 0) return;
-    store_->restoreConversation(undoId_);
+    try {
+        store_->restoreConversation(undoId_);
+    } catch (const std::exception& e) {
+        setError(QString::fromUtf8(e.what()));
+    }
     undoId_ = -1;
     undoTitle_.clear();
     emit undoChanged();

@@ -16,9 +16,11 @@ QString ConversationListModel::sectionFor(const QDateTime& when, const QDateTime
 
 void ConversationListModel::reload() {
     std::vector<Row> rows;
-    if (store_) {
+    if (store_) try {
         for (const auto& c : store_->listConversations())
             rows.push_back({c.id, QString::fromStdString(c.title), QDateTime::fromMSecsSinceEpoch(c.updatedMs), c.pinned});
+    } catch (const std::exception&) {
+        rows.clear();  // an unreadable database shows an empty list rather than ending the app
     }
     beginResetModel();
     rows_ = std::move(rows);

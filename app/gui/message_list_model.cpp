@@ -10,7 +10,8 @@ MessageListModel::MessageListModel(QObject* parent) : QAbstractListModel(parent)
 
 void MessageListModel::load(qint64 conversationId) {
     std::vector<Row> rows;
-    if (store_ && conversationId >= 0) {
+    // An unknown id (a stale --conversation, a purged chat) shows nothing.
+    if (store_ && conversationId >= 0) try {
         if (auto leaf = store_->activeLeaf(conversationId)) {
             for (const auto& m : store_->pathTo(*leaf)) {
                 auto sib = store_->siblings(m.id);
@@ -25,6 +26,8 @@ void MessageListModel::load(qint64 conversationId) {
                                 QString::fromStdString(m.content), m.complete, int(sib.index), int(sib.ids.size()), stats});
             }
         }
+    } catch (const std::exception&) {
+        rows.clear();
     }
     // Keep the streaming flag of a row that is still being written.
     for (auto& r : rows)
