@@ -1,0 +1,100 @@
+import QtQuick
+import QtTest
+import Cairn
+
+Item {
+    width: 800
+    height: 600
+
+    MessageDelegate {
+        id: reply
+        width: 800
+        index: 1
+        messageId: 42
+        role: "assistant"
+        content: "Some **text**\n\n```js\nlet x = 1\n```"
+        segments: [{ kind: "text", text: "Some **text**", language: "" },
+                   { kind: "code", text: "let x = 1", language: "js" }]
+        siblingIndex: 0
+        siblingCount: 2
+        stats: "5 tokens"
+        streaming: false
+        isLast: true
+    }
+    MessageDelegate {
+        id: question
+        y: 300
+        width: 800
+        index: 0
+        messageId: 41
+        role: "user"
+        content: "hello"
+        segments: [{ kind: "text", text: "hello", language: "" }]
+        siblingIndex: 0
+        siblingCount: 1
+        stats: ""
+        streaming: false
+    }
+    SignalSpy { id: branchSpy; target: reply; signalName: "branchRequested" }
+    SignalSpy { id: copySpy; target: reply; signalName: "copyRequested" }
+    SignalSpy { id: regenSpy; target: reply; signalName: "regenerateRequested" }
+    SignalSpy { id: editSpy; target: question; signalName: "editRequested" }
+
+    function findByText(item, text) {
+        if (item.text === text && item.visible) return item
+        for (let i = 0; i < item.children.length; ++i) {
+            const found = findByText(item.children[i], text)
+            if (found) return found
+        }
+        return null
+    }
+
+    TestCase {
+        name: "MessageDelegate"
+        when: windowShown
+
+        function test_codeBlockCopies() {
+            const copy = findChild(reply, "copyButton")
+            verify(copy)
+            mouseClick(copy)
+            compare(copySpy.count, 1)
+            compare(copySpy.signalArguments[0][0], "let x = 1")
+        }
+
+        function test_branchSwitcher() {
+            verify(findByText(reply, "1 / 2"))
+            const next = findByText(reply, "›")
+            const previous = findByText(reply, "‹")
+            verify(next && previous)
+            verify(next.enabled)
+            verify(!previous.enabled)
+            mouseClick(next)
+            compare(branchSpy.count, 1)
+            compare(branchSpy.signalArguments[0][0], 42)
+            compare(branchSpy.signalArguments[0][1], 1)
+            verify(!findByText(question, "1 / 1"))
+        }
+
+        function test_regenerateOnLastReplyOnly() {
+            const regen = findByText(reply, "Regenerate")
+            verify(regen)
+            mouseClick(regen)
+            compare(regenSpy.count, 1)
+            verify(!findByText(question, "Regenerate"))
+        }
+
+        function test_editMakesARequest() {
+            const edit = findByText(question, "Edit")
+            verify(edit)
+            mouseClick(edit)
+            verify(question.editing)
+            keyClick(Qt.Key_End)
+            keyClick(Qt.Key_X)
+            mouseClick(findByText(question, "Save and send"))
+            compare(editSpy.count, 1)
+            compare(editSpy.signalArguments[0][0], 41)
+            compare(editSpy.signalArguments[0][1], "hellox")
+            verify(!question.editing)
+        }
+    }
+}
