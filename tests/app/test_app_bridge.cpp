@@ -312,6 +312,42 @@ private slots:
         QCOMPARE(c->conversations()->rowCount(), 3);
     }
 
+    // Reopening: a matching snapshot is restored; a damaged one is dropped and
+    // the branch is prefilled again with progress (the messages are untouched).
+    void reopenRestoresOrPrefills() {
+        auto c = makeController(QStringLiteral("reopen"));
+        c->settings()->setPrefillChunk(8);
+        QVERIFY(waitReady(*c));
+        QSignalSpy finished(c.get(), &ChatController::replyFinished);
+        c->send(longText(120));
+        QVERIFY(finished.wait(20000));
+        const qint64 conv = c->currentConversation();
+        const qint64 used = c->contextUsed();
+        QCOMPARE(int(c->store().snapshots(conv).size()), 1);
+
+        QSignalSpy ready(c.get(), &ChatController::conversationReady);
+        c->newChat();
+        c->send(QStringLiteral("another chat"));  // the engine moves to another conversation
+        QVERIFY(finished.wait(20000));
+        c->openConversation(conv);
+        QVERIFY(ready.wait(20000));
+        QCOMPARE(ready.last()[1].toString(), QStringLiteral("snapshot"));
+        QCOMPARE(c->contextUsed(), used);
+
+        c->newChat();
+        c->send(QStringLiteral("and another"));
+        QVERIFY(finished.wait(20000));
+        c->store().database().exec("UPDATE snapshots SET data = zeroblob(64)");
+        QSignalSpy progress(c->worker(), &EngineWorker::prefillProgress);
+        c->openConversation(conv);
+        QVERIFY(ready.wait(20000));
+        QCOMPARE(ready.last()[1].toString(), QStringLiteral("prefill"));
+        QVERIFY(progress.count() >= 2);
+        QVERIFY(c->resumeNote().startsWith(QStringLiteral("Read the conversation")));
+        QCOMPARE(int(c->store().messages(conv).size()), 2);
+        QCOMPARE(c->messages()->rowCount(), 2);
+    }
+
     void dropOldestTurns() {
         auto c = makeController(QStringLiteral("drop"));
         c->settings()->setContextSize(512);
