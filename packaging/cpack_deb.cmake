@@ -3,8 +3,8 @@
 #
 # Depends = what dpkg-shlibdeps finds for the installed binaries (Qt 6 core/gui/
 # qml/quick/controls libraries, oneTBB, SQLite, sentencepiece, PCRE2, xxHash,
-# libstdc++ ...) plus the QML modules main.qml imports, which are plugins loaded
-# at run time and so invisible to shlibdeps. Runtime packages only, never -dev.
+# libstdc++ ...) plus the QML modules ui/ imports (directly or through Qt's own QML), which are
+# plugins loaded at run time and so invisible to shlibdeps. Runtime packages only, never -dev.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME cairn)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
@@ -18,12 +18,12 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://github.com/cairn-chat/cairn")
-set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "${PROJECT_DESCRIPTION}
- Cairn is a desktop chat application for local language models. It runs
- GGUF models (memory-mapped, quantized) on the CPU with an inference engine
- of its own, keeps conversations in a local SQLite database and resumes each
- conversation from its saved engine state. Also contains cairn-cli, the
- engine's command-line front end.")
+# The extended description; CPack puts the summary line above it and indents it.
+set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "Cairn is a desktop chat application for local language models. It runs
+GGUF models (memory-mapped, quantized) on the CPU with an inference engine
+of its own, keeps conversations in a local SQLite database and resumes each
+conversation from its saved engine state. Also contains cairn-cli, the
+engine's command-line front end.")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CAIRN_QML_RUNTIME_PACKAGES
     qml6-module-qtquick
@@ -31,7 +31,7 @@ set(CAIRN_QML_RUNTIME_PACKAGES
     qml6-module-qtquick-templates
     qml6-module-qtquick-layouts
     qml6-module-qtquick-dialogs
-    qml6-module-qtquick-window
+    qml6-module-qt-labs-folderlistmodel  # the QML FileDialog (no native dialog) imports it
     qml6-module-qtqml-workerscript)
 list(JOIN CAIRN_QML_RUNTIME_PACKAGES ", " CPACK_DEBIAN_PACKAGE_DEPENDS)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)

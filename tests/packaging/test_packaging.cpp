@@ -68,6 +68,7 @@ class TestPackaging : public QObject {
     QString deb_;   // the package cpack wrote
     QString root_;  // where it is unpacked
     QString share_; // root_/usr/share/<app id>
+    QSet<QString> depends_;  // package names in Depends
 
     QString tool(const char* name, const char* debianPackage) {
         QString path = QStandardPaths::findExecutable(QString::fromLatin1(name));
@@ -156,6 +157,7 @@ private slots:
             for (const auto& dep : alternatives.split(QLatin1Char('|'), Qt::SkipEmptyParts))
                 names << dep.trimmed().section(QLatin1Char(' '), 0, 0);
         for (const auto& n : names) QVERIFY2(!n.endsWith(QLatin1String("-dev")), qPrintable(n));
+        depends_ = names;
 
         // Packages owning the shared libraries the two binaries need.
         const QString objdump = tool("objdump", "binutils");
@@ -260,10 +262,12 @@ private slots:
     void screenshotStart() {
         const QString data = tmp_.filePath(QStringLiteral("data"));
         const QString shot = tmp_.filePath(QStringLiteral("shot.png"));
+        auto env = bareEnvironment();
+        env.insert(QStringLiteral("QML_IMPORT_TRACE"), QStringLiteral("1"));
         Run r = run(root_ + QStringLiteral("/usr/bin/cairn"),
                     {QStringLiteral("--screenshot"), shot, QStringLiteral("--data-dir"), data, QStringLiteral("--size"),
                      QStringLiteral("800x500")},
-                    90000, bareEnvironment());
+                    90000, env);
         QVERIFY2(r.exitCode == 0, qPrintable(describe(r)));
         QImage image(shot);
         QVERIFY2(!image.isNull(), qPrintable(shot));
@@ -273,6 +277,22 @@ private slots:
         const QString loaded = settings.value(QStringLiteral("models/last")).toString();
         QVERIFY2(QFileInfo(loaded).canonicalPath() == QFileInfo(share_ + QStringLiteral("/models")).canonicalFilePath(),
                  qPrintable(QStringLiteral("loaded model: '") + loaded + QLatin1Char('\'')));
+
+        // Every QML module the start loaded from the system comes from a package in Depends.
+        QStringList qmldirs;
+        static const QRegularExpression qmldir(QStringLiteral("(/\\S*/qml/\\S*/qmldir)"));
+        for (auto it = qmldir.globalMatch(r.err); it.hasNext();) {
+            const QString path = it.next().captured(1).remove(QLatin1Char('"'));
+            if (!qmldirs.contains(path)) qmldirs << path;
+        }
+        QVERIFY2(!qmldirs.isEmpty(), "QML_IMPORT_TRACE named no qmldir");
+        if (depends_.isEmpty()) QSKIP("depends() did not run");
+        r = run(tool("dpkg-query", "dpkg"), QStringList{QStringLiteral("-S")} + qmldirs);
+        QVERIFY2(r.exitCode == 0, qPrintable(describe(r)));
+        for (const auto& line : r.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
+            const QString pkg = line.section(QStringLiteral(": "), 0, 0).section(QLatin1Char(':'), 0, 0);
+            QVERIFY2(depends_.contains(pkg), qPrintable(line + QStringLiteral(": not in Depends")));
+        }
     }
 };
 
