@@ -114,6 +114,12 @@ void ChatController::connectWorker() {
         setProgress(-1, {});
         setError(modelNote_);
     });
+    connect(worker_, &EngineWorker::templateFallback, this, [this](const QString&) {
+        // A property of the model, not of one reply: shown with the model's note.
+        if (modelNote_.contains(QLatin1String("ChatML"))) return;
+        modelNote_ = (modelNote_ + QLatin1Char(' ') + tr("It has no usable chat template, so Cairn uses ChatML.")).trimmed();
+        emit modelChanged();
+    });
     connect(worker_, &EngineWorker::messagesChanged, this, [this](qint64 conv) {
         if (conv == current_) messages_->load(conv);
         conversations_->reload();
@@ -145,11 +151,6 @@ void ChatController::connectWorker() {
         resumeNote_.clear();
         emit statusChanged();
         QString note = s.value(QStringLiteral("note")).toString();
-        if (s.value(QStringLiteral("fallbackTemplate")).toBool() && !modelNote_.contains(QLatin1String("ChatML"))) {
-            // A property of the model, not of this reply: shown with the model's note.
-            modelNote_ = (modelNote_ + QLatin1Char(' ') + tr("It has no usable chat template, so Cairn uses ChatML.")).trimmed();
-            emit modelChanged();
-        }
         setNotice(note);
         setProgress(-1, {});
         setGenerating(false);

@@ -3,6 +3,7 @@
 #include "cairn/chat_session.h"
 #include "cairn/error.h"
 #include "cairn/exec.h"
+#include "cairn/gguf.h"
 #include "cairn/model.h"
 #include "cairn/session.h"
 #include "cairn/store/store.h"
@@ -103,6 +104,9 @@ void EngineWorker::loadModel(const QString& path, const QVariantMap& settings) {
         const auto& info = model_->info();
         QString name = info.name.empty() ? path.section(QLatin1Char('/'), -1) : QString::fromStdString(info.name);
         emit modelLoaded(path, name, contextSize_, QString::fromStdString(fingerprint_));
+        auto rendering = renderChat(std::string(model_->file().getString("tokenizer.chat_template")),
+                                    {{"user", "Hello"}}, {});
+        if (rendering.usedFallback) emit templateFallback(QString::fromStdString(rendering.fallbackReason));
     } catch (const std::exception& e) {
         model_.reset();
         modelPath_.clear();

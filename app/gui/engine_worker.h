@@ -54,6 +54,8 @@ signals:
     void modelLoading(const QString& path);
     void modelLoaded(const QString& path, const QString& name, qint64 contextSize, const QString& fingerprint);
     void modelFailed(const QString& path, const QString& message);
+    // The model's chat template is missing or unusable: replies are rendered as ChatML.
+    void templateFallback(const QString& reason);
     void messagesChanged(qint64 conversationId);
     void replyStarted(qint64 conversationId, qint64 messageId);
     void prefillProgress(qint64 done, qint64 total);

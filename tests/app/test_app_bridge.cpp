@@ -87,6 +87,8 @@ private slots:
         QCOMPARE(c->messages()->contentAt(1), QString::fromStdString(msg.content));
         QCOMPARE(msg.stats.tokenCount, stats.value(QStringLiteral("generatedTokens")).toLongLong());
         QVERIFY(!c->speedText().isEmpty());
+        // The tiny model has no chat template: the model note says so.
+        QVERIFY(c->modelNote().contains(QStringLiteral("ChatML")));
         // Streaming is coalesced: at most one text update per interval (plus the final one).
         const double replyMs = stats.value(QStringLiteral("prefillMs")).toDouble() + stats.value(QStringLiteral("decodeMs")).toDouble();
         QVERIFY(events.count(QStringLiteral("text")) <= int(replyMs / EngineWorker::kStreamIntervalMs) + 2);
