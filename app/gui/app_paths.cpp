@@ -11,9 +11,12 @@ AppPaths AppPaths::standard(const QString& dataDirOverride) {
     p.dataDir = dataDirOverride.isEmpty() ? QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)
                                           : QDir(dataDirOverride).absolutePath();
     if (!dataDirOverride.isEmpty()) p.settingsFile = p.dataDir + QStringLiteral("/settings.ini");
-    QDir().mkpath(p.dataDir);
-    QDir().mkpath(p.modelsDir());
     return p;
+}
+
+void AppPaths::create() const {
+    QDir().mkpath(dataDir);
+    QDir().mkpath(modelsDir());
 }
 
 QStringList bundledModelDirs() {

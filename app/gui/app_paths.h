@@ -16,6 +16,8 @@ struct AppPaths {
 
     // The standard locations (QStandardPaths::AppDataLocation), or `dataDirOverride`.
     static AppPaths standard(const QString& dataDirOverride = {});
+    // Makes the data and models folders (the controller does, not --help).
+    void create() const;
 };
 
 // Folders holding the models that ship with Cairn: next to the executable

@@ -50,6 +50,7 @@ ChatController::ChatController(const AppPaths& paths, QObject* parent)
     : QObject(parent), paths_(paths), settings_(new AppSettings(paths.settingsFile, this)),
       conversations_(new ConversationListModel(this)), messages_(new MessageListModel(this)),
       models_(new ModelListModel(this)), cancel_(std::make_shared<std::atomic<bool>>(false)) {
+    paths_.create();
     store_ = std::make_unique<store::Store>(paths_.databasePath().toStdString());
     // Deleted conversations stay undoable for a day, then go for good.
     store_->purgeDeletedBefore(store_->now() - 24LL * 3600 * 1000);
