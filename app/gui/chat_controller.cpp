@@ -271,6 +271,7 @@ void ChatController::openConversation(qint64 id) {
     emit currentConversationChanged();
     if (!modelReady_) return;
     auto s = generationSettings();
+    cancel_->store(false);
     QMetaObject::invokeMethod(worker_, [w = worker_, id, s] { w->openConversation(id, s); }, Qt::QueuedConnection);
 }
 
@@ -294,6 +295,7 @@ void ChatController::send(const QString& text) {
     setGenerating(true);
     auto s = generationSettings();
     const qint64 conv = current_;
+    cancel_->store(false);
     QMetaObject::invokeMethod(worker_, [w = worker_, conv, trimmed, s] { w->send(conv, trimmed, s); },
                               Qt::QueuedConnection);
 }
@@ -308,6 +310,7 @@ void ChatController::regenerate(qint64 messageId) {
     setGenerating(true);
     auto s = generationSettings();
     const qint64 conv = current_;
+    cancel_->store(false);
     QMetaObject::invokeMethod(worker_, [w = worker_, conv, messageId, s] { w->regenerate(conv, messageId, s); },
                               Qt::QueuedConnection);
 }
@@ -319,6 +322,7 @@ void ChatController::editMessage(qint64 messageId, const QString& text) {
     auto s = generationSettings();
     const qint64 conv = current_;
     const QString t = text.trimmed();
+    cancel_->store(false);
     QMetaObject::invokeMethod(worker_, [w = worker_, conv, messageId, t, s] { w->editMessage(conv, messageId, t, s); },
                               Qt::QueuedConnection);
 }
@@ -410,6 +414,7 @@ void ChatController::selectModel(const QString& path) {
         return;
     }
     auto s = generationSettings();
+    cancel_->store(false);
     QMetaObject::invokeMethod(worker_, [w = worker_, path, s] { w->loadModel(path, s); }, Qt::QueuedConnection);
 }
 

@@ -142,7 +142,6 @@ bool EngineWorker::ensureSession(qint64 conversationId, const QVariantMap& setti
 
 void EngineWorker::openConversation(qint64 conversationId, const QVariantMap& settings) {
     if (!model_) return;
-    cancel_->store(false);
     open(conversationId, settings, true);
 }
 
@@ -246,7 +245,6 @@ void EngineWorker::editMessage(qint64 conversationId, qint64 messageId, const QS
 
 void EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parentId, const QVariantMap& settings) {
     BusyScope busy(this);
-    cancel_->store(false);
     auto messages = chatMessages(conversationId, parentId, settings);
     const int64_t maxTokens = std::max<int64_t>(1, settings.value(QStringLiteral("maxTokens"), 512).toLongLong());
     const bool dropOldest = settings.value(QStringLiteral("dropOldestTurns")).toBool();

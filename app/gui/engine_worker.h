@@ -2,7 +2,8 @@
 // model, the active conversation's ChatSession, the ExecContext and its own
 // store connection. The UI talks to it only through queued signals; Stop is
 // the shared cancel flag, which the engine checks between prefill chunks and
-// between tokens.
+// between tokens. The UI side clears the flag when it queues new work, so a
+// Stop pressed before the worker gets to a request is not lost.
 #pragma once
 
 #include <QElapsedTimer>
