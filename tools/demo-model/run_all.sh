@@ -12,13 +12,13 @@ mkdir -p "$work"
 cd "$here"
 $py make_corpus.py "$work"
 $py train_tokenizer.py "$work"
-nice -n 5 $py train.py "$work" llama --steps 90 --budget 700 > "$work/train-llama.out" 2>&1 &
+nice -n 5 $py train.py "$work" llama --steps 190 --budget 700 > "$work/train-llama.out" 2>&1 &
 llama=$!
-nice -n 5 $py train.py "$work" mamba --steps 100 --budget 700 > "$work/train-mamba.out" 2>&1 &
+nice -n 5 $py train.py "$work" mamba --steps 230 --budget 720 > "$work/train-mamba.out" 2>&1 &
 mamba=$!
 wait $llama $mamba
 nice -n 5 $py export_gguf.py "$work" llama "$repo/resources/models/cairn-demo-transformer.gguf" \
     "$repo/tests/data/demo-oracle/transformer.json"
 nice -n 5 $py export_gguf.py "$work" mamba "$repo/resources/models/cairn-demo-mamba.gguf" \
     "$repo/tests/data/demo-oracle/mamba.json"
-nice -n 5 $py evaluate.py "$work" llama | tee "$work/eval-llama.txt"
+nice -n 5 $py evaluate.py "$work" llama --per-kind 25 | tee "$work/eval-llama.txt"
