@@ -25,12 +25,12 @@ CHAT_TEMPLATE = ("{% for message in messages %}{{ '<|im_start|>' + message['role
                  "{% endif %}")
 
 NAMES = {"llama": "Cairn demo (transformer)", "mamba": "Cairn demo (Mamba)"}
-DESCRIPTION = ("A tiny {what} trained by the Cairn developers on a small synthetic chat dataset, so Cairn works "
-               "without a download. It can greet you, do small arithmetic (numbers up to 20, products up to 10 x 10), "
-               "count, spell common words letter by letter, name days and months and the days in a month, convert "
-               "simple units, and answer short questions about using Cairn. It cannot hold a real conversation, "
-               "knows nothing about the world, news, weather or you, and often answers wrongly outside these "
-               "topics. Download a real model for anything else.")
+DESCRIPTION = ("A tiny {what} (about {params} parameters) trained by the Cairn developers for a few minutes on a "
+               "small synthetic chat dataset, so Cairn works without a download. It was taught greetings, small "
+               "arithmetic, counting, spelling words letter by letter, days and months, simple unit conversions, "
+               "short facts about using Cairn, and to decline questions about news, weather or you. It answers in "
+               "the right form but its facts and numbers are often wrong: do not rely on anything it says. It knows "
+               "nothing about the world and cannot hold a real conversation. Download a real model for actual use.")
 WHAT = {"llama": "transformer (llama architecture)", "mamba": "Mamba state-space model"}
 
 
@@ -112,7 +112,8 @@ def write_gguf(path, arch, model, tok):
     w.add("general.architecture", STRING, arch)
     w.add("general.type", STRING, "model")
     w.add("general.name", STRING, NAMES[arch])
-    w.add("general.description", STRING, DESCRIPTION.format(what=WHAT[arch]))
+    params = sum(t.numel() for _, t, _ in (llama_tensors(model) if arch == "llama" else mamba_tensors(model)))
+    w.add("general.description", STRING, DESCRIPTION.format(what=WHAT[arch], params=f"{params / 1e6:.1f} million"))
     w.add("general.license", STRING, "MIT")
     w.add("general.file_type", U32, 1)  # MOSTLY_F16
     a = arch + "."
