@@ -91,7 +91,7 @@ protected:
 };
 
 // Prefill chunk size chosen by measurement (docs/PERFORMANCE.md, "Whole model").
-constexpr int64_t kDefaultPrefillChunk = 64;
+constexpr int64_t kDefaultPrefillChunk = 128;
 
 // Feeds `tokens` in chunks of at most `chunk` positions (prefill). Logits as in
 // Model::forward: all positions when allLogits, else only the last.
