@@ -63,7 +63,7 @@ struct Stmt {
     std::vector<std::pair<ExprPtr, Body>> branches;  // If: conditions (null for else) and bodies
     Body body;                                     // For, Macro, CallBlock, FilterBlock, SetBlock, Scope
     Body elseBody;                                 // For
-    std::vector<MacroParam> params;                // Macro, CallBlock (caller's parameters)
+    std::vector<MacroParam> params;                // Macro, CallBlock (caller's parameters); Scope (with-assignments)
 };
 
 struct Program {

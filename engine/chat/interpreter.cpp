@@ -26,6 +26,14 @@ public:
         auto top = std::make_shared<Scope>();
         top->parent = globals_;
         std::string out;
+        struct BreakCycles {
+            std::vector<std::weak_ptr<NamespaceData>>& created;
+            // `{% set ns.self = ns %}` makes a reference cycle: empty every namespace at the end.
+            ~BreakCycles() {
+                for (auto& w : created)
+                    if (auto ns = w.lock()) ns->attributes.items.clear();
+            }
+        } breakCycles{namespaces_};
         exec(program.body, out, top);
         return out;
     }
@@ -37,6 +45,7 @@ private:
     ScopePtr globals_;
     int depth_ = 0;
     std::vector<Value> blockValues_;  // the rendered body seen by a filter block / block set
+    std::vector<std::weak_ptr<NamespaceData>> namespaces_;  // every namespace() made while rendering
 
     struct DepthGuard {
         int& d;
@@ -94,8 +103,9 @@ private:
             for (const auto& [k, v] : a.named) d.mutableDict().set(Value(k), v);
             return d;
         });
-        g["namespace"] = Value::function("namespace", [](CallArgs& a) {
+        g["namespace"] = Value::function("namespace", [this](CallArgs& a) {
             auto ns = std::make_shared<NamespaceData>();
+            namespaces_.push_back(ns);
             for (const auto& src : a.positional) {
                 if (!src.isDict()) raiseError("namespace() positional argument must be a mapping");
                 for (const auto& [k, v] : src.asDict().items) ns->attributes.set(k, v);
@@ -129,6 +139,7 @@ private:
         });
         g["cycler"] = Value::function("cycler", [](CallArgs& a) {
             auto ns = std::make_shared<NamespaceData>();
+            ns->assignable = false;
             auto items = std::make_shared<std::vector<Value>>(a.positional);
             auto pos = std::make_shared<size_t>(0);
             ns->attributes.set(Value("next"), Value::function("next", [items, pos](CallArgs&) {
@@ -187,7 +198,8 @@ private:
         case Stmt::Type::Set: assign(s.names, eval(*s.expr, scope), *scope); return Flow::Normal;
         case Stmt::Type::SetAttribute: {
             Value target = eval(*s.target, scope);
-            if (!target.isNamespace()) raiseError("cannot assign attribute on non-namespace object");
+            if (!target.isNamespace() || !target.asNamespace().assignable)
+                raiseError("cannot assign attribute on non-namespace object");
             target.asNamespace().attributes.set(Value(s.text), eval(*s.expr, scope));
             return Flow::Normal;
         }
@@ -216,7 +228,9 @@ private:
         case Stmt::Type::Continue: return Flow::Continue;
         case Stmt::Type::Scope: {
             DepthGuard guard(depth_);
-            return exec(s.body, out, child(scope));
+            auto inner = child(scope);
+            for (const auto& p : s.params) inner->vars[p.name] = eval(*p.defaultValue, scope);
+            return exec(s.body, out, inner);
         }
         }
         return Flow::Normal;
@@ -243,6 +257,7 @@ private:
             auto iterScope = child(scope);
             assign(s.names, items[size_t(i)], *iterScope);
             auto loop = std::make_shared<NamespaceData>();
+            loop->assignable = false;
             auto& a = loop->attributes.items;
             a.reserve(12);
             a.emplace_back(Value("index"), Value(i + 1));

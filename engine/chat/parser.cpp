@@ -115,7 +115,7 @@ private:
                     return kw.text;
                 }
                 static const std::set<std::string> kEndWords = {"elif", "else", "endif", "endfor", "endset", "endmacro",
-                                                                "endcall", "endfilter", "endgeneration", "endraw"};
+                                                                "endcall", "endfilter", "endgeneration", "endraw", "endwith"};
                 if (kEndWords.count(kw.text))
                     fail(t, "unexpected '" + kw.text + "'" + (ends.empty() ? std::string() : ", expected " + oneOf(ends)));
                 body.push_back(parseStatement());
@@ -145,6 +145,22 @@ private:
         }
         if (k == "break" || k == "continue") {
             s->type = k == "break" ? Stmt::Type::Break : Stmt::Type::Continue;
+            expectBlockEnd();
+            return s;
+        }
+        if (k == "with") {
+            // {% with a = 1, b = x %}...{% endwith %}: a scope with its own variables.
+            s->type = Stmt::Type::Scope;
+            while (peek().type == T::Name) {
+                MacroParam p;
+                p.name = next().text;
+                expectOp("=");
+                p.defaultValue = parseExpression(true);
+                s->params.push_back(std::move(p));
+                if (!acceptOp(",")) break;
+            }
+            expectBlockEnd();
+            parseBody(s->body, {"endwith"});
             expectBlockEnd();
             return s;
         }

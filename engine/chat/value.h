@@ -40,6 +40,7 @@ struct Function {
 
 struct NamespaceData {
     DictData attributes;
+    bool assignable = true;  // namespace() objects; `loop` is read-only
 };
 
 struct UndefinedValue {

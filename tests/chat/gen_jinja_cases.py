@@ -95,6 +95,7 @@ CASES = [
  ("set in if leaks, in macro not", "{% if true %}{% set a = 1 %}{% endif %}{% macro m() %}{% set a = 2 %}{{ a }}{% endmacro %}{{ m() }}{{ a }}", {}),
  ("is sequence and mapping", "{{ 'a' is sequence }} {{ {} is sequence }} {{ 1 is sequence }} {{ none is mapping }} {{ [] is mapping }} {{ 1 is iterable }} {{ none is iterable }}", {}),
  ("loop cycle and changed count", "{% for x in range(5) %}{{ loop.cycle('a', 'b', 'c') }}{% endfor %} {{ range(5)|select('odd')|list }} {{ range(5)|list|length }}", {}),
+ ("with block", "{% set a = 1 %}{% with a = 2, b = a %}{{ a }}{{ b }}{% set c = 3 %}{% endwith %}{{ a }}[{{ c }}]", {}),
  ("percent format", "{{ '%s-%d' % ('a', 3) }} {{ '%05.1f' % 3.14159 }} {{ '%s'|format('x') }}", {}),
 ]
 ERRORS = [

@@ -151,6 +151,7 @@ b'.splitlines() }}|{{ 'ab'.center(6, '*') }})J", R"J({})J", R"J(hi|hi|a|a|['a', 
     {"set in if leaks, in macro not", R"J({% if true %}{% set a = 1 %}{% endif %}{% macro m() %}{% set a = 2 %}{{ a }}{% endmacro %}{{ m() }}{{ a }})J", R"J({})J", R"J(21)J"},
     {"is sequence and mapping", R"J({{ 'a' is sequence }} {{ {} is sequence }} {{ 1 is sequence }} {{ none is mapping }} {{ [] is mapping }} {{ 1 is iterable }} {{ none is iterable }})J", R"J({})J", R"J(True True False False False False False)J"},
     {"loop cycle and changed count", R"J({% for x in range(5) %}{{ loop.cycle('a', 'b', 'c') }}{% endfor %} {{ range(5)|select('odd')|list }} {{ range(5)|list|length }})J", R"J({})J", R"J(abcab [1, 3] 5)J"},
+    {"with block", R"J({% set a = 1 %}{% with a = 2, b = a %}{{ a }}{{ b }}{% set c = 3 %}{% endwith %}{{ a }}[{{ c }}])J", R"J({})J", R"J(211[])J"},
     {"percent format", R"J({{ '%s-%d' % ('a', 3) }} {{ '%05.1f' % 3.14159 }} {{ '%s'|format('x') }})J", R"J({})J", R"J(a-3 003.1 x)J"},
 };
 const size_t kRenderCaseCount = sizeof kRenderCases / sizeof kRenderCases[0];

@@ -1,10 +1,12 @@
 // `cairn-cli template` writes exactly the reference rendering to stdout, and an
 // error with a non-zero status for a conversation the template refuses.
+#include "cairn/gguf.h"
 #include "shared_data.h"
 
 #include <nlohmann/json.hpp>
 
 #include <QProcess>
+#include <QTemporaryDir>
 #include <QTest>
 
 namespace {
@@ -57,6 +59,32 @@ private slots:
         QVERIFY(r.exitCode != 0);
         QCOMPARE(r.out, QByteArray());
         QVERIFY2(r.err.contains("System role not supported"), r.err.constData());
+    }
+
+    // -m reads tokenizer.chat_template and takes bos/eos from the vocabulary; --bos/--eos override.
+    void readsTheTemplateAndTokensFromAModel() {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        cairn::gguf::Writer w;
+        w.setString("general.architecture", "llama");
+        w.setString("tokenizer.chat_template",
+                    "{{ bos_token }}{% for m in messages %}[{{ m.role }}:{{ m.content }}]{% endfor %}{{ eos_token }}");
+        w.setStrings("tokenizer.ggml.tokens", {"<unk>", "<|first|>", "<|last|>", "x"});
+        w.setUInt32("tokenizer.ggml.bos_token_id", 1);
+        w.setUInt32("tokenizer.ggml.eos_token_id", 2);
+        std::string model = dir.filePath("m.gguf").toStdString();
+        w.write(model);
+        QFile messages(dir.filePath("messages.json"));
+        QVERIFY(messages.open(QIODevice::WriteOnly));
+        messages.write("[{\"role\": \"user\", \"content\": \"hi \\u00e9\"}]");
+        messages.close();
+
+        auto r = runCli({"template", "-m", QString::fromStdString(model), "--messages", messages.fileName()});
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(r.out, QByteArray("<|first|>[user:hi \xc3\xa9]<|last|>"));
+        r = runCli({"template", "-m", QString::fromStdString(model), "--messages", messages.fileName(), "--bos", "B", "--eos", ""});
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(r.out, QByteArray("B[user:hi \xc3\xa9]"));
     }
 
     void missingTemplateSourceIsAnError() {
