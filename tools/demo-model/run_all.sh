@@ -12,7 +12,7 @@ mkdir -p "$work"
 cd "$here"
 $py make_corpus.py "$work"
 $py train_tokenizer.py "$work"
-nice -n 5 $py train.py "$work" llama --steps 190 --budget 700 > "$work/train-llama.out" 2>&1 &
+nice -n 5 $py train.py "$work" llama --steps 380 --budget 700 > "$work/train-llama.out" 2>&1 &
 llama=$!
 nice -n 5 $py train.py "$work" mamba --steps 230 --budget 720 > "$work/train-mamba.out" 2>&1 &
 mamba=$!
