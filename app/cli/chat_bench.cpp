@@ -69,7 +69,7 @@ int runChatBench(Args& args) {
     const int64_t replyTokens = int64_t(args.number("", "--reply", 128));
     const int threads = int(args.number("-t", "--threads", 2));
     const int64_t ctxSize = int64_t(args.number("-c", "--ctx", 4096));
-    const int64_t chunk = int64_t(args.number("", "--chunk", 64));
+    const int64_t chunk = int64_t(args.number("", "--chunk", double(kDefaultPrefillChunk)));
     const bool json = args.flag("--json");
     if (!args.positionals().empty()) throw Error("cairn-cli chat-bench", "unexpected arguments");
     if (turns < 1 || turns >= kMessages) throw Error("cairn-cli chat-bench", "--turns must be 1.." + std::to_string(kMessages - 1));

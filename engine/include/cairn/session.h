@@ -20,7 +20,7 @@ namespace cairn {
 
 struct SessionOptions {
     MemoryOptions memory;
-    int64_t chunk = 64;                       // prefill chunk (positions per pass over the weights)
+    int64_t chunk = kDefaultPrefillChunk;     // prefill chunk (positions per pass over the weights)
     int maxCheckpoints = 8;                   // recurrent memory only
     size_t checkpointBudget = size_t(256) << 20;  // bytes, recurrent memory only
 };
