@@ -131,7 +131,8 @@ void Writer::addTensor(const std::string& name, TensorType type, std::vector<int
                        std::span<const uint8_t> data) {
     auto copy = std::make_shared<std::vector<uint8_t>>(data.begin(), data.end());
     addTensor(name, type, std::move(ne), [copy](std::span<uint8_t> out) {
-        std::memcpy(out.data(), copy->data(), std::min(out.size(), copy->size()));
+        size_t n = std::min(out.size(), copy->size());
+        if (n > 0) std::memcpy(out.data(), copy->data(), n);  // empty tensors: no null pointers to memcpy
     });
     if (tensors_.back().nbytes != data.size()) {
         size_t expected = tensors_.back().nbytes;
