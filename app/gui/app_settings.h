@@ -2,6 +2,8 @@
 // in the database). One instance, owned by the controller and handed to QML.
 #pragma once
 
+#include "cairn/model.h"
+
 #include <QObject>
 #include <QSettings>
 #include <QStringList>
@@ -26,7 +28,7 @@ class AppSettings : public QObject {
 
     CAIRN_SETTING(int, threads, Threads, "engine/threads", 0)            // 0: all cores
     CAIRN_SETTING(int, contextSize, ContextSize, "engine/contextSize", 4096)
-    CAIRN_SETTING(int, prefillChunk, PrefillChunk, "engine/prefillChunk", 64)
+    CAIRN_SETTING(int, prefillChunk, PrefillChunk, "engine/prefillChunk", int(cairn::kDefaultPrefillChunk))
     CAIRN_SETTING(double, temperature, Temperature, "sampling/temperature", 0.8)
     CAIRN_SETTING(int, topK, TopK, "sampling/topK", 40)
     CAIRN_SETTING(double, topP, TopP, "sampling/topP", 0.95)
