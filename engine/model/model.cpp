@@ -30,7 +30,12 @@ constexpr Architecture kArchitectures[] = {
 
 } // namespace
 
-Model::Model(std::unique_ptr<gguf::File> file) : file_(std::move(file)) {}
+// What every architecture shares: the file's name, architecture and parameter count.
+Model::Model(std::unique_ptr<gguf::File> file) : file_(std::move(file)) {
+    info_.architecture = file_->architecture();
+    info_.name = std::string(file_->getString("general.name"));
+    for (const auto& t : file_->tensors()) info_.parameters += uint64_t(t.elements());
+}
 Model::~Model() = default;
 
 std::unique_ptr<Model> Model::load(const std::string& path) {

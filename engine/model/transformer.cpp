@@ -35,16 +35,11 @@ TransformerModel::TransformerModel(std::unique_ptr<gguf::File> file, const Trans
     : Model(std::move(file)), variant_(variant) {
     readParams();
     bindTensors();
-    info_.architecture = file_->architecture();
-    info_.name = std::string(file_->getString("general.name"));
     info_.vocabSize = p_.vocab;
     info_.trainedContext = p_.trainedContext;
     info_.layers = p_.layers;
     info_.embedding = p_.embedding;
     info_.recurrent = false;
-    uint64_t params = 0;
-    for (const auto& t : file_->tensors()) params += uint64_t(t.elements());
-    info_.parameters = params;
 }
 
 void TransformerModel::readParams() {
