@@ -115,10 +115,10 @@ int main(int argc, char** argv) {
     const QString shotFile = parser.value(screenshot);
     if (!prompts.isEmpty() || !shotFile.isEmpty()) {
         auto* poll = new QTimer(&app);
-        auto* clock = new QElapsedTimer;
-        clock->start();
-        int quiet = 0;
-        QObject::connect(poll, &QTimer::timeout, &app, [&, poll, clock]() mutable {
+        QElapsedTimer clock;
+        clock.start();
+        // `clock` and `quiet` live in the lambda (this block ends before the timer fires).
+        QObject::connect(poll, &QTimer::timeout, &app, [&, poll, clock, quiet = 0]() mutable {
             bool idle = !controller.modelLoading() && !controller.generating() && !controller.busy();
             if (!idle) { quiet = 0; return; }
             if (!prompts.isEmpty() && controller.modelReady()) {
@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
                 quiet = 0;
                 return;
             }
-            if (++quiet < 5 && clock->elapsed() < 60000) return;  // let the scene settle
+            if (++quiet < 5 && clock.elapsed() < 60000) return;  // let the scene settle
             if (!shotFile.isEmpty() && window) {
                 QImage image = window->grabWindow();
                 if (image.isNull() || !image.save(shotFile)) {

@@ -85,14 +85,19 @@ TensorType storedType(const StateTensor& t, Session::KvStorage storage, bool att
 }
 
 // Converts one row between the memory's type and the stored type through f32.
+// Rows inside a snapshot blob sit at any byte offset, so a row to decode is
+// first copied to `aligned` (block structs need their natural alignment).
 void convertRow(TensorType from, const uint8_t* src, TensorType to, uint8_t* dst, int64_t cols,
-                std::vector<float>& tmp) {
+                std::vector<float>& tmp, std::vector<uint64_t>& aligned) {
+    const size_t bytes = rowBytes(from, cols);
     if (from == to) {
-        std::memcpy(dst, src, rowBytes(from, cols));
+        std::memcpy(dst, src, bytes);
         return;
     }
+    aligned.resize((bytes + 7) / 8);
+    std::memcpy(aligned.data(), src, bytes);
     tmp.resize(size_t(cols));
-    tensor::dequantizeRow(from, src, tmp.data(), cols);
+    tensor::dequantizeRow(from, aligned.data(), tmp.data(), cols);
     tensor::quantizeRow(to, tmp.data(), dst, cols);
 }
 
@@ -118,6 +123,7 @@ std::vector<uint8_t> Session::snapshot(KvStorage storage) const {
     const bool attention = memory_->canTruncate();
     w.put<uint32_t>(uint32_t(state.size()));
     std::vector<float> tmp;
+    std::vector<uint64_t> aligned;
     std::vector<uint8_t> row;
     for (const auto& t : state) {
         auto from = TensorType(t.typeId);
@@ -128,7 +134,7 @@ std::vector<uint8_t> Session::snapshot(KvStorage storage) const {
         w.put<int64_t>(t.cols);
         row.resize(rowBytes(to, t.cols));
         for (int64_t r = 0; r < t.rows; ++r) {
-            convertRow(from, t.data + size_t(r) * t.rowStride, to, row.data(), t.cols, tmp);
+            convertRow(from, t.data + size_t(r) * t.rowStride, to, row.data(), t.cols, tmp, aligned);
             w.bytes(row.data(), row.size());
         }
     }
@@ -177,6 +183,7 @@ void Session::restore(std::span<const uint8_t> snapshot) {
     auto nTensors = r.get<uint32_t>("tensor count");
     if (nTensors != state.size()) throw Error(kWhere, "holds " + std::to_string(nTensors) + " state tensors, the model needs " + std::to_string(state.size()));
     std::vector<float> tmp;
+    std::vector<uint64_t> aligned;
     for (auto& t : state) {
         auto name = r.str("tensor name");
         if (name != t.name) throw Error(kWhere, "tensor '" + name + "' where '" + t.name + "' was expected");
@@ -192,7 +199,8 @@ void Session::restore(std::span<const uint8_t> snapshot) {
                                     ", expected " + std::to_string(t.rows) + "×" + std::to_string(t.cols));
         size_t rb = rowBytes(from, cols);
         for (int64_t i = 0; i < rows; ++i)
-            convertRow(from, r.take(rb, "tensor data"), TensorType(t.typeId), t.data + size_t(i) * t.rowStride, cols, tmp);
+            convertRow(from, r.take(rb, "tensor data"), TensorType(t.typeId), t.data + size_t(i) * t.rowStride, cols, tmp,
+                       aligned);
     }
     if (r.remaining() != 0) throw Error(kWhere, std::to_string(r.remaining()) + " unexpected bytes after the state");
     memory_ = std::move(memory);

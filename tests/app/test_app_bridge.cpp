@@ -52,14 +52,17 @@ private slots:
 
     void signalOrder() {
         auto c = makeController(QStringLiteral("order"));
+        // Receives the worker's queued signals; it dies with this function, so a signal
+        // still queued when the test ends never reaches the lambdas' dead locals.
+        QObject receiver;
         c->settings()->setPrefillChunk(16);
         QStringList events;
         auto* w = c->worker();
-        connect(w, &EngineWorker::modelLoading, this, [&] { events << QStringLiteral("loading"); });
-        connect(w, &EngineWorker::modelLoaded, this, [&] { events << QStringLiteral("loaded"); });
-        connect(w, &EngineWorker::prefillProgress, this, [&] { events << QStringLiteral("progress"); });
-        connect(w, &EngineWorker::replyText, this, [&] { events << QStringLiteral("text"); });
-        connect(c.get(), &ChatController::replyFinished, this, [&] { events << QStringLiteral("finished"); });
+        connect(w, &EngineWorker::modelLoading, &receiver, [&] { events << QStringLiteral("loading"); });
+        connect(w, &EngineWorker::modelLoaded, &receiver, [&] { events << QStringLiteral("loaded"); });
+        connect(w, &EngineWorker::prefillProgress, &receiver, [&] { events << QStringLiteral("progress"); });
+        connect(w, &EngineWorker::replyText, &receiver, [&] { events << QStringLiteral("text"); });
+        connect(c.get(), &ChatController::replyFinished, &receiver, [&] { events << QStringLiteral("finished"); });
         QVERIFY(waitReady(*c));
         QSignalSpy finished(c.get(), &ChatController::replyFinished);
         c->send(longText(300));
@@ -100,18 +103,23 @@ private slots:
     // while a timer on the UI thread keeps firing.
     void stopDuringPrefillAndUiNeverBlocks() {
         auto c = makeController(QStringLiteral("prefill"));
+        // Receives the worker's queued signals; it dies with this function, so a signal
+        // still queued when the test ends never reaches the lambdas' dead locals.
+        QObject receiver;
         c->settings()->setPrefillChunk(1);
         QVERIFY(waitReady(*c));
         qint64 lastDone = 0, total = 0;
         bool stopped = false;
-        connect(c->worker(), &EngineWorker::prefillProgress, this, [&](qint64 done, qint64 t) {
+        int ticks = 0;
+        connect(c->worker(), &EngineWorker::prefillProgress, &receiver, [&](qint64 done, qint64 t) {
             lastDone = done;
             total = t;
-            if (done >= 200 && !stopped) { stopped = true; c->stop(); }
+            // Stop once the UI timer has been seen ticking during the prefill, so the
+            // gap check below measures a prefill and not an idle moment.
+            if (done >= 200 && ticks >= 3 && !stopped) { stopped = true; c->stop(); }
         });
         QElapsedTimer clock;
         qint64 maxGap = 0, last = -1;
-        int ticks = 0;
         QTimer timer;
         timer.setInterval(10);
         connect(&timer, &QTimer::timeout, this, [&] {
@@ -143,12 +151,15 @@ private slots:
 
     void stopDuringDecode() {
         auto c = makeController(QStringLiteral("decode"));
+        // Receives the worker's queued signals; it dies with this function, so a signal
+        // still queued when the test ends never reaches the lambdas' dead locals.
+        QObject receiver;
         c->settings()->setMaxTokens(3000);
         c->settings()->setTemperature(0);  // greedy: no end token by chance
         QVERIFY(waitReady(*c));
         int pieces = 0;
         // Pressed as soon as the first text reaches the UI thread.
-        connect(c->worker(), &EngineWorker::replyText, this, [&] { if (pieces++ == 0) c->stop(); });
+        connect(c->worker(), &EngineWorker::replyText, &receiver, [&] { if (pieces++ == 0) c->stop(); });
         QSignalSpy finished(c.get(), &ChatController::replyFinished);
         c->send(longText(400));
         QVERIFY(finished.wait(60000));
@@ -172,11 +183,14 @@ private slots:
     // far is committed, nothing is lost.
     void closingMidReplyLosesNothing() {
         auto c = makeController(QStringLiteral("close"));
+        // Receives the worker's queued signals; it dies with this function, so a signal
+        // still queued when the test ends never reaches the lambdas' dead locals.
+        QObject receiver;
         c->settings()->setMaxTokens(3000);
         c->settings()->setTemperature(0);
         QVERIFY(waitReady(*c));
         bool streaming = false;
-        connect(c->worker(), &EngineWorker::replyText, this, [&] { streaming = true; });
+        connect(c->worker(), &EngineWorker::replyText, &receiver, [&] { streaming = true; });
         c->send(longText(100));
         QTRY_VERIFY_WITH_TIMEOUT(streaming, 20000);
         const QString dbPath = c->paths().databasePath();
