@@ -168,14 +168,14 @@ void Session::restore(std::span<const uint8_t> snapshot) {
                                 std::to_string(memory_->capacity()));
     auto* tokenBytes = r.take(nTokens * sizeof(int32_t), "tokens");
     std::vector<int32_t> tokens(static_cast<size_t>(nTokens));
-    std::memcpy(tokens.data(), tokenBytes, tokens.size() * sizeof(int32_t));
+    if (!tokens.empty()) std::memcpy(tokens.data(), tokenBytes, tokens.size() * sizeof(int32_t));
     for (auto t : tokens)
         if (t < 0 || t >= model_.info().vocabSize) throw Error(kWhere, "token id " + std::to_string(t) + " out of range");
     auto nLogits = r.get<uint64_t>("logit count");
     if (nLogits != (nTokens ? uint64_t(model_.info().vocabSize) : 0)) throw Error(kWhere, "logit count does not match the model");
     auto* logitBytes = r.take(nLogits * sizeof(float), "logits");
     std::vector<float> logits(static_cast<size_t>(nLogits));
-    std::memcpy(logits.data(), logitBytes, logits.size() * sizeof(float));
+    if (!logits.empty()) std::memcpy(logits.data(), logitBytes, logits.size() * sizeof(float));
 
     auto memory = model_.newMemory(options_.memory);
     memory->resizeForRestore(int64_t(nTokens));
