@@ -13,20 +13,6 @@
 namespace cairn::model {
 namespace {
 
-int64_t requiredInt(const gguf::File& f, const std::string& key) {
-    const auto* v = f.find(key);
-    if (!v) throw Error("model", "missing metadata key " + key);
-    if (!v->isInteger()) throw Error("model", "metadata key " + key + " must be one integer");
-    return v->asInt();
-}
-
-void checkShape(const gguf::TensorInfo& t, int64_t ne0, int64_t ne1) {
-    if (t.ne[0] != ne0 || t.ne[1] != ne1 || t.ne[2] != 1 || t.ne[3] != 1)
-        throw Error("model", "tensor " + std::string(t.name) + " has shape [" + std::to_string(t.ne[0]) + ", " +
-                                 std::to_string(t.ne[1]) + "], expected [" + std::to_string(ne0) + ", " +
-                                 std::to_string(ne1) + "]");
-}
-
 // A per-head vector repeated for each of the head's channels.
 std::vector<float> perChannel(const std::vector<float>& perHead, int64_t headDim) {
     std::vector<float> out;

@@ -45,4 +45,9 @@ tensor::MatrixView matrixView(const gguf::TensorInfo& t);
 // A small 1-D tensor (norm weight, bias) as f32 values, checked to have `n` elements.
 std::vector<float> vectorF32(const gguf::TensorInfo& t, int64_t n);
 
+// Loading helpers shared by every architecture: an integer metadata value that
+// must be present, and a 2-D tensor shape check; both throw cairn::Error.
+int64_t requiredInt(const gguf::File& f, const std::string& key);
+void checkShape(const gguf::TensorInfo& t, int64_t ne0, int64_t ne1);
+
 } // namespace cairn::model
