@@ -7,7 +7,6 @@
 #include "model/ssm_ops.h"
 
 #include <functional>
-#include <set>
 #include <string>
 
 namespace cairn::model {
@@ -52,57 +51,29 @@ void MambaModel::readParams() {
 }
 
 void MambaModel::bindTensors() {
-    const gguf::File& f = *file_;
-    std::set<std::string, std::less<>> used;
-    auto get = [&](const std::string& name) -> const gguf::TensorInfo& {
-        const auto* t = f.findTensor(name);
-        if (!t) throw Error("model", "missing tensor " + name);
-        used.insert(name);
-        return *t;
-    };
-    auto matrix = [&](const std::string& name, int64_t ne0, int64_t ne1) {
-        const auto& t = get(name);
-        checkShape(t, ne0, ne1);
-        return matrixView(t);
-    };
-    auto vec = [&](const std::string& name, int64_t n) { return vectorF32(get(name), n); };
-    auto table = [&](const std::string& name, int64_t ne0, int64_t ne1) {
-        const auto& t = get(name);
-        checkShape(t, ne0, ne1);
-        return vectorF32(t, ne0 * ne1);
-    };
+    TensorBinder bind(*file_);
 
-    tokenEmbd_ = &get("token_embd.weight");
-    if (tokenEmbd_->nDims != 2 || tokenEmbd_->ne[0] != p_.embedding || tokenEmbd_->ne[1] <= 0)
-        throw Error("model", "token_embd.weight does not match embedding_length");
-    if (!traits(tokenEmbd_->type).supported)
-        throw Error("model", "tensor token_embd.weight has type " + std::string(tensorTypeName(tokenEmbd_->type)) +
-                                 ", which Cairn cannot compute with");
-    p_.vocab = tokenEmbd_->ne[1];
-    outputNorm_ = vec("output_norm.weight", p_.embedding);
-    output_ = f.findTensor("output.weight") ? matrix("output.weight", p_.embedding, p_.vocab) : matrixView(*tokenEmbd_);
+    head_ = bind.vocabularyHead(p_.embedding);
+    p_.vocab = head_.vocab;
 
     const int64_t e = p_.embedding, di = p_.inner, ds = p_.state;
     layers_.resize(size_t(p_.layers));
     for (int64_t i = 0; i < p_.layers; ++i) {
         const std::string b = "blk." + std::to_string(i) + ".";
         auto& L = layers_[size_t(i)];
-        L.norm = vec(b + "attn_norm.weight", e);
-        L.in = matrix(b + "ssm_in.weight", e, 2 * di);
+        L.norm = bind.vec(b + "attn_norm.weight", e);
+        L.in = bind.matrix(b + "ssm_in.weight", e, 2 * di);
         // Small per-channel tables are repacked once into the kernels' lane layout.
-        L.convW = ssm::packLanes(table(b + "ssm_conv1d.weight", p_.conv, di).data(), di, p_.conv);
-        L.convB = vec(b + "ssm_conv1d.bias", di);
-        L.xProj = matrix(b + "ssm_x.weight", di, p_.dtRank + 2 * ds);
-        L.dtProj = matrix(b + "ssm_dt.weight", p_.dtRank, di);
-        L.dtBias = vec(b + "ssm_dt.bias", di);
-        L.A = ssm::packLanes(table(b + "ssm_a", ds, di).data(), di, ds);
-        L.D = vec(b + "ssm_d", di);
-        L.out = matrix(b + "ssm_out.weight", di, e);
+        L.convW = ssm::packLanes(bind.table(b + "ssm_conv1d.weight", p_.conv, di).data(), di, p_.conv);
+        L.convB = bind.vec(b + "ssm_conv1d.bias", di);
+        L.xProj = bind.matrix(b + "ssm_x.weight", di, p_.dtRank + 2 * ds);
+        L.dtProj = bind.matrix(b + "ssm_dt.weight", p_.dtRank, di);
+        L.dtBias = bind.vec(b + "ssm_dt.bias", di);
+        L.A = ssm::packLanes(bind.table(b + "ssm_a", ds, di).data(), di, ds);
+        L.D = bind.vec(b + "ssm_d", di);
+        L.out = bind.matrix(b + "ssm_out.weight", di, e);
     }
-    // A tensor we would silently ignore means a feature we do not implement.
-    for (const auto& t : f.tensors())
-        if (!used.count(t.name))
-            throw Error("model", "tensor " + std::string(t.name) + " is not supported by the mamba implementation");
+    bind.requireAllUsed("mamba");
 }
 
 std::unique_ptr<Memory> MambaModel::newMemory(const MemoryOptions&) const {
@@ -122,7 +93,7 @@ void MambaModel::forward(Memory& mem, std::span<const int32_t> tokens, bool allL
     std::vector<float> x(size_t(T * e)), xn(size_t(T * e)), xz(size_t(T * 2 * di)), xc(size_t(T * di)),
         dbl(size_t(T * nx)), dt(size_t(T * di)), y(size_t(T * di));
     // Throws on a bad token id before any state changes.
-    embedTokens(*tokenEmbd_, tokens, x.data(), e);
+    embedTokens(*head_.tokenEmbd, tokens, x.data(), e);
 
     auto perToken = [&](const std::function<void(int64_t)>& fn) {
         ctx.parallelFor(T, 1, [&](int64_t b, int64_t end) { for (int64_t t = b; t < end; ++t) fn(t); });
@@ -163,9 +134,7 @@ void MambaModel::forward(Memory& mem, std::span<const int32_t> tokens, bool allL
     st->advance(T);
 
     if (!logits) return;
-    const int64_t first = allLogits ? 0 : T - 1, rows = T - first;
-    for (int64_t t = first; t < T; ++t) rmsNorm(&x[size_t(t * e)], outputNorm_.data(), &xn[size_t(t * e)], e, p_.eps);
-    tensor::matmul(output_, &xn[size_t(first * e)], e, rows, logits, p_.vocab, ctx);
+    head_.logits(x.data(), xn.data(), T, allLogits ? 0 : T - 1, e, p_.eps, logits, ctx);
 }
 
 } // namespace cairn::model

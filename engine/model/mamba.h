@@ -6,6 +6,7 @@
 
 #include "cairn/gguf.h"
 #include "cairn/model.h"
+#include "model/tensor_binder.h"
 #include "tensor/matmul.h"
 
 #include <memory>
@@ -50,9 +51,7 @@ private:
     void bindTensors();
 
     MambaParams p_;
-    const gguf::TensorInfo* tokenEmbd_ = nullptr;
-    tensor::MatrixView output_;
-    std::vector<float> outputNorm_;
+    VocabularyHead head_;
     std::vector<MambaLayer> layers_;
 };
 

@@ -7,7 +7,6 @@
 #include "model/ssm_ops.h"
 
 #include <functional>
-#include <set>
 #include <string>
 
 namespace cairn::model {
@@ -67,59 +66,32 @@ void Mamba2Model::readParams() {
 }
 
 void Mamba2Model::bindTensors() {
-    const gguf::File& f = *file_;
-    std::set<std::string, std::less<>> used;
-    auto get = [&](const std::string& name) -> const gguf::TensorInfo& {
-        const auto* t = f.findTensor(name);
-        if (!t) throw Error("model", "missing tensor " + name);
-        used.insert(name);
-        return *t;
-    };
-    auto matrix = [&](const std::string& name, int64_t ne0, int64_t ne1) {
-        const auto& t = get(name);
-        checkShape(t, ne0, ne1);
-        return matrixView(t);
-    };
-    auto vec = [&](const std::string& name, int64_t n) { return vectorF32(get(name), n); };
-    auto table = [&](const std::string& name, int64_t ne0, int64_t ne1) {
-        const auto& t = get(name);
-        checkShape(t, ne0, ne1);
-        return vectorF32(t, ne0 * ne1);
-    };
+    TensorBinder bind(*file_);
 
-    tokenEmbd_ = &get("token_embd.weight");
-    if (tokenEmbd_->nDims != 2 || tokenEmbd_->ne[0] != p_.embedding || tokenEmbd_->ne[1] <= 0)
-        throw Error("model", "token_embd.weight does not match embedding_length");
-    if (!traits(tokenEmbd_->type).supported)
-        throw Error("model", "tensor token_embd.weight has type " + std::string(tensorTypeName(tokenEmbd_->type)) +
-                                 ", which Cairn cannot compute with");
-    p_.vocab = tokenEmbd_->ne[1];
-    outputNorm_ = vec("output_norm.weight", p_.embedding);
-    output_ = f.findTensor("output.weight") ? matrix("output.weight", p_.embedding, p_.vocab) : matrixView(*tokenEmbd_);
+    head_ = bind.vocabularyHead(p_.embedding);
+    p_.vocab = head_.vocab;
 
     const int64_t e = p_.embedding, di = p_.inner, ds = p_.state, nh = p_.heads, cc = p_.convChannels();
     layers_.resize(size_t(p_.layers));
     for (int64_t i = 0; i < p_.layers; ++i) {
         const std::string b = "blk." + std::to_string(i) + ".";
         auto& L = layers_[size_t(i)];
-        L.norm = vec(b + "attn_norm.weight", e);
-        L.in = matrix(b + "ssm_in.weight", e, p_.inProj());
-        L.convW = ssm::packLanes(table(b + "ssm_conv1d.weight", p_.conv, cc).data(), cc, p_.conv);
-        L.convB = f.findTensor(b + "ssm_conv1d.bias") ? vec(b + "ssm_conv1d.bias", cc) : std::vector<float>(size_t(cc));
-        L.dtBias = perChannel(vec(b + "ssm_dt.bias", nh), p_.headDim());
+        L.norm = bind.vec(b + "attn_norm.weight", e);
+        L.in = bind.matrix(b + "ssm_in.weight", e, p_.inProj());
+        L.convW = ssm::packLanes(bind.table(b + "ssm_conv1d.weight", p_.conv, cc).data(), cc, p_.conv);
+        L.convB = bind.has(b + "ssm_conv1d.bias") ? bind.vec(b + "ssm_conv1d.bias", cc) : std::vector<float>(size_t(cc));
+        L.dtBias = perChannel(bind.vec(b + "ssm_dt.bias", nh), p_.headDim());
         // A: one decay per head, the same for every state n of the head's channels.
-        const auto aHead = perChannel(table(b + "ssm_a", 1, nh), p_.headDim());
+        const auto aHead = perChannel(bind.table(b + "ssm_a", 1, nh), p_.headDim());
         std::vector<float> a(size_t(di * ds));
         for (int64_t c = 0; c < di; ++c)
             for (int64_t n = 0; n < ds; ++n) a[size_t(c * ds + n)] = aHead[size_t(c)];
         L.A = ssm::packLanes(a.data(), di, ds);
-        L.D = perChannel(table(b + "ssm_d", 1, nh), p_.headDim());
-        L.groupNorm = table(b + "ssm_norm.weight", di / p_.groups, p_.groups);
-        L.out = matrix(b + "ssm_out.weight", di, e);
+        L.D = perChannel(bind.table(b + "ssm_d", 1, nh), p_.headDim());
+        L.groupNorm = bind.table(b + "ssm_norm.weight", di / p_.groups, p_.groups);
+        L.out = bind.matrix(b + "ssm_out.weight", di, e);
     }
-    for (const auto& t : f.tensors())
-        if (!used.count(t.name))
-            throw Error("model", "tensor " + std::string(t.name) + " is not supported by the mamba2 implementation");
+    bind.requireAllUsed("mamba2");
 }
 
 std::unique_ptr<Memory> Mamba2Model::newMemory(const MemoryOptions&) const {
@@ -141,7 +113,7 @@ void Mamba2Model::forward(Memory& mem, std::span<const int32_t> tokens, bool all
     const int64_t cc = p_.convChannels(), np = p_.inProj(), hd = p_.headDim(), cpg = di / ng;
     std::vector<float> x(size_t(T * e)), xn(size_t(T * e)), proj(size_t(T * np)), xbc(size_t(T * cc)),
         dt(size_t(T * di)), y(size_t(T * di));
-    embedTokens(*tokenEmbd_, tokens, x.data(), e);
+    embedTokens(*head_.tokenEmbd, tokens, x.data(), e);
 
     auto perToken = [&](const std::function<void(int64_t)>& fn) {
         ctx.parallelFor(T, 1, [&](int64_t b, int64_t end) { for (int64_t t = b; t < end; ++t) fn(t); });
@@ -194,9 +166,7 @@ void Mamba2Model::forward(Memory& mem, std::span<const int32_t> tokens, bool all
     st->advance(T);
 
     if (!logits) return;
-    const int64_t first = allLogits ? 0 : T - 1, rows = T - first;
-    for (int64_t t = first; t < T; ++t) rmsNorm(&x[size_t(t * e)], outputNorm_.data(), &xn[size_t(t * e)], e, p_.eps);
-    tensor::matmul(output_, &xn[size_t(first * e)], e, rows, logits, p_.vocab, ctx);
+    head_.logits(x.data(), xn.data(), T, allLogits ? 0 : T - 1, e, p_.eps, logits, ctx);
 }
 
 } // namespace cairn::model

@@ -8,6 +8,7 @@
 
 #include "cairn/gguf.h"
 #include "cairn/model.h"
+#include "model/tensor_binder.h"
 #include "tensor/matmul.h"
 
 #include <memory>
@@ -54,9 +55,7 @@ private:
     void bindTensors();
 
     Mamba2Params p_;
-    const gguf::TensorInfo* tokenEmbd_ = nullptr;
-    tensor::MatrixView output_;
-    std::vector<float> outputNorm_;
+    VocabularyHead head_;
     std::vector<Mamba2Layer> layers_;
 };
 

@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
-#include <set>
 #include <string>
 
 namespace cairn::model {
@@ -78,31 +77,11 @@ void TransformerModel::readParams() {
 }
 
 void TransformerModel::bindTensors() {
-    const gguf::File& f = *file_;
-    std::set<std::string, std::less<>> used;
-    auto get = [&](const std::string& name) -> const gguf::TensorInfo& {
-        const auto* t = f.findTensor(name);
-        if (!t) throw Error("model", "missing tensor " + name);
-        used.insert(name);
-        return *t;
-    };
-    auto matrix = [&](const std::string& name, int64_t ne0, int64_t ne1) {
-        const auto& t = get(name);
-        checkShape(t, ne0, ne1);
-        return matrixView(t);
-    };
-    auto vec = [&](const std::string& name, int64_t n) { return vectorF32(get(name), n); };
+    TensorBinder bind(*file_);
 
-    tokenEmbd_ = &get("token_embd.weight");
-    if (tokenEmbd_->nDims != 2 || tokenEmbd_->ne[0] != p_.embedding || tokenEmbd_->ne[1] <= 0)
-        throw Error("model", "token_embd.weight does not match embedding_length");
-    if (!traits(tokenEmbd_->type).supported)
-        throw Error("model", "tensor token_embd.weight has type " + std::string(tensorTypeName(tokenEmbd_->type)) +
-                                 ", which Cairn cannot compute with");
-    p_.vocab = tokenEmbd_->ne[1];
-    outputNorm_ = vec("output_norm.weight", p_.embedding);
-    output_ = f.findTensor("output.weight") ? matrix("output.weight", p_.embedding, p_.vocab) : matrixView(*tokenEmbd_);
-    if (f.findTensor("rope_freqs.weight")) p_.rope.freqFactors = vec("rope_freqs.weight", p_.rope.dims / 2);
+    head_ = bind.vocabularyHead(p_.embedding);
+    p_.vocab = head_.vocab;
+    if (bind.has("rope_freqs.weight")) p_.rope.freqFactors = bind.vec("rope_freqs.weight", p_.rope.dims / 2);
     rope_ = std::make_unique<Rope>(p_.rope);
 
     const int64_t e = p_.embedding, qd = p_.heads * p_.keyDim, kd = p_.kvHeads * p_.keyDim,
@@ -111,30 +90,26 @@ void TransformerModel::bindTensors() {
     for (int64_t i = 0; i < p_.layers; ++i) {
         const std::string b = "blk." + std::to_string(i) + ".";
         auto& L = layers_[size_t(i)];
-        L.attnNorm = vec(b + "attn_norm.weight", e);
-        L.wq = matrix(b + "attn_q.weight", e, qd);
-        L.wk = matrix(b + "attn_k.weight", e, kd);
-        L.wv = matrix(b + "attn_v.weight", e, vd);
-        L.wo = matrix(b + "attn_output.weight", od, e);
+        L.attnNorm = bind.vec(b + "attn_norm.weight", e);
+        L.wq = bind.matrix(b + "attn_q.weight", e, qd);
+        L.wk = bind.matrix(b + "attn_k.weight", e, kd);
+        L.wv = bind.matrix(b + "attn_v.weight", e, vd);
+        L.wo = bind.matrix(b + "attn_output.weight", od, e);
         if (variant_.qkvBias) {
-            L.bq = vec(b + "attn_q.bias", qd);
-            L.bk = vec(b + "attn_k.bias", kd);
-            L.bv = vec(b + "attn_v.bias", vd);
+            L.bq = bind.vec(b + "attn_q.bias", qd);
+            L.bk = bind.vec(b + "attn_k.bias", kd);
+            L.bv = bind.vec(b + "attn_v.bias", vd);
         }
         if (variant_.qkNorm) {
-            L.qNorm = vec(b + "attn_q_norm.weight", p_.keyDim);
-            L.kNorm = vec(b + "attn_k_norm.weight", p_.keyDim);
+            L.qNorm = bind.vec(b + "attn_q_norm.weight", p_.keyDim);
+            L.kNorm = bind.vec(b + "attn_k_norm.weight", p_.keyDim);
         }
-        L.ffnNorm = vec(b + "ffn_norm.weight", e);
-        L.gate = matrix(b + "ffn_gate.weight", e, ff);
-        L.up = matrix(b + "ffn_up.weight", e, ff);
-        L.down = matrix(b + "ffn_down.weight", ff, e);
+        L.ffnNorm = bind.vec(b + "ffn_norm.weight", e);
+        L.gate = bind.matrix(b + "ffn_gate.weight", e, ff);
+        L.up = bind.matrix(b + "ffn_up.weight", e, ff);
+        L.down = bind.matrix(b + "ffn_down.weight", ff, e);
     }
-    // A tensor we would silently ignore means a feature we do not implement.
-    for (const auto& t : f.tensors())
-        if (!used.count(t.name))
-            throw Error("model", "tensor " + std::string(t.name) + " is not supported by the " + f.architecture() +
-                                     " implementation");
+    bind.requireAllUsed(file_->architecture());
 }
 
 std::unique_ptr<Memory> TransformerModel::newMemory(const MemoryOptions& options) const {
@@ -159,7 +134,7 @@ void TransformerModel::forward(Memory& mem, std::span<const int32_t> tokens, boo
                   vd = p_.kvHeads * p_.valueDim, od = p_.heads * p_.valueDim, ff = p_.feedForward;
     std::vector<float> x(size_t(T * e)), xn(size_t(T * e)), q(size_t(T * qd)), k(size_t(T * kd)), v(size_t(T * vd)),
         att(size_t(T * od)), gate(size_t(T * ff)), up(size_t(T * ff));
-    embedTokens(*tokenEmbd_, tokens, x.data(), e);
+    embedTokens(*head_.tokenEmbd, tokens, x.data(), e);
 
     // cos/sin of every chunk position, computed once per pass.
     const int64_t pairs = p_.rope.dims / 2;
@@ -214,9 +189,7 @@ void TransformerModel::forward(Memory& mem, std::span<const int32_t> tokens, boo
     cache->advance(T);
 
     if (!logits) return;
-    const int64_t first = allLogits ? 0 : T - 1, rows = T - first;
-    for (int64_t t = first; t < T; ++t) rmsNorm(&x[size_t(t * e)], outputNorm_.data(), &xn[size_t(t * e)], e, p_.eps);
-    tensor::matmul(output_, &xn[size_t(first * e)], e, rows, logits, p_.vocab, ctx);
+    head_.logits(x.data(), xn.data(), T, allLogits ? 0 : T - 1, e, p_.eps, logits, ctx);
 }
 
 } // namespace cairn::model

@@ -5,6 +5,7 @@
 
 #include "cairn/gguf.h"
 #include "cairn/model.h"
+#include "model/tensor_binder.h"
 #include "model/rope.h"
 #include "tensor/matmul.h"
 
@@ -52,9 +53,7 @@ private:
     TransformerVariant variant_;
     TransformerParams p_;
     std::unique_ptr<Rope> rope_;
-    const gguf::TensorInfo* tokenEmbd_ = nullptr;
-    tensor::MatrixView output_;
-    std::vector<float> outputNorm_;
+    VocabularyHead head_;
     std::vector<TransformerLayer> layers_;
 };
 
