@@ -46,6 +46,27 @@ inline uint16_t load16(const void* p) {
 }
 inline float halfToFloat(uint16_t h) { return _cvtsh_ss(h); }
 
+// Software prefetch for the matvec (decode), which streams every weight byte
+// once per token. The 16-row kernels read a tile of 16 consecutive rows (one
+// contiguous range of memory) block by block across the rows; the hardware
+// prefetchers alone left the core waiting on memory, so the kernels fetch the
+// tile bytes in address order, kPrefetchAhead bytes ahead of where they are in
+// the tile: step i of n covers bytes [i * tile / n, (i + 1) * tile / n) of the
+// range ahead. Measured Q4_0 4096x2048 from memory, 1 thread, GB/s per
+// CPU-second: none 8.5, 4 KiB ahead 10.3, 8 KiB 10.9, 18 KiB 12.4, 36 KiB 11.2,
+// 64 KiB 10.6 (prefetcht1 at 8 KiB 10.5, prefetchnta 9.5).
+constexpr int64_t kPrefetchAhead = 18432;
+static_assert(kPrefetchAhead % 64 == 0);
+
+// Prefetches the cache lines that start in [from, from + n) (the line holding
+// `from` belongs to the previous step). A prefetch never faults, so reading
+// past the end of the matrix is harmless.
+inline void prefetchLines(const uint8_t* from, int64_t n) {
+    const auto start = (reinterpret_cast<uintptr_t>(from) + 63) & ~uintptr_t(63);
+    const auto end = reinterpret_cast<uintptr_t>(from) + uintptr_t(n);
+    for (uintptr_t l = start; l < end; l += 64) _mm_prefetch(reinterpret_cast<const char*>(l), _MM_HINT_T0);
+}
+
 // ---------------------------------------------------------------------------
 // Activations packed for the GEMM: tokens in lanes, 16 per group. For each
 // (group, block): the codes as [k/4][16 tokens][4 bytes] (one zmm per 4
@@ -274,8 +295,10 @@ void matvec16Q8_0(const MatrixView& w, int64_t r0, const int8_t* xq, const float
     const __m512i gidx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                             _mm512_set1_epi32(int32_t(w.rowStride)));
     const uint8_t* base = w.row(r0);
+    const int64_t step = 16 * int64_t(w.rowStride) / nb;  // tile bytes per block step
     __m512 acc = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
+        prefetchLines(base + kPrefetchAhead + b * step, step);
         const __m512i xx = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + 32 * b)));
         __m512i z[8];
         for (int p = 0; p < 8; ++p)
@@ -315,8 +338,10 @@ void matvec16Nibbles(const MatrixView& w, int64_t r0, const int8_t* xq, const fl
                                             _mm512_set1_epi32(int32_t(w.rowStride)));
     const uint8_t* base = w.row(r0);
     const __m512i low4 = _mm512_set1_epi8(0x0F), sixteen = _mm512_set1_epi8(16);
+    const int64_t step = 16 * int64_t(w.rowStride) / nb;  // tile bytes per block step
     __m512 acc = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
+        prefetchLines(base + kPrefetchAhead + b * step, step);
         const __m512i xlo = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + 32 * b)));
         const __m512i xhi = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + 32 * b + 16)));
         const int64_t o = b * F::bytes;
@@ -635,8 +660,10 @@ void matvec16K(const MatrixView& w, int64_t r0, const int8_t* xq, const int16_t*
     const __m512i gidx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                             _mm512_set1_epi32(int32_t(w.rowStride)));
     const uint8_t* base = w.row(r0);
+    const int64_t step = 16 * int64_t(w.rowStride) / nb;  // tile bytes per block step
     __m512 acc = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
+        prefetchLines(base + kPrefetchAhead + b * step, step);
         const int8_t* x = xq + 256 * b;
         const int16_t* bs = bsum + 16 * b;
         __m512i is[16];
@@ -915,13 +942,18 @@ void floatTile(const float* wf, int64_t K, const float* x, int64_t ldx, float* o
         for (int t = 0; t < T; ++t) out[r * T + t] = reduceLanes(acc[r][t]);
 }
 
-// One token, 4 rows at a time straight from the stored row (decode).
+// One token, R consecutive rows at a time straight from the stored rows
+// (decode), prefetching the rows' bytes in address order (see prefetchLines).
 template <int R>
-void floatRowsOneToken(TensorType type, const uint8_t* const* rows, int64_t K, const float* x, float* out) {
+void floatRowsOneToken(TensorType type, const uint8_t* const* rows, int64_t K, const float* x, float* out,
+                       int64_t rowStride) {
     __m512 acc[R];
     for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
     const int64_t full = K & ~int64_t(15);
+    const int64_t step = full ? R * rowStride * 16 / full : 0;  // tile bytes per 16 columns
+    const uint8_t* pf = rows[0] + kPrefetchAhead;
     for (int64_t k = 0; k < full; k += 16) {
+        prefetchLines(pf + k / 16 * step, step);
         const __m512 xv = _mm512_loadu_ps(x + k);
         for (int r = 0; r < R; ++r) acc[r] = _mm512_fmadd_ps(loadFloats(type, rows[r], k), xv, acc[r]);
     }
@@ -1004,21 +1036,29 @@ void floatGemm(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a
     }
 }
 
+// Rows per decode tile for float weights: R independent fma chains (the
+// canonical order allows no more per row).
+#ifndef CAIRN_FLOAT_ROWS
+#define CAIRN_FLOAT_ROWS 4
+#endif
+constexpr int kFloatRows = CAIRN_FLOAT_ROWS;
+
 void floatRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     const int64_t K = a.cols;
     if (a.nTokens < gemmMinTokens(0)) {
         for (int64_t t = 0; t < a.nTokens; ++t) {
             const float* x = a.x + t * a.ldx;
             int64_t r = r0;
-            for (; r + 4 <= r1; r += 4) {
-                const uint8_t* rows[4] = {w.row(r), w.row(r + 1), w.row(r + 2), w.row(r + 3)};
-                float out[4];
-                floatRowsOneToken<4>(w.type, rows, K, x, out);
-                for (int i = 0; i < 4; ++i) y[t * ldy + r + i] = out[i];
+            for (; r + kFloatRows <= r1; r += kFloatRows) {
+                const uint8_t* rows[kFloatRows];
+                for (int i = 0; i < kFloatRows; ++i) rows[i] = w.row(r + i);
+                float out[kFloatRows];
+                floatRowsOneToken<kFloatRows>(w.type, rows, K, x, out, int64_t(w.rowStride));
+                for (int i = 0; i < kFloatRows; ++i) y[t * ldy + r + i] = out[i];
             }
             for (; r < r1; ++r) {
                 const uint8_t* rows[1] = {w.row(r)};
-                floatRowsOneToken<1>(w.type, rows, K, x, &y[t * ldy + r]);
+                floatRowsOneToken<1>(w.type, rows, K, x, &y[t * ldy + r], int64_t(w.rowStride));
             }
         }
         return;
