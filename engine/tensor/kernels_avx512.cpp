@@ -693,17 +693,196 @@ void matvec16K(const MatrixView& w, int64_t r0, const int8_t* xq, const int16_t*
     _mm512_storeu_ps(out, acc);
 }
 
+// ---- Decode kernels for Q4_K and Q6_K with fewer instructions per block.
+// Same exact integers and the same float chain as matvec16K, but the codes
+// come from whole 64-byte loads (no 256-bit inserts), the sub-block scales are
+// applied with vpdpwssd against scale vectors made by one vpermw each, and the
+// mins / offset sums are folded in without scalar unpacking.
+
+// Word lanes for vpermw: lane 2i takes word `first` (i < 8) or `second`
+// (i >= 8) of the source, lane 2i + 1 takes word 16 (a zero word: the source
+// is a ymm zero-extended), so each int32 lane holds one scale as (s, 0).
+inline __m512i scalePairIndex(int first, int second) {
+    alignas(64) int16_t idx[32];
+    for (int i = 0; i < 16; ++i) {
+        idx[2 * i] = int16_t(i < 8 ? first : second);
+        idx[2 * i + 1] = 16;
+    }
+    return _mm512_load_si512(idx);
+}
+
+// Q4_K's 12 scale bytes (the 16 bytes at `p`, last 4 ignored) to 16 words:
+// sc[0..7], m[0..7] (get_scale_min_k4 of the reference, vectorized).
+inline __m256i q4kScaleWords(const uint8_t* p) {
+    const __m128i s = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i a = _mm_shuffle_epi8(s, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
+    const __m128i b = _mm_shuffle_epi8(s, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7));
+    const __m128i m1 = _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0);
+    const __m128i m2 = _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15);
+    const __m128i low = _mm_or_si128(_mm_and_si128(a, m1), _mm_and_si128(_mm_srli_epi16(a, 4), m2));
+    const __m128i high = _mm_and_si128(_mm_srli_epi16(b, 2), _mm_set1_epi8(0x30));
+    return _mm256_cvtepu8_epi16(_mm_or_si128(low, high));
+}
+
+// Activations of one Q8_K block reordered to meet Q4_K's nibbles: a 64-byte
+// load of qs holds elements [0,32) and [64,96) in its low nibbles and [32,64),
+// [96,128) in its high ones (then the same for 128..255).
+inline void q4kActivationOrder(const int8_t* x, int8_t* out) {
+    for (int h = 0; h < 2; ++h)
+        for (int n = 0; n < 2; ++n) {
+            std::memcpy(out + 128 * h + 64 * n, x + 128 * h + 32 * n, 32);
+            std::memcpy(out + 128 * h + 64 * n + 32, x + 128 * h + 64 + 32 * n, 32);
+        }
+}
+
+// Shared tail of the 16-row K kernels: the reduction of 16 rows and the
+// canonical float chain step for one block. `is` sums to isum (offset folded
+// in), `ms` pairs (rows A_p | B_p as reduceRows16 expects) to msum.
+template <bool MIN>
+inline __m512 kChainStep(__m512 acc, const __m512i* is, const __m512i* msPairs, __m512i sc, bool dHigh, float dxb) {
+    const __m512 dxv = _mm512_set1_ps(dxb);
+    const __m512i isum = reduce16x16(is);
+    const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dHigh ? _mm512_srli_epi32(sc, 16) : sc));
+    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(d, dxv), acc);
+    if constexpr (MIN) {
+        const __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(sc, 16)));
+        const __m512 negMin = _mm512_castsi512_ps(
+            _mm512_xor_si512(_mm512_castps_si512(_mm512_mul_ps(dmin, dxv)), _mm512_set1_epi32(int32_t(0x80000000u))));
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(reduceRows16(msPairs)), negMin, acc);
+    }
+    return acc;
+}
+
+// 16 rows of Q4_K against one token; xr: the activations in q4kActivationOrder.
+void matvec16Q4K(const MatrixView& w, int64_t r0, const int8_t* xr, const int16_t* bsum, const float* dx, int64_t nb,
+                 float* out) {
+    constexpr size_t bb = sizeof(BlockQ4_K);
+    const __m512i gidx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                            _mm512_set1_epi32(int32_t(w.rowStride)));
+    // lo(q[0,64)): sub-blocks 0 | 2, hi: 1 | 3; lo(q[64,128)): 4 | 6, hi: 5 | 7.
+    const __m512i sIdx[4] = {scalePairIndex(0, 2), scalePairIndex(1, 3), scalePairIndex(4, 6), scalePairIndex(5, 7)};
+    // min words 2j, 2j + 1 = m_j (word 8 + j): against the 16 bsums of 16 codes.
+    const __m256i mIdx = _mm256_setr_epi16(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
+    const __m512i low4 = _mm512_set1_epi8(0x0F);
+    const uint8_t* base = w.row(r0);
+    const int64_t step = 16 * int64_t(w.rowStride) / nb;
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        prefetchLines(base + kPrefetchAhead + b * step, step);
+        const int8_t* x = xr + 256 * b;
+        const __m512i x0 = _mm512_loadu_si512(x), x1 = _mm512_loadu_si512(x + 64);
+        const __m512i x2 = _mm512_loadu_si512(x + 128), x3 = _mm512_loadu_si512(x + 192);
+        const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsum + 16 * b));
+        __m512i is[16];
+        __m256i ms[16];
+        for (int r = 0; r < 16; ++r) {
+            const uint8_t* blk = base + size_t(r) * w.rowStride + b * bb;
+            const __m512i sw = _mm512_zextsi256_si512(q4kScaleWords(blk + 4));
+            const __m512i q0 = _mm512_loadu_si512(blk + 16), q1 = _mm512_loadu_si512(blk + 80);
+            const __m512i z = _mm512_setzero_si512();
+            const __m512i d0 = _mm512_dpbusd_epi32(z, _mm512_and_si512(q0, low4), x0);
+            const __m512i d1 = _mm512_dpbusd_epi32(z, _mm512_and_si512(_mm512_srli_epi16(q0, 4), low4), x1);
+            const __m512i d2 = _mm512_dpbusd_epi32(z, _mm512_and_si512(q1, low4), x2);
+            const __m512i d3 = _mm512_dpbusd_epi32(z, _mm512_and_si512(_mm512_srli_epi16(q1, 4), low4), x3);
+            // dots of 4 codes (<= 4 * 15 * 128) fit int16: (dot, 0) x (s, 0) words
+            __m512i v = _mm512_dpwssd_epi32(z, d0, _mm512_permutexvar_epi16(sIdx[0], sw));
+            v = _mm512_dpwssd_epi32(v, d1, _mm512_permutexvar_epi16(sIdx[1], sw));
+            v = _mm512_dpwssd_epi32(v, d2, _mm512_permutexvar_epi16(sIdx[2], sw));
+            is[r] = _mm512_dpwssd_epi32(v, d3, _mm512_permutexvar_epi16(sIdx[3], sw));
+            ms[r] = _mm256_madd_epi16(_mm256_permutexvar_epi16(mIdx, _mm512_castsi512_si256(sw)), bs);
+        }
+        __m512i pairs[8];
+        for (int p = 0; p < 8; ++p) {
+            const int A = p < 4 ? p : p + 4, B = p < 4 ? p + 4 : p + 8;
+            pairs[p] = _mm512_inserti64x4(_mm512_castsi256_si512(ms[A]), ms[B], 1);
+        }
+        const __m512i sc = _mm512_i32gather_epi32(gidx, base + b * bb, 1);  // d | dmin << 16
+        acc = kChainStep<true>(acc, is, pairs, sc, false, dx[b]);
+    }
+    _mm512_storeu_ps(out, acc);
+}
+
+// 16 rows of Q6_K against one token (activations in natural order).
+void matvec16Q6K(const MatrixView& w, int64_t r0, const int8_t* xq, const int16_t* bsum, const float* dx, int64_t nb,
+                 float* out) {
+    constexpr size_t bb = sizeof(BlockQ6_K);
+    const __m512i gidx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                            _mm512_set1_epi32(int32_t(w.rowStride)));
+    // chunk c (elements [64c, 64c + 64)): sub-blocks 4c..4c+3, 4 dpbusd lanes each
+    __m512i sIdx[4];
+    for (int c = 0; c < 4; ++c) {
+        alignas(64) int16_t idx[32];
+        for (int i = 0; i < 16; ++i) {
+            idx[2 * i] = int16_t(4 * c + i / 4);
+            idx[2 * i + 1] = 16;
+        }
+        sIdx[c] = _mm512_load_si512(idx);
+    }
+    // High bits to bits 4-5: elements [0,32) of a 128-element half take qh bits
+    // 0-1, [32,64) bits 2-3 (shift left 4 / 2); [64,96) bits 4-5, [96,128) 6-7.
+    const int64_t four = 0x0004000400040004, two = 0x0002000200020002;
+    const __m512i shLo = _mm512_set_epi64(two, two, two, two, four, four, four, four);
+    const __m512i shHi = _mm512_set_epi64(two, two, two, two, 0, 0, 0, 0);
+    const __m512i low4 = _mm512_set1_epi8(0x0F), bits45 = _mm512_set1_epi8(0x30);
+    const uint8_t* base = w.row(r0);
+    const int64_t step = 16 * int64_t(w.rowStride) / nb;
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        prefetchLines(base + kPrefetchAhead + b * step, step);
+        const int8_t* x = xq + 256 * b;
+        __m512i xv[4];
+        for (int c = 0; c < 4; ++c) xv[c] = _mm512_loadu_si512(x + 64 * c);
+        const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsum + 16 * b));
+        __m512i is[16];
+        for (int r = 0; r < 16; ++r) {
+            const auto* blk = reinterpret_cast<const BlockQ6_K*>(base + size_t(r) * w.rowStride + b * bb);
+            const __m256i sw = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk->scales)));
+            const __m512i swz = _mm512_zextsi256_si512(sw);
+            const __m512i z = _mm512_setzero_si512();
+            __m512i v = z;
+            for (int n = 0; n < 2; ++n) {
+                const __m512i l = _mm512_loadu_si512(blk->ql + 64 * n);
+                const __m512i h = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qh + 32 * n)));
+                // (l & 0x0F) | hi bits: ternary-logic 0xEA = (A & B) | C
+                const __m512i c0 = _mm512_ternarylogic_epi32(l, low4, _mm512_and_si512(_mm512_sllv_epi16(h, shLo), bits45), 0xEA);
+                const __m512i c1 = _mm512_ternarylogic_epi32(_mm512_srli_epi16(l, 4), low4,
+                                                             _mm512_and_si512(_mm512_srlv_epi16(h, shHi), bits45), 0xEA);
+                // dots of 4 codes (<= 4 * 63 * 128) fit int16
+                v = _mm512_dpwssd_epi32(v, _mm512_dpbusd_epi32(z, c0, xv[2 * n]), _mm512_permutexvar_epi16(sIdx[2 * n], swz));
+                v = _mm512_dpwssd_epi32(v, _mm512_dpbusd_epi32(z, c1, xv[2 * n + 1]),
+                                        _mm512_permutexvar_epi16(sIdx[2 * n + 1], swz));
+            }
+            // isum = sum_j s_j dot_j - 32 sum_j s_j bsum_j, all exact int32
+            const __m256i off = _mm256_madd_epi16(sw, bs);
+            is[r] = _mm512_sub_epi32(v, _mm512_zextsi256_si512(_mm256_slli_epi32(off, 5)));
+        }
+        const __m512i sc = _mm512_i32gather_epi32(gidx, base + b * bb + 206, 1);  // d in the high half
+        acc = kChainStep<false>(acc, is, nullptr, sc, true, dx[b]);
+    }
+    _mm512_storeu_ps(out, acc);
+}
+
 template <TensorType T>
 void matvecKRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     const int64_t nb = a.nBlocks;
+    const bool fast = w.rowStride * 16 < (1u << 31);  // gather offsets fit int32
     for (int64_t t = 0; t < a.nTokens; ++t) {
         const int8_t* xq = a.q + t * a.cols;
         const int16_t* bsum = a.bsum + t * (a.cols / 16);
         const float* dx = a.d + t * nb;
         float* yt = y + t * ldy;
         int64_t r = r0;
-        if (w.rowStride * 16 < (1u << 31))
-            for (; r + 16 <= r1; r += 16) matvec16K<T>(w, r, xq, bsum, dx, nb, yt + r);
+        if (fast && r + 16 <= r1) {
+            if constexpr (T == TensorType::Q4_K) {
+                auto* xr = reinterpret_cast<int8_t*>(scratch(3, size_t(a.cols)));
+                for (int64_t b = 0; b < nb; ++b) q4kActivationOrder(xq + 256 * b, xr + 256 * b);
+                for (; r + 16 <= r1; r += 16) matvec16Q4K(w, r, xr, bsum, dx, nb, yt + r);
+            } else if constexpr (T == TensorType::Q6_K) {
+                for (; r + 16 <= r1; r += 16) matvec16Q6K(w, r, xq, bsum, dx, nb, yt + r);
+            } else {
+                for (; r + 16 <= r1; r += 16) matvec16K<T>(w, r, xq, bsum, dx, nb, yt + r);
+            }
+        }
         for (; r < r1; ++r) yt[r] = matvecRowK<T>(w.row(r), xq, bsum, dx, nb);
     }
 }
