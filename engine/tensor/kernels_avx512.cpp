@@ -736,10 +736,10 @@ inline void q4kActivationOrder(const int8_t* x, int8_t* out) {
 }
 
 // Shared tail of the 16-row K kernels: the reduction of 16 rows and the
-// canonical float chain step for one block. `is` sums to isum (offset folded
-// in), `ms` pairs (rows A_p | B_p as reduceRows16 expects) to msum.
+// canonical float chain step for one block. `is[r]` sums to row r's isum
+// (offset folded in), lane r of `msum` is its msum.
 template <bool MIN>
-inline __m512 kChainStep(__m512 acc, const __m512i* is, const __m512i* msPairs, __m512i sc, bool dHigh, float dxb) {
+inline __m512 kChainStep(__m512 acc, const __m512i* is, __m512i msum, __m512i sc, bool dHigh, float dxb) {
     const __m512 dxv = _mm512_set1_ps(dxb);
     const __m512i isum = reduce16x16(is);
     const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dHigh ? _mm512_srli_epi32(sc, 16) : sc));
@@ -748,21 +748,56 @@ inline __m512 kChainStep(__m512 acc, const __m512i* is, const __m512i* msPairs, 
         const __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(sc, 16)));
         const __m512 negMin = _mm512_castsi512_ps(
             _mm512_xor_si512(_mm512_castps_si512(_mm512_mul_ps(dmin, dxv)), _mm512_set1_epi32(int32_t(0x80000000u))));
-        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(reduceRows16(msPairs)), negMin, acc);
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(msum), negMin, acc);
     }
     return acc;
 }
 
+// Q4_K's scale bytes of 4 rows at once: 128-bit lane k holds the 16 bytes at
+// p[k] (12 scale bytes, 4 ignored) and becomes sc[0..7], m[0..7] of row k
+// (get_scale_min_k4 of the reference, vectorized).
+inline __m512i q4kScales4(const uint8_t* const* p) {
+    __m512i s = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p[0])));
+    s = _mm512_inserti32x4(s, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p[1])), 1);
+    s = _mm512_inserti32x4(s, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p[2])), 2);
+    s = _mm512_inserti32x4(s, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p[3])), 3);
+    const __m512i a = _mm512_shuffle_epi8(s, _mm512_broadcast_i32x4(_mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11)));
+    const __m512i b = _mm512_shuffle_epi8(s, _mm512_broadcast_i32x4(_mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7)));
+    const __m512i m1 = _mm512_broadcast_i32x4(_mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0));
+    const __m512i m2 = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15));
+    // (a & m1) | ((a >> 4) & m2) | ((b >> 2) & 0x30)
+    const __m512i low = _mm512_ternarylogic_epi32(_mm512_and_si512(a, m1), _mm512_srli_epi16(a, 4), m2, 0xF8);
+    return _mm512_ternarylogic_epi32(low, _mm512_srli_epi16(b, 2), _mm512_set1_epi8(0x30), 0xF8);
+}
+
+// Word indices for the scales of packs(dA, dB) of Q4_K dots: 128-bit lane L
+// holds dA's lanes 4L..4L+3 then dB's; dA's lanes 0-7 are sub-block a0, 8-15
+// a1 (likewise dB: b0, b1). `off`: the row's first word in the source.
+inline __m512i q4kPackScaleIndex(int a0, int a1, int b0, int b1, int off) {
+    alignas(64) int16_t idx[32];
+    for (int i = 0; i < 32; ++i) {
+        const int L = i / 8, wsub = i % 8;
+        idx[i] = int16_t(off + (wsub < 4 ? (L < 2 ? a0 : a1) : (L < 2 ? b0 : b1)));
+    }
+    return _mm512_load_si512(idx);
+}
+
 // 16 rows of Q4_K against one token; xr: the activations in q4kActivationOrder.
+// Per 4 rows the scale bytes are unpacked in one zmm; the 4 dot vectors of a
+// row are packed to int16 in pairs (each dot of 4 codes <= 4 * 15 * 128) and
+// scaled with 2 vpdpwssd; the mins of 4 rows meet the 32-element activation
+// sums in one vpdpwssd. Measured 1024x2048 from L2, 1 thread: 19.3 -> 26.0 GB/s
+// against one vpermw + vpdpwssd per dot vector and a scale unpack per row.
 void matvec16Q4K(const MatrixView& w, int64_t r0, const int8_t* xr, const int16_t* bsum, const float* dx, int64_t nb,
                  float* out) {
     constexpr size_t bb = sizeof(BlockQ4_K);
     const __m512i gidx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                             _mm512_set1_epi32(int32_t(w.rowStride)));
     // lo(q[0,64)): sub-blocks 0 | 2, hi: 1 | 3; lo(q[64,128)): 4 | 6, hi: 5 | 7.
-    const __m512i sIdx[4] = {scalePairIndex(0, 2), scalePairIndex(1, 3), scalePairIndex(4, 6), scalePairIndex(5, 7)};
-    // min words 2j, 2j + 1 = m_j (word 8 + j): against the 16 bsums of 16 codes.
-    const __m256i mIdx = _mm256_setr_epi16(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
+    const __m512i s01[2] = {q4kPackScaleIndex(0, 2, 1, 3, 0), q4kPackScaleIndex(0, 2, 1, 3, 16)};
+    const __m512i s23[2] = {q4kPackScaleIndex(4, 6, 5, 7, 0), q4kPackScaleIndex(4, 6, 5, 7, 16)};
+    // lane 4q + k of the 4x4 transpose-add below is row 4k + q
+    const __m512i rowOrder = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
     const __m512i low4 = _mm512_set1_epi8(0x0F);
     const uint8_t* base = w.row(r0);
     const int64_t step = 16 * int64_t(w.rowStride) / nb;
@@ -772,32 +807,44 @@ void matvec16Q4K(const MatrixView& w, int64_t r0, const int8_t* xr, const int16_
         const int8_t* x = xr + 256 * b;
         const __m512i x0 = _mm512_loadu_si512(x), x1 = _mm512_loadu_si512(x + 64);
         const __m512i x2 = _mm512_loadu_si512(x + 128), x3 = _mm512_loadu_si512(x + 192);
-        const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsum + 16 * b));
-        __m512i is[16];
-        __m256i ms[16];
-        for (int r = 0; r < 16; ++r) {
-            const uint8_t* blk = base + size_t(r) * w.rowStride + b * bb;
-            const __m512i sw = _mm512_zextsi256_si512(q4kScaleWords(blk + 4));
-            const __m512i q0 = _mm512_loadu_si512(blk + 16), q1 = _mm512_loadu_si512(blk + 80);
-            const __m512i z = _mm512_setzero_si512();
-            const __m512i d0 = _mm512_dpbusd_epi32(z, _mm512_and_si512(q0, low4), x0);
-            const __m512i d1 = _mm512_dpbusd_epi32(z, _mm512_and_si512(_mm512_srli_epi16(q0, 4), low4), x1);
-            const __m512i d2 = _mm512_dpbusd_epi32(z, _mm512_and_si512(q1, low4), x2);
-            const __m512i d3 = _mm512_dpbusd_epi32(z, _mm512_and_si512(_mm512_srli_epi16(q1, 4), low4), x3);
-            // dots of 4 codes (<= 4 * 15 * 128) fit int16: (dot, 0) x (s, 0) words
-            __m512i v = _mm512_dpwssd_epi32(z, d0, _mm512_permutexvar_epi16(sIdx[0], sw));
-            v = _mm512_dpwssd_epi32(v, d1, _mm512_permutexvar_epi16(sIdx[1], sw));
-            v = _mm512_dpwssd_epi32(v, d2, _mm512_permutexvar_epi16(sIdx[2], sw));
-            is[r] = _mm512_dpwssd_epi32(v, d3, _mm512_permutexvar_epi16(sIdx[3], sw));
-            ms[r] = _mm256_madd_epi16(_mm256_permutexvar_epi16(mIdx, _mm512_castsi512_si256(sw)), bs);
+        // sums of the 8 sub-blocks of 32 activations as words, 4 times (one per row)
+        const __m256i bs16 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsum + 16 * b));
+        const __m256i bs32 = _mm256_madd_epi16(bs16, _mm256_set1_epi16(1));  // |sum| <= 32 * 128 fits int16
+        const __m512i bs4 = _mm512_broadcast_i32x4(_mm256_castsi256_si128(
+            _mm256_permute4x64_epi64(_mm256_packs_epi32(bs32, bs32), _MM_SHUFFLE(3, 1, 2, 0))));
+        __m512i is[16], mq[4];
+        for (int q = 0; q < 4; ++q) {
+            const uint8_t* blk[4];
+            const uint8_t* sp[4];
+            for (int k = 0; k < 4; ++k) {
+                blk[k] = base + size_t(4 * q + k) * w.rowStride + b * bb;
+                sp[k] = blk[k] + 4;
+            }
+            const __m512i u4 = q4kScales4(sp);
+            const __m512i w01 = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(u4));      // rows 0, 1
+            const __m512i w23 = _mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(u4, 1));  // rows 2, 3
+            // mins of the 4 rows (bytes 8-15 of each lane) as 32 words
+            const __m512i mins = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(
+                _mm512_permutexvar_epi64(_mm512_setr_epi64(1, 3, 5, 7, 1, 3, 5, 7), u4)));
+            mq[q] = _mm512_dpwssd_epi32(_mm512_setzero_si512(), mins, bs4);
+            for (int k = 0; k < 4; ++k) {
+                const __m512i sw = k < 2 ? w01 : w23;
+                const __m512i q0 = _mm512_loadu_si512(blk[k] + 16), q1 = _mm512_loadu_si512(blk[k] + 80);
+                const __m512i z = _mm512_setzero_si512();
+                const __m512i d0 = _mm512_dpbusd_epi32(z, _mm512_and_si512(q0, low4), x0);
+                const __m512i d1 = _mm512_dpbusd_epi32(z, _mm512_and_si512(_mm512_srli_epi16(q0, 4), low4), x1);
+                const __m512i d2 = _mm512_dpbusd_epi32(z, _mm512_and_si512(q1, low4), x2);
+                const __m512i d3 = _mm512_dpbusd_epi32(z, _mm512_and_si512(_mm512_srli_epi16(q1, 4), low4), x3);
+                const __m512i v = _mm512_dpwssd_epi32(z, _mm512_packs_epi32(d0, d1), _mm512_permutexvar_epi16(s01[k & 1], sw));
+                is[4 * q + k] = _mm512_dpwssd_epi32(v, _mm512_packs_epi32(d2, d3), _mm512_permutexvar_epi16(s23[k & 1], sw));
+            }
         }
-        __m512i pairs[8];
-        for (int p = 0; p < 8; ++p) {
-            const int A = p < 4 ? p : p + 4, B = p < 4 ? p + 4 : p + 8;
-            pairs[p] = _mm512_inserti64x4(_mm512_castsi256_si512(ms[A]), ms[B], 1);
-        }
+        const __m512i t01 = _mm512_add_epi32(_mm512_unpacklo_epi32(mq[0], mq[1]), _mm512_unpackhi_epi32(mq[0], mq[1]));
+        const __m512i t23 = _mm512_add_epi32(_mm512_unpacklo_epi32(mq[2], mq[3]), _mm512_unpackhi_epi32(mq[2], mq[3]));
+        const __m512i msum = _mm512_permutexvar_epi32(
+            rowOrder, _mm512_add_epi32(_mm512_unpacklo_epi64(t01, t23), _mm512_unpackhi_epi64(t01, t23)));
         const __m512i sc = _mm512_i32gather_epi32(gidx, base + b * bb, 1);  // d | dmin << 16
-        acc = kChainStep<true>(acc, is, pairs, sc, false, dx[b]);
+        acc = kChainStep<true>(acc, is, msum, sc, false, dx[b]);
     }
     _mm512_storeu_ps(out, acc);
 }
@@ -857,7 +904,7 @@ void matvec16Q6K(const MatrixView& w, int64_t r0, const int8_t* xq, const int16_
             is[r] = _mm512_sub_epi32(v, _mm512_zextsi256_si512(_mm256_slli_epi32(off, 5)));
         }
         const __m512i sc = _mm512_i32gather_epi32(gidx, base + b * bb + 206, 1);  // d in the high half
-        acc = kChainStep<false>(acc, is, nullptr, sc, true, dx[b]);
+        acc = kChainStep<false>(acc, is, _mm512_setzero_si512(), sc, true, dx[b]);
     }
     _mm512_storeu_ps(out, acc);
 }
