@@ -855,15 +855,14 @@ void matvec16Q6K(const MatrixView& w, int64_t r0, const int8_t* xq, const int16_
     constexpr size_t bb = sizeof(BlockQ6_K);
     const __m512i gidx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                             _mm512_set1_epi32(int32_t(w.rowStride)));
-    // chunk c (elements [64c, 64c + 64)): sub-blocks 4c..4c+3, 4 dpbusd lanes each
-    __m512i sIdx[4];
-    for (int c = 0; c < 4; ++c) {
+    // chunk c (elements [64c, 64c + 64)): sub-blocks 4c..4c+3, 4 dpbusd lanes
+    // each; packs(dot of chunk 2n, dot of 2n + 1) holds in 128-bit lane L the
+    // 4 lanes of sub-block 8n + L, then those of 8n + 4 + L.
+    __m512i sIdx[2];
+    for (int n = 0; n < 2; ++n) {
         alignas(64) int16_t idx[32];
-        for (int i = 0; i < 16; ++i) {
-            idx[2 * i] = int16_t(4 * c + i / 4);
-            idx[2 * i + 1] = 16;
-        }
-        sIdx[c] = _mm512_load_si512(idx);
+        for (int i = 0; i < 32; ++i) idx[i] = int16_t(8 * n + i / 8 + (i % 8 < 4 ? 0 : 4));
+        sIdx[n] = _mm512_load_si512(idx);
     }
     // High bits to bits 4-5: elements [0,32) of a 128-element half take qh bits
     // 0-1, [32,64) bits 2-3 (shift left 4 / 2); [64,96) bits 4-5, [96,128) 6-7.
@@ -884,7 +883,7 @@ void matvec16Q6K(const MatrixView& w, int64_t r0, const int8_t* xq, const int16_
         for (int r = 0; r < 16; ++r) {
             const auto* blk = reinterpret_cast<const BlockQ6_K*>(base + size_t(r) * w.rowStride + b * bb);
             const __m256i sw = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk->scales)));
-            const __m512i swz = _mm512_zextsi256_si512(sw);
+            const __m512i swz = _mm512_castsi256_si512(sw);  // only words 0-15 are read
             const __m512i z = _mm512_setzero_si512();
             __m512i v = z;
             for (int n = 0; n < 2; ++n) {
@@ -894,10 +893,10 @@ void matvec16Q6K(const MatrixView& w, int64_t r0, const int8_t* xq, const int16_
                 const __m512i c0 = _mm512_ternarylogic_epi32(l, low4, _mm512_and_si512(_mm512_sllv_epi16(h, shLo), bits45), 0xEA);
                 const __m512i c1 = _mm512_ternarylogic_epi32(_mm512_srli_epi16(l, 4), low4,
                                                              _mm512_and_si512(_mm512_srlv_epi16(h, shHi), bits45), 0xEA);
-                // dots of 4 codes (<= 4 * 63 * 128) fit int16
-                v = _mm512_dpwssd_epi32(v, _mm512_dpbusd_epi32(z, c0, xv[2 * n]), _mm512_permutexvar_epi16(sIdx[2 * n], swz));
-                v = _mm512_dpwssd_epi32(v, _mm512_dpbusd_epi32(z, c1, xv[2 * n + 1]),
-                                        _mm512_permutexvar_epi16(sIdx[2 * n + 1], swz));
+                // dots of 4 codes (<= 4 * 63 * 128) fit int16: packed in pairs, 2 x 16 words per dpwssd
+                const __m512i dots = _mm512_packs_epi32(_mm512_dpbusd_epi32(z, c0, xv[2 * n]),
+                                                        _mm512_dpbusd_epi32(z, c1, xv[2 * n + 1]));
+                v = _mm512_dpwssd_epi32(v, dots, _mm512_permutexvar_epi16(sIdx[n], swz));
             }
             // isum = sum_j s_j dot_j - 32 sum_j s_j bsum_j, all exact int32
             const __m256i off = _mm256_madd_epi16(sw, bs);
