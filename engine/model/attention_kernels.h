@@ -1,0 +1,102 @@
+// Internal interface between attention() and its per-ISA kernels
+// (attention_scalar.cpp, attention_avx2.cpp, attention_avx512.cpp).
+//
+// The canonical arithmetic of one query (chunk row t, head h) over the keys
+// j = 0 … n-1 of its KV head — identical on every path, so every path gives
+// the same bits, whatever the chunk, the threads or the other positions:
+//   q'   = q, or q rounded to f16 with an f16 cache (attention.cpp does this)
+//   s_j  = reduce16(acc) * scale, where acc[l] = fma(q'[d], k_j[d], acc[l])
+//          for the d ≡ l (mod 16) in increasing d, acc[l] from +0
+//   m    = max_j s_j
+//   e_j  = expCanonical(s_j - m)
+//   sum  = reduce16(lane), lane[l] = lane[l] + e_j for the j ≡ l (mod 16) in
+//          increasing j, lanes from +0
+//   w_j  = e_j * (1 / sum), rounded to f16 with an f16 cache (as llama.cpp
+//          meets V with an f16 cache)
+//   o[d] = fma(w_j, v_j[d], o[d]) for j = 0 … n-1 in order, o[d] from +0
+// SIMD code vectorises the scores over d (16 lanes) and reduces several keys
+// at once with the same tree, the softmax over keys (lane = j mod 16), and the
+// weighted sum over d (keys stay in order). No contraction by the compiler:
+// these files are built with -ffp-contract=off.
+#pragma once
+
+#include "tensor/quant.h"
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+
+namespace cairn::model::attn {
+
+// Static inline throughout: each ISA file gets its own copy, compiled with its
+// flags, and no copy built with AVX instructions can be picked by the linker
+// for the baseline code.
+
+// The fixed reduction tree of 16 lanes: 8+8, 4+4, 2+2, 1+1.
+static inline float reduce16(const float* a) {
+    float s8[8], s4[4];
+    for (int i = 0; i < 8; ++i) s8[i] = a[i] + a[i + 8];
+    for (int i = 0; i < 4; ++i) s4[i] = s8[i] + s8[i + 4];
+    const float s2a = s4[0] + s4[2], s2b = s4[1] + s4[3];
+    return s2a + s2b;
+}
+
+// exp(x) for the softmax (x = s - max <= 0): Cephes' expf — x = n·ln2 + r,
+// |r| <= ln2/2, degree-6 polynomial in r, times 2^n built in the exponent
+// bits. Every step is one IEEE operation, so SIMD code repeats it exactly.
+// Below -87 (weights under 1.7e-38, nothing next to the max's 1) it is 0.
+constexpr float kExpLog2e = 1.44269504088896341f;
+constexpr float kExpRound = 12582912.0f;  // 1.5·2^23: adding it rounds to an integer (nearest even)
+constexpr float kExpC1 = 0.693359375f;    // ln2 = C1 - C2, C1 exact in few bits
+constexpr float kExpC2 = -2.12194440e-4f;
+constexpr float kExpP0 = 1.9875691500e-4f, kExpP1 = 1.3981999507e-3f, kExpP2 = 8.3334519073e-3f,
+                kExpP3 = 4.1665795894e-2f, kExpP4 = 1.6666665459e-1f, kExpP5 = 5.0000001201e-1f;
+constexpr float kExpMin = -87.0f;
+
+static inline float expCanonical(float x) {
+    const float t = x * kExpLog2e + kExpRound;  // two roundings (no contraction in these files)
+    const float n = t - kExpRound;
+    float r = std::fma(n, -kExpC1, x);
+    r = std::fma(n, -kExpC2, r);
+    float p = kExpP0;
+    p = std::fma(p, r, kExpP1);
+    p = std::fma(p, r, kExpP2);
+    p = std::fma(p, r, kExpP3);
+    p = std::fma(p, r, kExpP4);
+    p = std::fma(p, r, kExpP5);
+    const float z = r * r;
+    float y = std::fma(p, z, r);
+    y = y + 1.0f;
+    const int32_t ni = int32_t(std::bit_cast<uint32_t>(t) - std::bit_cast<uint32_t>(kExpRound));
+    const float scale = std::bit_cast<float>(uint32_t(ni + 127) << 23);
+    y = y * scale;
+    return x < kExpMin ? 0.0f : y;
+}
+
+static inline float roundToF16(float x) { return tensor::f16ToF32(tensor::f32ToF16(x)); }
+
+// One path's pieces of the arithmetic above. Rows of the cache are f32, or
+// f16 when `f16`; key rows are `dim` elements apart, as are value rows.
+struct Kernels {
+    const char* name;
+    // s[j] = reduce16(q·k_j lanes) * scale, j in [0, n)
+    void (*scores)(const float* q, const uint8_t* keys, bool f16, int64_t n, int64_t dim, float scale, float* s);
+    // max_j s[j]
+    float (*maxOf)(const float* s, int64_t n);
+    // s[j] = expCanonical(s[j] - max) in place; returns their canonical sum
+    float (*expSum)(float* s, int64_t n, float max);
+    // w[j] = w[j] * inv, rounded to f16 when `f16`
+    void (*normalize)(float* w, int64_t n, float inv, bool f16);
+    // o[d] = Σ_j w[j]·v_j[d] (fma, j in order, from +0), d in [0, dim)
+    void (*accumulate)(const float* w, const uint8_t* values, bool f16, int64_t n, int64_t dim, float* o);
+};
+
+const Kernels& scalarKernels();
+const Kernels* avx2Kernels();    // nullptr when not compiled in
+const Kernels* avx512Kernels();  // nullptr when not compiled in
+
+// The path matching the matmul kernels' choice (tensor::kernelPath(): the
+// CAIRN_KERNELS variable, forceKernelPath or the best the CPU runs).
+const Kernels& activeKernels();
+
+} // namespace cairn::model::attn
