@@ -43,10 +43,11 @@ ApplicationWindow {
         value: (window.themeOverride !== "" ? window.themeOverride : window.controller.settings.theme) === "dark"
     }
 
-    // Opens a dialog by name ("models", "settings"); used by `cairn --panel`.
+    // Opens a dialog by name ("models", "settings", "conversation"); used by `cairn --panel`.
     function openPanel(name) {
         if (name === "models") picker.open()
         else if (name === "settings") settingsDialog.open()
+        else if (name === "conversation") conversationDialog.open()
     }
 
     Shortcut { sequence: "Ctrl+N"; onActivated: { window.controller.newChat(); composer.focusInput() } }
@@ -107,13 +108,28 @@ ApplicationWindow {
                     anchors.leftMargin: 16
                     anchors.rightMargin: 10
                     spacing: 6
-                    Label {
-                        text: window.controller.currentTitle
-                        font.pixelSize: 16
-                        font.bold: true
-                        color: Theme.text
-                        elide: Text.ElideRight
+                    ColumnLayout {
                         Layout.fillWidth: true
+                        spacing: 1
+                        Label {
+                            text: window.controller.currentTitle
+                            font.pixelSize: 16
+                            font.bold: true
+                            color: Theme.text
+                            elide: Text.ElideRight
+                            Layout.fillWidth: true
+                        }
+                        // This conversation's overrides, so a changed temperature is never a surprise.
+                        Label {
+                            objectName: "overrideSummary"
+                            visible: text !== ""
+                            text: window.controller.conversationSettings.summary !== ""
+                                  ? qsTr("This chat: %1").arg(window.controller.conversationSettings.summary) : ""
+                            font.pixelSize: 11
+                            color: Theme.mutedText
+                            elide: Text.ElideRight
+                            Layout.fillWidth: true
+                        }
                     }
                     Button {
                         id: modelButton
@@ -146,6 +162,11 @@ ApplicationWindow {
                         }
                     }
                     ToolButton { text: qsTr("Import"); onClicked: importDialog.open() }
+                    ToolButton {
+                        objectName: "chatSettingsButton"
+                        text: qsTr("Chat settings")
+                        onClicked: conversationDialog.open()
+                    }
                     ToolButton { text: qsTr("Settings"); onClicked: settingsDialog.open() }
                 }
                 Rectangle { anchors.bottom: parent.bottom; width: parent.width; height: 1; color: Theme.border }
@@ -198,6 +219,7 @@ ApplicationWindow {
 
     ModelPicker { id: picker; controller: window.controller }
     SettingsDialog { id: settingsDialog; controller: window.controller }
+    ConversationSettingsDialog { id: conversationDialog; controller: window.controller }
 
     FileDialog {
         id: exportDialog

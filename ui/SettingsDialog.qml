@@ -1,5 +1,6 @@
-// Settings: engine, sampling, chat, storage and appearance. App settings go
-// to QSettings; the system prompt of the open conversation to the database.
+// Settings: engine, sampling, chat, this conversation, storage and
+// appearance. App settings go to QSettings; the open conversation's system
+// prompt and sampling overrides to the database.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
@@ -57,7 +58,7 @@ Dialog {
             Name { text: qsTr("Prefill chunk (tokens)") }
             SpinBox { from: 1; to: 4096; value: root.s.prefillChunk; onValueModified: root.s.prefillChunk = value; editable: true }
 
-            Heading { text: qsTr("Sampling") }
+            Heading { text: qsTr("Sampling (defaults for every conversation)") }
             Name { text: qsTr("Temperature (0 = greedy)") }
             NumberField { text: root.s.temperature; onEditingFinished: root.s.temperature = Number(text) }
             Name { text: qsTr("Top-k (0 = off)") }
@@ -82,23 +83,31 @@ Dialog {
                 text: root.s.systemPrompt
                 onEditingFinished: root.s.systemPrompt = text
             }
-            Name { text: qsTr("This conversation's system prompt") }
-            TextArea {
-                Layout.fillWidth: true
-                wrapMode: TextArea.Wrap
-                color: Theme.text
-                enabled: root.controller.currentConversation >= 0
-                placeholderText: enabled ? qsTr("(uses the default)") : qsTr("(open a conversation)")
-                placeholderTextColor: Theme.mutedText
-                text: root.controller.conversationSystemPrompt
-                onEditingFinished: root.controller.conversationSystemPrompt = text
-            }
             Name { text: qsTr("When the context is full") }
             ComboBox {
                 Layout.fillWidth: true
                 model: [qsTr("Stop with a message"), qsTr("Drop the oldest turns (keep the system prompt)")]
                 currentIndex: root.s.dropOldestTurns ? 1 : 0
                 onActivated: (i) => root.s.dropOldestTurns = (i === 1)
+            }
+
+            Heading {
+                text: root.controller.currentConversation >= 0
+                      ? qsTr("This conversation: “%1”").arg(root.controller.currentTitle)
+                      : qsTr("This conversation (the new chat)")
+                Layout.fillWidth: true
+                elide: Text.ElideRight
+            }
+            ConversationOverrides {
+                objectName: "settingsOverrides"
+                Layout.columnSpan: 2
+                Layout.fillWidth: true
+                model: root.controller.conversationSettings
+                overrideCount: root.controller.conversationSettings.overrideCount
+                systemPrompt: root.controller.conversationSystemPrompt
+                onSystemPromptEdited: (text) => root.controller.conversationSystemPrompt = text
+                onOverrideEdited: (key, text) => root.controller.conversationSettings.setOverrideText(key, text)
+                onResetAllRequested: root.controller.conversationSettings.resetAll()
             }
 
             Heading { text: qsTr("Storage and appearance") }

@@ -1,5 +1,6 @@
-// Conversations grouped by date, New chat, search over message text,
-// rename and delete (with undo).
+// Conversations grouped by date (pinned ones first, in "Pinned"), New chat,
+// search over message text, pin, rename and delete (with undo); the row's
+// actions are in its ⋯ menu, also opened by a right click.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
@@ -112,12 +113,18 @@ Rectangle {
                 id: row
                 required property var conversationId
                 required property string title
+                required property bool pinned
                 property bool renaming: false
                 readonly property bool current: conversationId === root.controller.currentConversation
                 width: ListView.view.width
                 height: 36
+                topPadding: 0
+                bottomPadding: 0
+                leftPadding: 12
+                rightPadding: 4
                 onClicked: root.controller.openConversation(conversationId)
                 onDoubleClicked: { renaming = true; renameField.text = title; renameField.forceActiveFocus(); renameField.selectAll() }
+                TapHandler { acceptedButtons: Qt.RightButton; onTapped: menu.popup() }
                 background: Rectangle {
                     radius: Theme.radius
                     color: row.current ? Theme.selected : row.hovered ? Theme.hover : "transparent"
@@ -150,6 +157,11 @@ Rectangle {
                         background: null
                         Menu {
                             id: menu
+                            MenuItem {
+                                objectName: "pinItem"
+                                text: row.pinned ? qsTr("Unpin") : qsTr("Pin to the top")
+                                onTriggered: root.controller.setPinned(row.conversationId, !row.pinned)
+                            }
                             MenuItem {
                                 text: qsTr("Rename")
                                 onTriggered: { row.renaming = true; renameField.text = row.title; renameField.forceActiveFocus(); renameField.selectAll() }

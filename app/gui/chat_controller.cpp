@@ -49,13 +49,16 @@ QVariantMap jsonToVariantMap(const nlohmann::json& j) {
 ChatController::ChatController(const AppPaths& paths, QObject* parent)
     : QObject(parent), paths_(paths), settings_(new AppSettings(paths.settingsFile, this)),
       conversations_(new ConversationListModel(this)), messages_(new MessageListModel(this)),
-      models_(new ModelListModel(this)), cancel_(std::make_shared<std::atomic<bool>>(false)) {
+      models_(new ModelListModel(this)), conversationSettings_(new ConversationSettingsModel(this)), cancel_(std::make_shared<std::atomic<bool>>(false)) {
     paths_.create();
     store_ = std::make_unique<store::Store>(paths_.databasePath().toStdString());
     // Deleted conversations stay undoable for a day, then go for good.
     store_->purgeDeletedBefore(store_->now() - 24LL * 3600 * 1000);
     conversations_->setStore(store_.get());
     messages_->setStore(store_.get());
+    conversationSettings_->setStore(store_.get());
+    conversationSettings_->setDefaults(settings_);
+    connect(conversationSettings_, &ConversationSettingsModel::errorOccurred, this, &ChatController::setError);
     conversations_->reload();
 
     worker_ = new EngineWorker(paths_.databasePath(), cancel_);
@@ -236,7 +239,7 @@ QString ChatController::currentTitle() const {
 }
 
 QString ChatController::conversationSystemPrompt() const {
-    if (current_ < 0) return {};
+    if (current_ < 0) return pendingSystemPrompt_;
     try {
         return QString::fromStdString(const_cast<store::Store&>(*store_).conversation(current_).systemPrompt);
     } catch (const std::exception&) {
@@ -245,7 +248,11 @@ QString ChatController::conversationSystemPrompt() const {
 }
 
 void ChatController::setConversationSystemPrompt(const QString& prompt) {
-    if (current_ < 0) return;
+    if (current_ < 0) {
+        pendingSystemPrompt_ = prompt;
+        emit currentConversationChanged();
+        return;
+    }
     try {
         store_->setSystemPrompt(current_, prompt.toStdString());
     } catch (const std::exception& e) {
@@ -256,7 +263,9 @@ void ChatController::setConversationSystemPrompt(const QString& prompt) {
 
 void ChatController::newChat() {
     current_ = -1;
+    pendingSystemPrompt_.clear();
     messages_->load(-1);
+    conversationSettings_->load(-1);
     resumeNote_.clear();
     contextUsed_ = 0;
     emit statusChanged();
@@ -266,6 +275,7 @@ void ChatController::newChat() {
 void ChatController::openConversation(qint64 id) {
     current_ = id;
     messages_->load(id);
+    conversationSettings_->load(id);
     resumeNote_.clear();
     emit statusChanged();
     emit currentConversationChanged();
@@ -283,11 +293,13 @@ void ChatController::send(const QString& text) {
     if (current_ < 0) {
         try {
             current_ = store_->createConversation(titleFrom(trimmed).toStdString(), modelPath_.toStdString(),
-                                                  modelFingerprint_.toStdString());
+                                                  modelFingerprint_.toStdString(), pendingSystemPrompt_.toStdString());
         } catch (const std::exception& e) {
             setError(QString::fromUtf8(e.what()));
             return;
         }
+        pendingSystemPrompt_.clear();
+        conversationSettings_->attach(current_);  // overrides chosen before the first message
         conversations_->reload();
         messages_->load(current_);
         emit currentConversationChanged();
@@ -349,6 +361,15 @@ void ChatController::renameConversation(qint64 id, const QString& title) {
     }
     conversations_->reload();
     if (id == current_) emit currentConversationChanged();
+}
+
+void ChatController::setPinned(qint64 id, bool pinned) {
+    try {
+        store_->setPinned(id, pinned);
+    } catch (const std::exception& e) {
+        setError(QString::fromUtf8(e.what()));
+    }
+    conversations_->reload();
 }
 
 void ChatController::deleteConversation(qint64 id) {

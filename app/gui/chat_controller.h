@@ -7,6 +7,7 @@
 #include "app_paths.h"
 #include "app_settings.h"
 #include "conversation_list_model.h"
+#include "conversation_settings_model.h"
 #include "message_list_model.h"
 #include "model_list_model.h"
 
@@ -33,6 +34,8 @@ class ChatController : public QObject {
     Q_PROPERTY(cairn::app::ConversationListModel* conversations READ conversations CONSTANT)
     Q_PROPERTY(cairn::app::MessageListModel* messages READ messages CONSTANT)
     Q_PROPERTY(cairn::app::ModelListModel* models READ models CONSTANT)
+    // The open conversation's sampling overrides (pending ones before its first message).
+    Q_PROPERTY(cairn::app::ConversationSettingsModel* conversationSettings READ conversationSettings CONSTANT)
     Q_PROPERTY(qint64 currentConversation READ currentConversation NOTIFY currentConversationChanged)
     Q_PROPERTY(QString currentTitle READ currentTitle NOTIFY currentConversationChanged)
     Q_PROPERTY(QString conversationSystemPrompt READ conversationSystemPrompt WRITE setConversationSystemPrompt NOTIFY currentConversationChanged)
@@ -69,6 +72,7 @@ public:
     ConversationListModel* conversations() const { return conversations_; }
     MessageListModel* messages() const { return messages_; }
     ModelListModel* models() const { return models_; }
+    ConversationSettingsModel* conversationSettings() const { return conversationSettings_; }
     EngineWorker* worker() const { return worker_; }
     store::Store& store() { return *store_; }
     const AppPaths& paths() const { return paths_; }
@@ -104,6 +108,7 @@ public:
     Q_INVOKABLE void editMessage(qint64 messageId, const QString& text);
     Q_INVOKABLE void switchBranch(qint64 messageId, int delta);
     Q_INVOKABLE void renameConversation(qint64 id, const QString& title);
+    Q_INVOKABLE void setPinned(qint64 id, bool pinned);
     Q_INVOKABLE void deleteConversation(qint64 id);
     Q_INVOKABLE void undoDelete();
     Q_INVOKABLE void search(const QString& text);
@@ -132,8 +137,12 @@ signals:
     // The engine is at the open conversation (how: "snapshot", "prefill", "empty", "live").
     void conversationReady(qint64 conversationId, const QString& how, double ms);
 
-private:
+public:
+    // What the next reply of the open conversation uses: the app settings
+    // merged with the conversation's stored overrides.
     QVariantMap generationSettings() const;
+
+private:
     void setError(const QString& text);
     void setNotice(const QString& text);
     void setProgress(double value, const QString& text);
@@ -146,11 +155,13 @@ private:
     ConversationListModel* conversations_;
     MessageListModel* messages_;
     ModelListModel* models_;
+    ConversationSettingsModel* conversationSettings_;
     QThread thread_;
     EngineWorker* worker_ = nullptr;
     std::shared_ptr<std::atomic<bool>> cancel_;
 
     qint64 current_ = -1;
+    QString pendingSystemPrompt_;  // set before a new chat's first message
     QString modelPath_, modelName_, modelNote_, modelFingerprint_;
     bool modelReady_ = false, modelLoading_ = false, generating_ = false, busy_ = false;
     double progress_ = -1;

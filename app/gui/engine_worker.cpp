@@ -281,8 +281,12 @@ void EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
     options.sampler = samplerFrom(settings);
     options.maxTokens = maxTokens;
     options.cancel = cancel_.get();
+    // The first chunk, then at most one update per interval, then the end: a
+    // prefill of several chunks always shows progress, however fast it is.
+    bool firstChunk = true;
     options.onPrefill = [&](int64_t done, int64_t total) {
-        if (done == total || progressTimer.elapsed() >= kStreamIntervalMs) {
+        if (firstChunk || done == total || progressTimer.elapsed() >= kStreamIntervalMs) {
+            firstChunk = false;
             progressTimer.restart();
             emit prefillProgress(done, total);
         }

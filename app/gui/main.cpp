@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
                                QStringLiteral("DIR"));
     QCommandLineOption model(QStringLiteral("model"), QStringLiteral("Load this GGUF file."), QStringLiteral("FILE"));
     QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size, e.g. 1200x760."), QStringLiteral("WxH"));
-    QCommandLineOption panel(QStringLiteral("panel"), QStringLiteral("Open a dialog at start: models or settings."),
+    QCommandLineOption panel(QStringLiteral("panel"), QStringLiteral("Open a dialog at start: models, settings or conversation."),
                              QStringLiteral("NAME"));
     parser.addOptions({screenshot, theme, conversation, prompt, dataDir, model, size, panel});
     parser.process(app);

@@ -364,6 +364,71 @@ private slots:
         QCOMPARE(c->messages()->rowCount(), 2);
     }
 
+    // A conversation's overrides, set before its first message, are stored
+    // with it and applied to its replies (also after a restart); resetting
+    // one brings the app default back.
+    void conversationOverridesApplied() {
+        qint64 conv = -1;
+        {
+            auto c = makeController(QStringLiteral("overrides"));
+            QVERIFY(waitReady(*c));
+            auto* o = c->conversationSettings();
+            QVERIFY(o->setOverride(QStringLiteral("maxTokens"), 3));
+            QVERIFY(o->setOverride(QStringLiteral("temperature"), 0));
+            QCOMPARE(c->generationSettings().value(QStringLiteral("maxTokens")).toInt(), 24);  // no conversation yet
+            QSignalSpy finished(c.get(), &ChatController::replyFinished);
+            c->send(QStringLiteral("short answers please"));
+            QVERIFY(finished.wait(20000));
+            conv = c->currentConversation();
+            QCOMPARE(c->store().settings(conv).value("maxTokens", 0), 3);
+            auto stats = finished.last()[2].toMap();
+            QCOMPARE(stats.value(QStringLiteral("generatedTokens")).toLongLong(), 3);
+            QCOMPARE(stats.value(QStringLiteral("stop")).toString(), QStringLiteral("max"));
+            // A new chat starts from the defaults.
+            c->newChat();
+            QCOMPARE(c->conversationSettings()->overrideCount(), 0);
+            QCOMPARE(c->generationSettings().value(QStringLiteral("maxTokens")).toInt(), 24);
+        }
+        auto c = makeController(QStringLiteral("overrides"));
+        QVERIFY(waitReady(*c));
+        c->openConversation(conv);
+        QCOMPARE(c->conversationSettings()->overrideCount(), 2);
+        auto g = c->generationSettings();
+        QCOMPARE(g.value(QStringLiteral("maxTokens")).toInt(), 3);
+        QCOMPARE(g.value(QStringLiteral("temperature")).toDouble(), 0.0);
+        QCOMPARE(g.value(QStringLiteral("topK")).toInt(), c->settings()->topK());  // not overridden
+
+        QSignalSpy finished(c.get(), &ChatController::replyFinished);
+        c->conversationSettings()->resetOverride(QStringLiteral("maxTokens"));
+        QVERIFY(!c->store().settings(conv).contains("maxTokens"));
+        QCOMPARE(c->generationSettings().value(QStringLiteral("maxTokens")).toInt(), 24);
+        c->send(QStringLiteral("now a longer one"));
+        QVERIFY(finished.wait(20000));
+        auto stats = finished.last()[2].toMap();
+        QVERIFY2(stats.value(QStringLiteral("generatedTokens")).toLongLong() > 3,
+                 qPrintable(stats.value(QStringLiteral("stop")).toString()));
+    }
+
+    // Pin and unpin from the controller (the sidebar's action).
+    void pinning() {
+        auto c = makeController(QStringLiteral("pin"));
+        auto& db = c->store();
+        int64_t a = db.createConversation("first");
+        db.createConversation("second");
+        c->conversations()->reload();
+        QCOMPARE(c->conversations()->rowOf(a), 1);
+        c->setPinned(a, true);
+        QVERIFY(db.conversation(a).pinned);
+        QCOMPARE(c->conversations()->rowOf(a), 0);
+        QCOMPARE(c->conversations()->data(c->conversations()->index(0), ConversationListModel::SectionRole).toString(),
+                 QStringLiteral("Pinned"));
+        c->setPinned(a, false);
+        QVERIFY(!db.conversation(a).pinned);
+        QCOMPARE(c->conversations()->rowOf(a), 1);
+        c->setPinned(9999, true);  // unknown: an error message, no crash
+        QVERIFY(!c->errorText().isEmpty());
+    }
+
     void dropOldestTurns() {
         auto c = makeController(QStringLiteral("drop"));
         c->settings()->setContextSize(512);

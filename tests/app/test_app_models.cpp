@@ -2,6 +2,7 @@
 // (including unusable files), Markdown segments and settings persistence.
 #include "app_settings.h"
 #include "conversation_list_model.h"
+#include "conversation_settings_model.h"
 #include "markdown_segments.h"
 #include "message_list_model.h"
 #include "model_catalog.h"
@@ -67,6 +68,110 @@ private slots:
         db.deleteConversation(a);
         conversations.reload();
         QCOMPARE(conversations.rowCount(), 1);
+    }
+
+    // Pinned conversations come first, in their own "Pinned" section, and
+    // keep it until unpinned.
+    void pinnedSection() {
+        QTemporaryDir dir;
+        store::Store db(dir.filePath(QStringLiteral("c.sqlite")).toStdString());
+        ConversationListModel conversations;
+        QAbstractItemModelTester tester(&conversations, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        conversations.setStore(&db);
+        int64_t a = db.createConversation("older");
+        int64_t b = db.createConversation("newer");
+        db.setPinned(a, true);
+        conversations.reload();
+        QCOMPARE(conversations.rowOf(a), 0);
+        QVERIFY(conversations.data(conversations.index(0), ConversationListModel::PinnedRole).toBool());
+        QCOMPARE(conversations.data(conversations.index(0), ConversationListModel::SectionRole).toString(), QStringLiteral("Pinned"));
+        QCOMPARE(conversations.data(conversations.index(1), ConversationListModel::SectionRole).toString(), QStringLiteral("Today"));
+        db.setPinned(a, false);
+        conversations.reload();
+        QCOMPARE(conversations.rowOf(b), 0);
+        QCOMPARE(conversations.data(conversations.index(1), ConversationListModel::SectionRole).toString(), QStringLiteral("Today"));
+    }
+
+    // Per-conversation overrides: set → stored in the conversation's settings
+    // JSON under the generationSettings key; reset → the key is gone; values
+    // out of range are refused; keys the model does not own are kept.
+    void conversationOverrides() {
+        QTemporaryDir dir;
+        store::Store db(dir.filePath(QStringLiteral("c.sqlite")).toStdString());
+        AppSettings settings(dir.filePath(QStringLiteral("s.ini")));
+        settings.setTemperature(0.7);
+        ConversationSettingsModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setStore(&db);
+        model.setDefaults(&settings);
+        int64_t conv = db.createConversation("tuned");
+        db.setSettings(conv, {{"someone_else", "kept"}});
+        model.load(conv);
+        QCOMPARE(model.rowCount(), 7);
+        QCOMPARE(model.overrideCount(), 0);
+        auto row = [&](const char* key) {
+            for (int r = 0; r < model.rowCount(); ++r)
+                if (model.data(model.index(r), ConversationSettingsModel::KeyRole).toString() == QLatin1String(key)) return r;
+            return -1;
+        };
+        const QModelIndex temp = model.index(row("temperature"));
+        QVERIFY(temp.isValid());
+        QVERIFY(!model.data(temp, ConversationSettingsModel::OverriddenRole).toBool());
+        QCOMPARE(model.data(temp, ConversationSettingsModel::DefaultTextRole).toString(), QStringLiteral("0.7"));
+        QCOMPARE(model.data(temp, ConversationSettingsModel::ValueRole).toDouble(), 0.7);
+
+        QSignalSpy changed(&model, &ConversationSettingsModel::overridesChanged);
+        QVERIFY(model.setOverrideText(QStringLiteral("temperature"), QStringLiteral("0,25")));
+        QVERIFY(model.setOverride(QStringLiteral("seed"), 42));
+        QVERIFY(model.setOverrideText(QStringLiteral("maxTokens"), QStringLiteral(" 64 ")));
+        QCOMPARE(changed.count(), 3);
+        QVERIFY(model.data(temp, ConversationSettingsModel::OverriddenRole).toBool());
+        QCOMPARE(model.data(temp, ConversationSettingsModel::ValueTextRole).toString(), QStringLiteral("0.25"));
+        auto json = db.settings(conv);
+        QCOMPARE(json.value("temperature", 0.0), 0.25);
+        QVERIFY(json["seed"].is_number_integer());
+        QCOMPARE(json.value("seed", 0), 42);
+        QCOMPARE(json.value("maxTokens", 0), 64);
+        QCOMPARE(json.value("someone_else", std::string()), std::string("kept"));
+        QCOMPARE(model.summary(), QStringLiteral("temperature 0.25 · seed 42 · maximum reply tokens 64"));
+
+        // Refused: out of range, not a whole number, not a number, unknown key.
+        QVERIFY(!model.setOverride(QStringLiteral("topP"), 1.5));
+        QVERIFY(!model.setOverride(QStringLiteral("maxTokens"), 0));
+        QVERIFY(!model.setOverrideText(QStringLiteral("topK"), QStringLiteral("2.5")));
+        QVERIFY(!model.setOverrideText(QStringLiteral("minP"), QStringLiteral("lots")));
+        QVERIFY(!model.setOverride(QStringLiteral("contextSize"), 100));
+        QCOMPARE(model.overrideCount(), 3);
+        QCOMPARE(db.settings(conv).size(), size_t(4));
+
+        // Read back by a fresh model (as after a restart), then reset.
+        ConversationSettingsModel again;
+        again.setStore(&db);
+        again.setDefaults(&settings);
+        again.load(conv);
+        QCOMPARE(again.overrides(), model.overrides());
+        QVERIFY(again.setOverrideText(QStringLiteral("temperature"), QString()));
+        again.resetOverride(QStringLiteral("seed"));
+        QVERIFY(!db.settings(conv).contains("temperature"));
+        QVERIFY(!db.settings(conv).contains("seed"));
+        again.resetAll();
+        QCOMPARE(again.overrideCount(), 0);
+        QVERIFY(again.summary().isEmpty());
+        QCOMPARE(db.settings(conv), nlohmann::json({{"someone_else", "kept"}}));
+        // The defaults follow the app settings.
+        settings.setTemperature(0.3);
+        QCOMPARE(again.data(again.index(temp.row()), ConversationSettingsModel::DefaultTextRole).toString(), QStringLiteral("0.3"));
+
+        // Before the first message: pending, then written when attached.
+        ConversationSettingsModel pending;
+        pending.setStore(&db);
+        pending.load(-1);
+        QVERIFY(pending.setOverride(QStringLiteral("topK"), 5));
+        int64_t fresh = db.createConversation("fresh");
+        QVERIFY(db.settings(fresh).empty());
+        pending.attach(fresh);
+        QCOMPARE(db.settings(fresh).value("topK", 0), 5);
+        QCOMPARE(pending.overrideCount(), 1);
     }
 
     void dateSections() {

@@ -1,0 +1,187 @@
+#include "conversation_settings_model.h"
+
+#include "app_settings.h"
+
+#include "cairn/store/store.h"
+
+#include <QLocale>
+
+#include <cmath>
+
+namespace cairn::app {
+
+const std::vector<ConversationSettingsModel::Field>& ConversationSettingsModel::fields() {
+    // Ranges as the settings panel and the sampler accept them.
+    static const std::vector<Field> f = {
+        {"temperature", QT_TR_NOOP("Temperature"), QT_TR_NOOP("0 = greedy"), false, 0, 10},
+        {"topK", QT_TR_NOOP("Top-k"), QT_TR_NOOP("0 = off"), true, 0, 100000},
+        {"topP", QT_TR_NOOP("Top-p"), QT_TR_NOOP("1 = off"), false, 0, 1},
+        {"minP", QT_TR_NOOP("Min-p"), QT_TR_NOOP("0 = off"), false, 0, 1},
+        {"repeatPenalty", QT_TR_NOOP("Repetition penalty"), QT_TR_NOOP("1 = off"), false, 0.01, 10},
+        {"seed", QT_TR_NOOP("Seed"), QT_TR_NOOP("0 = random"), true, 0, 2147483647.0},
+        {"maxTokens", QT_TR_NOOP("Maximum reply tokens"), QT_TR_NOOP("per reply"), true, 1, 1048576},
+    };
+    return f;
+}
+
+ConversationSettingsModel::ConversationSettingsModel(QObject* parent) : QAbstractListModel(parent) {}
+
+void ConversationSettingsModel::setDefaults(AppSettings* settings) {
+    if (defaults_) disconnect(defaults_, nullptr, this, nullptr);
+    defaults_ = settings;
+    if (!defaults_) return;
+    connect(defaults_, &AppSettings::changed, this, [this] {
+        if (!fields().empty()) emit dataChanged(index(0), index(rowCount() - 1));
+    });
+}
+
+int ConversationSettingsModel::rowOf(const QString& key) {
+    const auto& f = fields();
+    for (size_t i = 0; i < f.size(); ++i)
+        if (key == QLatin1String(f[i].key)) return int(i);
+    return -1;
+}
+
+QString ConversationSettingsModel::format(const Field& field, const QVariant& value) {
+    if (!value.isValid()) return {};
+    if (field.integer) return QString::number(value.toLongLong());
+    return QLocale::c().toString(value.toDouble(), 'g', 6);
+}
+
+QVariant ConversationSettingsModel::defaultValue(const Field& field) const {
+    if (!defaults_) return {};
+    return defaults_->generationSettings().value(QLatin1String(field.key));
+}
+
+void ConversationSettingsModel::load(qint64 conversationId) {
+    QVariantMap overrides;
+    if (store_ && conversationId >= 0) {
+        try {
+            const auto json = store_->settings(conversationId);
+            for (const auto& field : fields()) {
+                auto it = json.find(field.key);
+                if (it == json.end() || !it->is_number()) continue;
+                double v = it->get<double>();
+                if (!std::isfinite(v) || v < field.min || v > field.max) continue;  // e.g. an edited import
+                overrides[QLatin1String(field.key)] = field.integer ? QVariant(qint64(v)) : QVariant(v);
+            }
+        } catch (const std::exception& e) {
+            emit errorOccurred(QString::fromUtf8(e.what()));
+        }
+    }
+    beginResetModel();
+    conversationId_ = conversationId;
+    overrides_ = overrides;
+    endResetModel();
+    emit overridesChanged();
+}
+
+void ConversationSettingsModel::attach(qint64 conversationId) {
+    const QVariantMap pending = overrides_;
+    conversationId_ = conversationId;
+    for (auto it = pending.begin(); it != pending.end(); ++it) persist(it.key(), it.value());
+    load(conversationId);
+}
+
+bool ConversationSettingsModel::persist(const QString& key, const QVariant& value) {
+    if (!store_ || conversationId_ < 0) return true;  // pending: kept in memory only
+    try {
+        auto json = store_->settings(conversationId_);
+        const std::string k = key.toStdString();
+        if (!value.isValid()) json.erase(k);
+        else if (fields()[size_t(rowOf(key))].integer) json[k] = int64_t(value.toLongLong());
+        else json[k] = value.toDouble();
+        store_->setSettings(conversationId_, json);
+        return true;
+    } catch (const std::exception& e) {
+        emit errorOccurred(QString::fromUtf8(e.what()));
+        return false;
+    }
+}
+
+void ConversationSettingsModel::rowChanged(int row) {
+    emit dataChanged(index(row), index(row));
+    emit overridesChanged();
+}
+
+bool ConversationSettingsModel::setOverride(const QString& key, const QVariant& value) {
+    const int row = rowOf(key);
+    if (row < 0) return false;
+    const Field& field = fields()[size_t(row)];
+    bool ok = false;
+    const double v = value.toDouble(&ok);
+    if (!ok || !std::isfinite(v) || v < field.min || v > field.max) return false;
+    if (field.integer && v != std::floor(v)) return false;
+    const QVariant stored = field.integer ? QVariant(qint64(v)) : QVariant(v);
+    if (overrides_.value(key) == stored) return true;
+    if (!persist(key, stored)) return false;
+    overrides_[key] = stored;
+    rowChanged(row);
+    return true;
+}
+
+bool ConversationSettingsModel::setOverrideText(const QString& key, const QString& text) {
+    const QString t = text.trimmed();
+    if (t.isEmpty()) {
+        if (rowOf(key) < 0) return false;
+        resetOverride(key);
+        return true;
+    }
+    bool ok = false;
+    const double v = QLocale::c().toDouble(QString(t).replace(QLatin1Char(','), QLatin1Char('.')), &ok);
+    return ok && setOverride(key, v);
+}
+
+void ConversationSettingsModel::resetOverride(const QString& key) {
+    const int row = rowOf(key);
+    if (row < 0 || !overrides_.contains(key)) return;
+    if (!persist(key, QVariant())) return;
+    overrides_.remove(key);
+    rowChanged(row);
+}
+
+void ConversationSettingsModel::resetAll() {
+    for (const auto& field : fields()) resetOverride(QLatin1String(field.key));
+}
+
+QString ConversationSettingsModel::summary() const {
+    QStringList parts;
+    for (const auto& field : fields()) {
+        const QString key = QLatin1String(field.key);
+        if (overrides_.contains(key))
+            parts << QStringLiteral("%1 %2").arg(tr(field.label).toLower(), format(field, overrides_.value(key)));
+    }
+    return parts.join(QStringLiteral(" · "));
+}
+
+int ConversationSettingsModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : int(fields().size());
+}
+
+QVariant ConversationSettingsModel::data(const QModelIndex& index, int role) const {
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
+    const Field& field = fields()[size_t(index.row())];
+    const QString key = QLatin1String(field.key);
+    const bool overridden = overrides_.contains(key);
+    switch (role) {
+    case KeyRole: return key;
+    case Qt::DisplayRole:
+    case LabelRole: return tr(field.label);
+    case HintRole: return tr(field.hint);
+    case IntegerRole: return field.integer;
+    case OverriddenRole: return overridden;
+    case ValueRole: return overridden ? overrides_.value(key) : defaultValue(field);
+    case DefaultValueRole: return defaultValue(field);
+    case ValueTextRole: return overridden ? format(field, overrides_.value(key)) : QString();
+    case DefaultTextRole: return format(field, defaultValue(field));
+    }
+    return {};
+}
+
+QHash<int, QByteArray> ConversationSettingsModel::roleNames() const {
+    return {{KeyRole, "key"}, {LabelRole, "label"}, {HintRole, "hint"}, {IntegerRole, "integer"},
+            {OverriddenRole, "overridden"}, {ValueRole, "value"}, {DefaultValueRole, "defaultValue"},
+            {ValueTextRole, "valueText"}, {DefaultTextRole, "defaultText"}};
+}
+
+} // namespace cairn::app
