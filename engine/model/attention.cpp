@@ -11,22 +11,40 @@ void attention(const KvCache& cache, int64_t layer, const AttentionShape& s, con
                int64_t nTokens, int64_t pos0, float* out, int64_t ldo, ExecContext& ctx) {
     const bool f16 = cache.type() == KvType::F16;
     const int64_t group = s.heads / s.kvHeads;
+    const int64_t blocks = (group + attn::kMaxHeads - 1) / attn::kMaxHeads;  // head blocks per KV head
     const attn::Kernels& k = attn::activeKernels();
-    // Work items (t, h), one query each; see attention_kernels.h for the arithmetic.
-    ctx.parallelFor(nTokens * s.heads, 1, [&](int64_t begin, int64_t end) {
-        std::vector<float> weights(size_t(pos0 + nTokens)), qRound(size_t(s.keyDim));
+    // A work item is (KV head, t, block of up to kMaxHeads query heads of that
+    // KV head): its values are read once for the block. KV head outermost, so
+    // a thread's consecutive items read the same keys and values. Each query's
+    // arithmetic is its own (attention_kernels.h): items, chunks and threads
+    // never change a bit.
+    ctx.parallelFor(s.kvHeads * nTokens * blocks, 1, [&](int64_t begin, int64_t end) {
+        const size_t cap = size_t(pos0 + nTokens);
+        std::vector<float> weights(cap * attn::kMaxHeads), qRound(size_t(s.keyDim * attn::kMaxHeads));
         for (int64_t item = begin; item < end; ++item) {
-            const int64_t t = item / s.heads, h = item % s.heads, kvh = h / group;
+            const int64_t kvh = item / (nTokens * blocks), t = item / blocks % nTokens, b = item % blocks;
+            const int64_t h0 = kvh * group + b * attn::kMaxHeads;
+            const int heads = int(std::min<int64_t>(attn::kMaxHeads, (kvh + 1) * group - h0));
             const int64_t n = pos0 + t + 1;  // attends to positions 0 … pos0 + t
-            const float* qh = q + t * ldq + h * s.keyDim;
-            if (f16) {  // as llama.cpp with an f16 cache: q meets K in f16
-                for (int64_t i = 0; i < s.keyDim; ++i) qRound[size_t(i)] = attn::roundToF16(qh[i]);
-                qh = qRound.data();
+            const float* qh[attn::kMaxHeads];
+            float* w[attn::kMaxHeads];
+            float* o[attn::kMaxHeads];
+            for (int i = 0; i < heads; ++i) {
+                qh[i] = q + t * ldq + (h0 + i) * s.keyDim;
+                if (f16) {  // as llama.cpp with an f16 cache: q meets K in f16
+                    float* r = &qRound[size_t(i * s.keyDim)];
+                    for (int64_t d = 0; d < s.keyDim; ++d) r[d] = attn::roundToF16(qh[i][d]);
+                    qh[i] = r;
+                }
+                w[i] = &weights[cap * size_t(i)];
+                o[i] = out + t * ldo + (h0 + i) * s.valueDim;
             }
-            k.scores(qh, cache.keys(layer, kvh), f16, n, s.keyDim, s.scale, weights.data());
-            const float sum = k.expSum(weights.data(), n, k.maxOf(weights.data(), n));
-            k.normalize(weights.data(), n, 1.0f / sum, f16);
-            k.accumulate(weights.data(), cache.values(layer, kvh), f16, n, s.valueDim, out + t * ldo + h * s.valueDim);
+            k.scores(qh, heads, cache.keys(layer, kvh), f16, n, s.keyDim, s.scale, w);
+            for (int i = 0; i < heads; ++i) {
+                const float sum = k.expSum(w[i], n, k.maxOf(w[i], n));
+                k.normalize(w[i], n, 1.0f / sum, f16);
+            }
+            k.accumulate(w, heads, cache.values(layer, kvh), f16, n, s.valueDim, o);
         }
     });
 }

@@ -86,8 +86,10 @@ void scoresT(const float* q, const uint8_t* keys, int64_t n, int64_t dim, float 
     }
 }
 
-void scores(const float* q, const uint8_t* keys, bool f16, int64_t n, int64_t dim, float scale, float* s) {
-    f16 ? scoresT<true>(q, keys, n, dim, scale, s) : scoresT<false>(q, keys, n, dim, scale, s);
+void scores(const float* const* q, int heads, const uint8_t* keys, bool f16, int64_t n, int64_t dim, float scale,
+            float* const* s) {
+    for (int h = 0; h < heads; ++h)
+        f16 ? scoresT<true>(q[h], keys, n, dim, scale, s[h]) : scoresT<false>(q[h], keys, n, dim, scale, s[h]);
 }
 
 float maxOf(const float* s, int64_t n) {
@@ -156,41 +158,62 @@ void normalize(float* w, int64_t n, float inv, bool f16) {
     for (; j < n; ++j) w[j] = f16 ? roundToF16(w[j] * inv) : w[j] * inv;
 }
 
-// C 8-wide columns from d0, keys in order.
-template <bool F16, int C>
-void accumulateBlock(const float* w, const uint8_t* values, size_t rowBytes, int64_t n, int64_t d0, float* o) {
-    __m256 acc[C];
-    for (int c = 0; c < C; ++c) acc[c] = _mm256_setzero_ps();
+// H heads × C 8-wide columns from d0 (H·C <= 8 accumulators): each key's
+// values are loaded once for all H heads; keys in order in every chain.
+template <bool F16, int H, int C>
+void accumulateBlock(const float* const* w, const uint8_t* values, size_t rowBytes, int64_t n, int64_t d0,
+                     float* const* o) {
+    __m256 acc[H][C];
+    for (int h = 0; h < H; ++h)
+        for (int c = 0; c < C; ++c) acc[h][c] = _mm256_setzero_ps();
     for (int64_t j = 0; j < n; ++j) {
-        const __m256 wj = _mm256_broadcast_ss(w + j);
         const uint8_t* row = values + size_t(j) * rowBytes;
-        for (int c = 0; c < C; ++c) acc[c] = _mm256_fmadd_ps(wj, load8<F16>(row, d0 + 8 * c), acc[c]);
+        __m256 v[C];
+        for (int c = 0; c < C; ++c) v[c] = load8<F16>(row, d0 + 8 * c);
+        for (int h = 0; h < H; ++h) {
+            const __m256 wj = _mm256_broadcast_ss(w[h] + j);
+            for (int c = 0; c < C; ++c) acc[h][c] = _mm256_fmadd_ps(wj, v[c], acc[h][c]);
+        }
     }
-    for (int c = 0; c < C; ++c) _mm256_storeu_ps(o + d0 + 8 * c, acc[c]);
+    for (int h = 0; h < H; ++h)
+        for (int c = 0; c < C; ++c) _mm256_storeu_ps(o[h] + d0 + 8 * c, acc[h][c]);
 }
 
-template <bool F16>
-void accumulateT(const float* w, const uint8_t* values, int64_t n, int64_t dim, float* o) {
+template <bool F16, int H>
+void accumulateT(const float* const* w, const uint8_t* values, int64_t n, int64_t dim, float* const* o) {
+    constexpr int C = 8 / H;
     const size_t rowBytes = size_t(dim) * (F16 ? 2 : 4);
     const int64_t full = dim / 8 * 8;
     int64_t d0 = 0;
-    for (; d0 + 64 <= full; d0 += 64) accumulateBlock<F16, 8>(w, values, rowBytes, n, d0, o);
-    for (; d0 + 32 <= full; d0 += 32) accumulateBlock<F16, 4>(w, values, rowBytes, n, d0, o);
-    for (; d0 < full; d0 += 8) accumulateBlock<F16, 1>(w, values, rowBytes, n, d0, o);
-    for (int64_t d = full; d < dim; ++d) {  // each output on its own: the same chain as the scalar code
-        float acc = 0.0f;
-        for (int64_t j = 0; j < n; ++j) {
-            const uint8_t* row = values + size_t(j) * rowBytes;
-            const float v = F16 ? tensor::f16ToF32(reinterpret_cast<const uint16_t*>(row)[d])
-                                : reinterpret_cast<const float*>(row)[d];
-            acc = std::fma(w[j], v, acc);
+    for (; d0 + 8 * C <= full; d0 += 8 * C) accumulateBlock<F16, H, C>(w, values, rowBytes, n, d0, o);
+    for (; d0 < full; d0 += 8) accumulateBlock<F16, H, 1>(w, values, rowBytes, n, d0, o);
+    for (int h = 0; h < H; ++h)
+        for (int64_t d = full; d < dim; ++d) {  // each output on its own: the same chain as the scalar code
+            float acc = 0.0f;
+            for (int64_t j = 0; j < n; ++j) {
+                const uint8_t* row = values + size_t(j) * rowBytes;
+                const float v = F16 ? tensor::f16ToF32(reinterpret_cast<const uint16_t*>(row)[d])
+                                    : reinterpret_cast<const float*>(row)[d];
+                acc = std::fma(w[h][j], v, acc);
+            }
+            o[h][d] = acc;
         }
-        o[d] = acc;
+}
+
+template <bool F16>
+void accumulateHeads(const float* const* w, int heads, const uint8_t* values, int64_t n, int64_t dim, float* const* o) {
+    static_assert(kMaxHeads == 4);
+    switch (heads) {
+    case 1: accumulateT<F16, 1>(w, values, n, dim, o); break;
+    case 2: accumulateT<F16, 2>(w, values, n, dim, o); break;
+    case 3: accumulateT<F16, 3>(w, values, n, dim, o); break;
+    default: accumulateT<F16, 4>(w, values, n, dim, o); break;
     }
 }
 
-void accumulate(const float* w, const uint8_t* values, bool f16, int64_t n, int64_t dim, float* o) {
-    f16 ? accumulateT<true>(w, values, n, dim, o) : accumulateT<false>(w, values, n, dim, o);
+void accumulate(const float* const* w, int heads, const uint8_t* values, bool f16, int64_t n, int64_t dim,
+                float* const* o) {
+    f16 ? accumulateHeads<true>(w, heads, values, n, dim, o) : accumulateHeads<false>(w, heads, values, n, dim, o);
 }
 
 const Kernels kAvx2{"avx2", scores, maxOf, expSum, normalize, accumulate};

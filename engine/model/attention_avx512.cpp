@@ -46,26 +46,59 @@ inline __m512 reduce16x16(const __m512* a) {
     return _mm512_permutexvar_ps(order, r);
 }
 
-template <bool F16>
-void scoresT(const float* q, const uint8_t* keys, int64_t n, int64_t dim, float scale, float* s) {
+// H queries (1, 2 or 4) × 16/H keys per block: accumulator h·(16/H) + i is
+// query h with key j0 + i, so one reduce16x16 serves the block and each key
+// row is loaded (and converted) once for the H queries.
+template <bool F16, int H>
+void scoresT(const float* const* q, const uint8_t* keys, int64_t n, int64_t dim, float scale, float* const* s) {
+    constexpr int K = 16 / H;
     const size_t rowBytes = size_t(dim) * (F16 ? 2 : 4);
     const __m512 vscale = _mm512_set1_ps(scale);
-    for (int64_t j0 = 0; j0 < n; j0 += 16) {
-        const uint8_t* rows[16];
-        for (int i = 0; i < 16; ++i) rows[i] = keys + size_t(j0 + i < n ? j0 + i : n - 1) * rowBytes;
+    alignas(64) float out[16];
+    for (int64_t j0 = 0; j0 < n; j0 += K) {
+        const uint8_t* rows[K];
+        for (int i = 0; i < K; ++i) rows[i] = keys + size_t(j0 + i < n ? j0 + i : n - 1) * rowBytes;
         __m512 acc[16];
         for (auto& a : acc) a = _mm512_setzero_ps();
         for (int64_t d0 = 0; d0 < dim; d0 += 16) {
             const __mmask16 m = maskOf(dim - d0);
-            const __m512 qv = _mm512_maskz_loadu_ps(m, q + d0);
-            for (int i = 0; i < 16; ++i) acc[i] = _mm512_mask3_fmadd_ps(qv, load16<F16>(rows[i], d0, m), acc[i], m);
+            __m512 qv[H];
+            for (int h = 0; h < H; ++h) qv[h] = _mm512_maskz_loadu_ps(m, q[h] + d0);
+            for (int i = 0; i < K; ++i) {
+                const __m512 kv = load16<F16>(rows[i], d0, m);
+                for (int h = 0; h < H; ++h) acc[h * K + i] = _mm512_mask3_fmadd_ps(qv[h], kv, acc[h * K + i], m);
+            }
         }
-        _mm512_mask_storeu_ps(s + j0, maskOf(n - j0), _mm512_mul_ps(reduce16x16(acc), vscale));
+        const __m512 r = _mm512_mul_ps(reduce16x16(acc), vscale);
+        if constexpr (H == 1) {
+            _mm512_mask_storeu_ps(s[0] + j0, maskOf(n - j0), r);
+        } else {
+            _mm512_store_ps(out, r);
+            const int64_t valid = n - j0 < K ? n - j0 : K;
+            for (int h = 0; h < H; ++h)
+                for (int64_t i = 0; i < valid; ++i) s[h][j0 + i] = out[h * K + i];
+        }
     }
 }
 
-void scores(const float* q, const uint8_t* keys, bool f16, int64_t n, int64_t dim, float scale, float* s) {
-    f16 ? scoresT<true>(q, keys, n, dim, scale, s) : scoresT<false>(q, keys, n, dim, scale, s);
+template <bool F16>
+void scoresHeads(const float* const* q, int heads, const uint8_t* keys, int64_t n, int64_t dim, float scale,
+                 float* const* s) {
+    static_assert(kMaxHeads == 4);
+    switch (heads) {
+    case 1: scoresT<F16, 1>(q, keys, n, dim, scale, s); break;
+    case 2: scoresT<F16, 2>(q, keys, n, dim, scale, s); break;
+    case 3:
+        scoresT<F16, 2>(q, keys, n, dim, scale, s);
+        scoresT<F16, 1>(q + 2, keys, n, dim, scale, s + 2);
+        break;
+    default: scoresT<F16, 4>(q, keys, n, dim, scale, s); break;
+    }
+}
+
+void scores(const float* const* q, int heads, const uint8_t* keys, bool f16, int64_t n, int64_t dim, float scale,
+            float* const* s) {
+    f16 ? scoresHeads<true>(q, heads, keys, n, dim, scale, s) : scoresHeads<false>(q, heads, keys, n, dim, scale, s);
 }
 
 float maxOf(const float* s, int64_t n) {
@@ -127,40 +160,57 @@ void normalize(float* w, int64_t n, float inv, bool f16) {
     for (; j < n; ++j) w[j] = f16 ? roundToF16(w[j] * inv) : w[j] * inv;
 }
 
-// C 16-wide columns from d0, keys in order.
-template <bool F16, int C>
-void accumulateBlock(const float* w, const uint8_t* values, size_t rowBytes, int64_t n, int64_t d0, int64_t len,
-                     float* o) {
+// H heads × C 16-wide columns from d0: each key's values are loaded (and
+// converted) once for all H heads; each (head, column) is its own chain, keys in order.
+template <bool F16, int H, int C>
+void accumulateBlock(const float* const* w, const uint8_t* values, size_t rowBytes, int64_t n, int64_t d0, int64_t len,
+                     float* const* o) {
     __mmask16 m[C];
-    __m512 acc[C];
-    for (int c = 0; c < C; ++c) {
-        m[c] = maskOf(len - 16 * c);
-        acc[c] = _mm512_setzero_ps();
-    }
+    __m512 acc[H][C];
+    for (int c = 0; c < C; ++c) m[c] = maskOf(len - 16 * c);
+    for (int h = 0; h < H; ++h)
+        for (int c = 0; c < C; ++c) acc[h][c] = _mm512_setzero_ps();
     for (int64_t j = 0; j < n; ++j) {
-        const __m512 wj = _mm512_set1_ps(w[j]);
         const uint8_t* row = values + size_t(j) * rowBytes;
-        for (int c = 0; c < C; ++c) acc[c] = _mm512_fmadd_ps(wj, load16<F16>(row, d0 + 16 * c, m[c]), acc[c]);
+        __m512 v[C];
+        for (int c = 0; c < C; ++c) v[c] = load16<F16>(row, d0 + 16 * c, m[c]);
+        for (int h = 0; h < H; ++h) {
+            const __m512 wj = _mm512_set1_ps(w[h][j]);
+            for (int c = 0; c < C; ++c) acc[h][c] = _mm512_fmadd_ps(wj, v[c], acc[h][c]);
+        }
     }
-    for (int c = 0; c < C; ++c) _mm512_mask_storeu_ps(o + d0 + 16 * c, m[c], acc[c]);
+    for (int h = 0; h < H; ++h)
+        for (int c = 0; c < C; ++c) _mm512_mask_storeu_ps(o[h] + d0 + 16 * c, m[c], acc[h][c]);
 }
 
-template <bool F16>
-void accumulateT(const float* w, const uint8_t* values, int64_t n, int64_t dim, float* o) {
+template <bool F16, int H>
+void accumulateT(const float* const* w, const uint8_t* values, int64_t n, int64_t dim, float* const* o) {
     const size_t rowBytes = size_t(dim) * (F16 ? 2 : 4);
     for (int64_t d0 = 0; d0 < dim; d0 += 64) {
         const int64_t len = dim - d0 < 64 ? dim - d0 : 64;
         switch ((len + 15) / 16) {
-        case 1: accumulateBlock<F16, 1>(w, values, rowBytes, n, d0, len, o); break;
-        case 2: accumulateBlock<F16, 2>(w, values, rowBytes, n, d0, len, o); break;
-        case 3: accumulateBlock<F16, 3>(w, values, rowBytes, n, d0, len, o); break;
-        default: accumulateBlock<F16, 4>(w, values, rowBytes, n, d0, len, o); break;
+        case 1: accumulateBlock<F16, H, 1>(w, values, rowBytes, n, d0, len, o); break;
+        case 2: accumulateBlock<F16, H, 2>(w, values, rowBytes, n, d0, len, o); break;
+        case 3: accumulateBlock<F16, H, 3>(w, values, rowBytes, n, d0, len, o); break;
+        default: accumulateBlock<F16, H, 4>(w, values, rowBytes, n, d0, len, o); break;
         }
     }
 }
 
-void accumulate(const float* w, const uint8_t* values, bool f16, int64_t n, int64_t dim, float* o) {
-    f16 ? accumulateT<true>(w, values, n, dim, o) : accumulateT<false>(w, values, n, dim, o);
+template <bool F16>
+void accumulateHeads(const float* const* w, int heads, const uint8_t* values, int64_t n, int64_t dim, float* const* o) {
+    static_assert(kMaxHeads == 4);
+    switch (heads) {
+    case 1: accumulateT<F16, 1>(w, values, n, dim, o); break;
+    case 2: accumulateT<F16, 2>(w, values, n, dim, o); break;
+    case 3: accumulateT<F16, 3>(w, values, n, dim, o); break;
+    default: accumulateT<F16, 4>(w, values, n, dim, o); break;
+    }
+}
+
+void accumulate(const float* const* w, int heads, const uint8_t* values, bool f16, int64_t n, int64_t dim,
+                float* const* o) {
+    f16 ? accumulateHeads<true>(w, heads, values, n, dim, o) : accumulateHeads<false>(w, heads, values, n, dim, o);
 }
 
 const Kernels kAvx512{"avx512", scores, maxOf, expSum, normalize, accumulate};

@@ -75,20 +75,27 @@ static inline float expCanonical(float x) {
 
 static inline float roundToF16(float x) { return tensor::f16ToF32(tensor::f32ToF16(x)); }
 
+constexpr int kMaxHeads = 4;
+
 // One path's pieces of the arithmetic above. Rows of the cache are f32, or
 // f16 when `f16`; key rows are `dim` elements apart, as are value rows.
 struct Kernels {
     const char* name;
-    // s[j] = reduce16(q·k_j lanes) * scale, j in [0, n)
-    void (*scores)(const float* q, const uint8_t* keys, bool f16, int64_t n, int64_t dim, float scale, float* s);
+    // For each of `heads` (1 … kMaxHeads) queries of the same KV head:
+    // s[h][j] = reduce16(q[h]·k_j lanes) * scale, j in [0, n).
+    void (*scores)(const float* const* q, int heads, const uint8_t* keys, bool f16, int64_t n, int64_t dim,
+                   float scale, float* const* s);
     // max_j s[j]
     float (*maxOf)(const float* s, int64_t n);
     // s[j] = expCanonical(s[j] - max) in place; returns their canonical sum
     float (*expSum)(float* s, int64_t n, float max);
     // w[j] = w[j] * inv, rounded to f16 when `f16`
     void (*normalize)(float* w, int64_t n, float inv, bool f16);
-    // o[d] = Σ_j w[j]·v_j[d] (fma, j in order, from +0), d in [0, dim)
-    void (*accumulate)(const float* w, const uint8_t* values, bool f16, int64_t n, int64_t dim, float* o);
+    // For each of `heads` (1 … kMaxHeads) queries of the same KV head:
+    // o[h][d] = Σ_j w[h][j]·v_j[d] (fma, j in order, from +0), d in [0, dim).
+    // One pass over the values serves them all.
+    void (*accumulate)(const float* const* w, int heads, const uint8_t* values, bool f16, int64_t n, int64_t dim,
+                       float* const* o);
 };
 
 const Kernels& scalarKernels();

@@ -21,7 +21,7 @@ void loadRow(const uint8_t* row, bool f16, int64_t n, float* out) {
     for (int64_t i = 0; i < n; ++i) out[i] = tensor::f16ToF32(h[i]);
 }
 
-void scores(const float* q, const uint8_t* keys, bool f16, int64_t n, int64_t dim, float scale, float* s) {
+void scoresOne(const float* q, const uint8_t* keys, bool f16, int64_t n, int64_t dim, float scale, float* s) {
     const size_t rowBytes = size_t(dim) * (f16 ? 2 : 4);
     float k[64];
     for (int64_t j = 0; j < n; ++j) {
@@ -34,6 +34,11 @@ void scores(const float* q, const uint8_t* keys, bool f16, int64_t n, int64_t di
         }
         s[j] = reduce16(acc) * scale;
     }
+}
+
+void scores(const float* const* q, int heads, const uint8_t* keys, bool f16, int64_t n, int64_t dim, float scale,
+            float* const* s) {
+    for (int h = 0; h < heads; ++h) scoresOne(q[h], keys, f16, n, dim, scale, s[h]);
 }
 
 float maxOf(const float* s, int64_t n) {
@@ -55,7 +60,7 @@ void normalize(float* w, int64_t n, float inv, bool f16) {
     for (int64_t j = 0; j < n; ++j) w[j] = f16 ? roundToF16(w[j] * inv) : w[j] * inv;
 }
 
-void accumulate(const float* w, const uint8_t* values, bool f16, int64_t n, int64_t dim, float* o) {
+void accumulateOne(const float* w, const uint8_t* values, bool f16, int64_t n, int64_t dim, float* o) {
     const size_t rowBytes = size_t(dim) * (f16 ? 2 : 4);
     float v[64];
     for (int64_t d0 = 0; d0 < dim; d0 += 64) {
@@ -67,6 +72,11 @@ void accumulate(const float* w, const uint8_t* values, bool f16, int64_t n, int6
             for (int64_t i = 0; i < len; ++i) od[i] = std::fma(w[j], v[i], od[i]);
         }
     }
+}
+
+void accumulate(const float* const* w, int heads, const uint8_t* values, bool f16, int64_t n, int64_t dim,
+                float* const* o) {
+    for (int h = 0; h < heads; ++h) accumulateOne(w[h], values, f16, n, dim, o[h]);
 }
 
 const Kernels kScalar{"scalar", scores, maxOf, expSum, normalize, accumulate};

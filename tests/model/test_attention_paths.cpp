@@ -27,8 +27,10 @@ struct Case {
 };
 
 const Case kCases[] = {
-    {4, 2, 64, 64, 100, 1.0f},   // Llama-like heads
+    {8, 2, 64, 64, 100, 1.0f},   // Llama-3.2-1B-like heads: groups of 4
     {8, 2, 128, 128, 37, 1.0f},  // Qwen-like heads
+    {12, 2, 24, 40, 29, 1.0f},   // groups of 6: one block of 4 query heads and one of 2
+    {5, 1, 48, 56, 21, 1.0f},    // a group of 5: blocks of 4 and 1
     {3, 1, 13, 21, 50, 1.0f},    // odd sizes: partial 16-lane chunks everywhere
     {2, 2, 80, 72, 33, 1.0f},    // 80 = 5·16, 72 = 9·8
     {2, 1, 7, 5, 17, 1.0f},      // smaller than one chunk
