@@ -13,6 +13,7 @@ ColumnLayout {
     property var model
     property string systemPrompt: ""
     property int overrideCount: 0
+    property int labelWidth: 170
     signal systemPromptEdited(string text)
     // text empty: back to the default.
     signal overrideEdited(string key, string text)
@@ -85,7 +86,7 @@ ColumnLayout {
                 text: row.label
                 color: Theme.text
                 font.bold: row.overridden
-                Layout.preferredWidth: 170
+                Layout.preferredWidth: root.labelWidth
                 elide: Text.ElideRight
             }
             TextField {

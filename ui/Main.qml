@@ -54,30 +54,37 @@ ApplicationWindow {
     Shortcut { sequence: "Ctrl+K"; onActivated: sidebar.focusSearch() }
     Shortcut { sequence: "Esc"; enabled: window.controller.generating; onActivated: window.controller.stop() }
 
+    // A message across the chat; long text wraps (its width never comes from
+    // the text, so the window's layout does not follow the text's length).
     component Banner: Rectangle {
         property alias text: bannerLabel.text
         property color textColor: Theme.warningText
         property bool closable: false
         signal closed()
         Layout.fillWidth: true
-        visible: text !== ""
-        implicitHeight: bannerLabel.implicitHeight + 16
-        Label {
-            id: bannerLabel
+        // Collapsed rather than hidden: with Qt 6.4 a ColumnLayout sometimes
+        // missed a banner turning visible (it then covered the header).
+        Layout.preferredHeight: text !== "" ? bannerRow.implicitHeight + 16 : 0
+        clip: true
+        RowLayout {
+            id: bannerRow
             anchors.verticalCenter: parent.verticalCenter
             anchors.left: parent.left
-            anchors.right: closeButton.left
-            anchors.leftMargin: 16
-            wrapMode: Text.Wrap
-            color: parent.textColor
-        }
-        ToolButton {
-            id: closeButton
-            visible: parent.closable
             anchors.right: parent.right
-            anchors.verticalCenter: parent.verticalCenter
-            text: "✕"
-            onClicked: parent.closed()
+            anchors.leftMargin: 16
+            anchors.rightMargin: 8
+            Label {
+                id: bannerLabel
+                Layout.fillWidth: true
+                Layout.preferredWidth: 1
+                wrapMode: Text.Wrap
+                color: parent.parent.textColor
+            }
+            ToolButton {
+                visible: bannerRow.parent.closable
+                text: "✕"
+                onClicked: bannerRow.parent.closed()
+            }
         }
     }
 

@@ -49,6 +49,7 @@ Dialog {
                 required property string error
                 required property bool bundled
                 required property bool placeholder
+                required property bool demo
                 readonly property bool current: path === root.controller.modelPath
                 width: ListView.view.width
                 enabled: error === ""
@@ -64,8 +65,9 @@ Dialog {
                         Label { text: entry.name; font.bold: true; color: Theme.text; elide: Text.ElideRight; Layout.fillWidth: true }
                         Label { visible: entry.bundled; text: qsTr("bundled"); color: Theme.mutedText; font.pixelSize: 11 }
                         Label {
-                            visible: entry.placeholder
-                            text: qsTr("random weights: produces random text")
+                            visible: entry.placeholder || entry.demo
+                            text: entry.placeholder ? qsTr("random weights: produces random text")
+                                                    : qsTr("demo: answers are often wrong")
                             color: Theme.warningText
                             font.pixelSize: 11
                         }

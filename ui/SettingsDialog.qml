@@ -75,13 +75,22 @@ Dialog {
             SpinBox { from: 1; to: 32768; value: root.s.maxTokens; onValueModified: root.s.maxTokens = value; editable: true }
 
             Heading { text: qsTr("Chat") }
-            Name { text: qsTr("Default system prompt") }
+            Name { text: qsTr("Default system prompt"); Layout.alignment: Qt.AlignTop; Layout.topMargin: 6 }
             TextArea {
+                id: defaultPrompt
                 Layout.fillWidth: true
+                Layout.minimumHeight: 64
                 wrapMode: TextArea.Wrap
                 color: Theme.text
                 text: root.s.systemPrompt
+                placeholderText: qsTr("(none)")
+                placeholderTextColor: Theme.mutedText
                 onEditingFinished: root.s.systemPrompt = text
+                background: Rectangle {
+                    radius: Theme.radius
+                    color: Theme.input
+                    border.color: defaultPrompt.activeFocus ? Theme.accent : Theme.border
+                }
             }
             Name { text: qsTr("When the context is full") }
             ComboBox {
@@ -100,6 +109,7 @@ Dialog {
             }
             ConversationOverrides {
                 objectName: "settingsOverrides"
+                labelWidth: 204  // lines the fields up with the grid's second column
                 Layout.columnSpan: 2
                 Layout.fillWidth: true
                 model: root.controller.conversationSettings

@@ -102,6 +102,9 @@ void ChatController::connectWorker() {
                 const auto* info = models_->find(path);
                 modelNote_ = info && info->placeholder
                                  ? tr("Placeholder model with random weights: it produces random text.")
+                             : info && info->demo
+                                 ? tr("Demo model, trained for a few minutes: it answers in the right form, but its "
+                                      "facts and numbers are often wrong. Open the model picker to use a real model.")
                                  : QString();
                 settings_->setLastModel(path);
                 emit modelChanged();

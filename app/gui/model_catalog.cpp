@@ -39,6 +39,7 @@ ModelFileInfo describeModelFile(const QString& path) {
     info.name = fi.completeBaseName();
     info.fileSize = quint64(fi.size());
     info.placeholder = info.fileName.contains(QLatin1String("placeholder-random"));
+    info.demo = info.fileName.startsWith(QLatin1String("cairn-demo-"));
     try {
         auto file = gguf::File::open(path.toStdString());
         info.architecture = QString::fromStdString(file.architecture());

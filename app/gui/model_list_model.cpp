@@ -72,6 +72,7 @@ QVariant ModelListModel::data(const QModelIndex& index, int role) const {
     case ErrorRole: return r.error;
     case BundledRole: return r.bundled;
     case PlaceholderRole: return r.placeholder;
+    case DemoRole: return r.demo;
     case SummaryRole:
         if (!r.error.isEmpty()) return tr("Cannot be used: %1").arg(r.error);
         return tr("%1 · %2 parameters · %3 · %4 · context %5 · ~%6 RAM")
@@ -86,7 +87,8 @@ QHash<int, QByteArray> ModelListModel::roleNames() const {
     return {{PathRole, "path"}, {NameRole, "name"}, {FileNameRole, "fileName"}, {ArchitectureRole, "architecture"},
             {ParametersRole, "parameters"}, {QuantizationRole, "quantization"}, {FileSizeRole, "fileSize"},
             {ContextLengthRole, "contextLength"}, {RamEstimateRole, "ramEstimate"}, {ErrorRole, "error"},
-            {BundledRole, "bundled"}, {PlaceholderRole, "placeholder"}, {SummaryRole, "summary"}};
+            {BundledRole, "bundled"}, {PlaceholderRole, "placeholder"}, {SummaryRole, "summary"},
+            {DemoRole, "demo"}};
 }
 
 } // namespace cairn::app

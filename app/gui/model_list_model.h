@@ -20,7 +20,7 @@ class ModelListModel : public QAbstractListModel {
 public:
     enum Roles {
         PathRole = Qt::UserRole + 1, NameRole, FileNameRole, ArchitectureRole, ParametersRole, QuantizationRole,
-        FileSizeRole, ContextLengthRole, RamEstimateRole, ErrorRole, BundledRole, PlaceholderRole, SummaryRole
+        FileSizeRole, ContextLengthRole, RamEstimateRole, ErrorRole, BundledRole, PlaceholderRole, SummaryRole, DemoRole
     };
 
     explicit ModelListModel(QObject* parent = nullptr);

@@ -212,6 +212,15 @@ private slots:
         int brokenRow = models.data(models.index(1), ModelListModel::FileNameRole).toString() == QStringLiteral("broken.gguf") ? 1 : 2;
         QVERIFY(models.data(models.index(brokenRow), ModelListModel::SummaryRole).toString().startsWith(QStringLiteral("Cannot be used")));
         QVERIFY(!models.data(models.index(brokenRow), ModelListModel::ErrorRole).toString().isEmpty());
+        QVERIFY(!info.demo);
+
+        // A trained demo model is marked as such and preferred over the placeholder.
+        QFile::copy(good, bundled.filePath(QStringLiteral("cairn-demo-tiny.gguf")));
+        QVERIFY(describeModelFile(bundled.filePath(QStringLiteral("cairn-demo-tiny.gguf"))).demo);
+        models.scan({}, {}, {bundled.path()});
+        QCOMPARE(models.defaultModel(), QFileInfo(bundled.filePath(QStringLiteral("cairn-demo-tiny.gguf"))).absoluteFilePath());
+        QVERIFY(models.data(models.index(0), ModelListModel::DemoRole).toBool());
+        QVERIFY(!models.data(models.index(1), ModelListModel::DemoRole).toBool());
     }
 
     void markdown() {
