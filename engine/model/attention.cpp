@@ -19,8 +19,12 @@ void attention(const KvCache& cache, int64_t layer, const AttentionShape& s, con
     // arithmetic is its own (attention_kernels.h): items, chunks and threads
     // never change a bit.
     ctx.parallelFor(s.kvHeads * nTokens * blocks, 1, [&](int64_t begin, int64_t end) {
+        // Per-thread scratch, kept between calls (nothing in here waits for
+        // other tasks, so no other item runs on this thread meanwhile).
+        thread_local std::vector<float> weights, qRound;
         const size_t cap = size_t(pos0 + nTokens);
-        std::vector<float> weights(cap * attn::kMaxHeads), qRound(size_t(s.keyDim * attn::kMaxHeads));
+        if (weights.size() < cap * attn::kMaxHeads) weights.resize(cap * attn::kMaxHeads);
+        if (qRound.size() < size_t(s.keyDim * attn::kMaxHeads)) qRound.resize(size_t(s.keyDim * attn::kMaxHeads));
         for (int64_t item = begin; item < end; ++item) {
             const int64_t kvh = item / (nTokens * blocks), t = item / blocks % nTokens, b = item % blocks;
             const int64_t h0 = kvh * group + b * attn::kMaxHeads;
