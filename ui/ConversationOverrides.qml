@@ -14,6 +14,8 @@ ColumnLayout {
     property string systemPrompt: ""
     property int overrideCount: 0
     property int labelWidth: 170
+    // Why the last value typed was refused (empty: nothing to say).
+    property string refusal: ""
     signal systemPromptEdited(string text)
     // text empty: back to the default.
     signal overrideEdited(string key, string text)
@@ -66,6 +68,17 @@ ColumnLayout {
             }
             background: Rectangle { radius: 6; color: resetAll.hovered ? Theme.hover : "transparent" }
         }
+    }
+
+    Label {
+        objectName: "refusal"
+        Layout.preferredHeight: root.refusal !== "" ? implicitHeight : 0
+        clip: true
+        text: root.refusal
+        color: Theme.errorText
+        font.pixelSize: 12
+        wrapMode: Text.Wrap
+        Layout.fillWidth: true
     }
 
     Repeater {

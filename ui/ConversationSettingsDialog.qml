@@ -56,6 +56,7 @@ Dialog {
             width: parent.width
             model: root.controller.conversationSettings
             overrideCount: root.controller.conversationSettings.overrideCount
+            refusal: root.controller.conversationSettings.refusal
             systemPrompt: root.controller.conversationSystemPrompt
             onSystemPromptEdited: (text) => root.controller.conversationSystemPrompt = text
             onOverrideEdited: (key, text) => root.controller.conversationSettings.setOverrideText(key, text)

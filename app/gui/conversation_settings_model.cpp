@@ -69,6 +69,7 @@ void ConversationSettingsModel::load(qint64 conversationId) {
             emit errorOccurred(QString::fromUtf8(e.what()));
         }
     }
+    setRefusal({});
     beginResetModel();
     conversationId_ = conversationId;
     overrides_ = overrides;
@@ -104,14 +105,29 @@ void ConversationSettingsModel::rowChanged(int row) {
     emit overridesChanged();
 }
 
+void ConversationSettingsModel::setRefusal(const QString& text) {
+    if (refusal_ == text) return;
+    refusal_ = text;
+    emit refusalChanged();
+}
+
+bool ConversationSettingsModel::refuse(const Field& field) {
+    setRefusal(field.integer ? tr("%1 is a whole number from %2 to %3.")
+                                   .arg(tr(field.label), format(field, field.min), format(field, field.max))
+                             : tr("%1 is a number from %2 to %3.")
+                                   .arg(tr(field.label), format(field, field.min), format(field, field.max)));
+    return false;
+}
+
 bool ConversationSettingsModel::setOverride(const QString& key, const QVariant& value) {
     const int row = rowOf(key);
     if (row < 0) return false;
     const Field& field = fields()[size_t(row)];
     bool ok = false;
     const double v = value.toDouble(&ok);
-    if (!ok || !std::isfinite(v) || v < field.min || v > field.max) return false;
-    if (field.integer && v != std::floor(v)) return false;
+    if (!ok || !std::isfinite(v) || v < field.min || v > field.max) return refuse(field);
+    if (field.integer && v != std::floor(v)) return refuse(field);
+    setRefusal({});
     const QVariant stored = field.integer ? QVariant(qint64(v)) : QVariant(v);
     if (overrides_.value(key) == stored) return true;
     if (!persist(key, stored)) return false;
@@ -127,13 +143,16 @@ bool ConversationSettingsModel::setOverrideText(const QString& key, const QStrin
         resetOverride(key);
         return true;
     }
+    const int row = rowOf(key);
+    if (row < 0) return false;
     bool ok = false;
     const double v = QLocale::c().toDouble(QString(t).replace(QLatin1Char(','), QLatin1Char('.')), &ok);
-    return ok && setOverride(key, v);
+    return ok ? setOverride(key, v) : refuse(fields()[size_t(row)]);
 }
 
 void ConversationSettingsModel::resetOverride(const QString& key) {
     const int row = rowOf(key);
+    setRefusal({});
     if (row < 0 || !overrides_.contains(key)) return;
     if (!persist(key, QVariant())) return;
     overrides_.remove(key);

@@ -28,6 +28,8 @@ class ConversationSettingsModel : public QAbstractListModel {
     Q_PROPERTY(int overrideCount READ overrideCount NOTIFY overridesChanged)
     // "temperature 0.2 · seed 42", empty when everything uses the defaults.
     Q_PROPERTY(QString summary READ summary NOTIFY overridesChanged)
+    // Why the last value typed was refused ("Top-p is a number from 0 to 1"); empty after a good one.
+    Q_PROPERTY(QString refusal READ refusal NOTIFY refusalChanged)
 public:
     enum Roles {
         KeyRole = Qt::UserRole + 1, LabelRole, HintRole, IntegerRole, OverriddenRole, ValueRole, DefaultValueRole,
@@ -67,6 +69,7 @@ public:
     QVariantMap overrides() const { return overrides_; }
     int overrideCount() const { return int(overrides_.size()); }
     QString summary() const;
+    QString refusal() const { return refusal_; }
 
     int rowCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role) const override;
@@ -74,6 +77,7 @@ public:
 
 signals:
     void overridesChanged();
+    void refusalChanged();
     void errorOccurred(const QString& message);
 
 private:
@@ -83,11 +87,14 @@ private:
     // Writes the override of `key` (invalid: removed) to the database.
     bool persist(const QString& key, const QVariant& value);
     void rowChanged(int row);
+    bool refuse(const Field& field);
+    void setRefusal(const QString& text);
 
     store::Store* store_ = nullptr;
     AppSettings* defaults_ = nullptr;
     qint64 conversationId_ = -1;
     QVariantMap overrides_;
+    QString refusal_;
 };
 
 } // namespace cairn::app

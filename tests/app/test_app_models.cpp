@@ -139,9 +139,14 @@ private slots:
         QVERIFY(!model.setOverride(QStringLiteral("topP"), 1.5));
         QVERIFY(!model.setOverride(QStringLiteral("maxTokens"), 0));
         QVERIFY(!model.setOverrideText(QStringLiteral("topK"), QStringLiteral("2.5")));
+        QCOMPARE(model.refusal(), QStringLiteral("Top-k is a whole number from 0 to 100000."));
         QVERIFY(!model.setOverrideText(QStringLiteral("minP"), QStringLiteral("lots")));
+        QCOMPARE(model.refusal(), QStringLiteral("Min-p is a number from 0 to 1."));
         QVERIFY(!model.setOverride(QStringLiteral("contextSize"), 100));
         QCOMPARE(model.overrideCount(), 3);
+        QVERIFY(model.setOverride(QStringLiteral("topK"), 20));  // a good value clears the refusal
+        QVERIFY(model.refusal().isEmpty());
+        model.resetOverride(QStringLiteral("topK"));
         QCOMPARE(db.settings(conv).size(), size_t(4));
 
         // Read back by a fresh model (as after a restart), then reset.

@@ -70,6 +70,16 @@ Item {
             pane.overrideCount = 1
         }
 
+        function test_refusalShown() {
+            const label = findChild(pane, "refusal")
+            compare(label.height, 0)
+            pane.refusal = "Top-p is a number from 0 to 1."
+            tryVerify(() => label.height > 0)  // laid out at the next polish
+            compare(label.text, "Top-p is a number from 0 to 1.")
+            pane.refusal = ""
+            tryCompare(label, "height", 0)
+        }
+
         function test_systemPrompt() {
             const area = findChild(pane, "conversationPrompt")
             compare(area.text, "Be brief.")
