@@ -25,6 +25,16 @@ Item {
         onContentHeightChanged: if (following) Qt.callLater(positionViewAtEnd)
         onCountChanged: { following = true; Qt.callLater(positionViewAtEnd) }
 
+        Connections {
+            target: root.controller
+            function onMessageFocusRequested(messageId) {
+                const row = root.controller.messages.rowOf(messageId)
+                if (row < 0) return
+                list.following = false
+                Qt.callLater(() => list.positionViewAtIndex(row, ListView.Center))
+            }
+        }
+
         delegate: MessageDelegate {
             width: ListView.view.width
             isLast: index === ListView.view.count - 1

@@ -63,7 +63,7 @@ Rectangle {
             delegate: ItemDelegate {
                 required property var modelData
                 width: ListView.view.width
-                onClicked: root.controller.openConversation(modelData.conversationId)
+                onClicked: root.controller.openSearchResult(modelData.conversationId, modelData.messageId)
                 background: Rectangle { radius: Theme.radius; color: parent.hovered ? Theme.hover : "transparent" }
                 contentItem: ColumnLayout {
                     spacing: 2

@@ -288,6 +288,21 @@ void ChatController::openConversation(qint64 id) {
     QMetaObject::invokeMethod(worker_, [w = worker_, id, s] { w->openConversation(id, s); }, Qt::QueuedConnection);
 }
 
+void ChatController::openSearchResult(qint64 conversationId, qint64 messageId) {
+    if (generating_ && conversationId == current_) return;  // the branch must not change under a reply
+    try {
+        bool shown = false;
+        if (auto leaf = store_->activeLeaf(conversationId))
+            for (const auto& m : store_->pathTo(*leaf)) shown = shown || m.id == messageId;
+        if (!shown) store_->setActiveLeaf(conversationId, store_->newestLeafUnder(messageId));
+    } catch (const std::exception& e) {
+        setError(QString::fromUtf8(e.what()));
+        return;
+    }
+    openConversation(conversationId);
+    if (messages_->rowOf(messageId) >= 0) emit messageFocusRequested(messageId);
+}
+
 void ChatController::send(const QString& text) {
     const QString trimmed = text.trimmed();
     if (trimmed.isEmpty() || generating_) return;

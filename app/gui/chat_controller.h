@@ -102,6 +102,10 @@ public:
 
     Q_INVOKABLE void newChat();
     Q_INVOKABLE void openConversation(qint64 id);
+    // A search hit: opens its conversation on a branch that shows the message
+    // (switching branch when the hit is on another one) and asks the view to
+    // bring it into sight (messageFocusRequested).
+    Q_INVOKABLE void openSearchResult(qint64 conversationId, qint64 messageId);
     Q_INVOKABLE void send(const QString& text);
     Q_INVOKABLE void stop();
     Q_INVOKABLE void regenerate(qint64 messageId);
@@ -136,6 +140,8 @@ signals:
     void replyFinished(qint64 conversationId, qint64 messageId, const QVariantMap& stats);
     // The engine is at the open conversation (how: "snapshot", "prefill", "empty", "live").
     void conversationReady(qint64 conversationId, const QString& how, double ms);
+    // The chat view should scroll to this message (it is in the message list).
+    void messageFocusRequested(qint64 messageId);
 
 public:
     // What the next reply of the open conversation uses: the app settings

@@ -328,6 +328,37 @@ private slots:
         QCOMPARE(c->conversations()->rowCount(), 3);
     }
 
+    // A search hit on a branch that is not shown: opening it switches to that
+    // branch and asks the view to scroll to it; a hit on the shown branch
+    // leaves the branch alone.
+    void searchHitOpensItsBranch() {
+        auto c = makeController(QStringLiteral("searchhit"));
+        auto& db = c->store();
+        int64_t conv = db.createConversation("Branches");
+        int64_t u = db.addMessage(conv, std::nullopt, store::Role::User, "tell me about birds");
+        int64_t first = db.addMessage(conv, u, store::Role::Assistant, "albatross glide far");
+        int64_t second = db.addMessage(conv, u, store::Role::Assistant, "penguins swim well");
+        QCOMPARE(db.activeLeaf(conv).value_or(-1), second);
+        c->conversations()->reload();
+        QSignalSpy focus(c.get(), &ChatController::messageFocusRequested);
+
+        c->search(QStringLiteral("albatross"));
+        QCOMPARE(c->searchResults().size(), 1);
+        QCOMPARE(c->searchResults()[0].toMap().value(QStringLiteral("messageId")).toLongLong(), first);
+        c->openSearchResult(conv, first);
+        QCOMPARE(c->currentConversation(), conv);
+        QCOMPARE(c->messages()->rowOf(first), 1);
+        QCOMPARE(db.activeLeaf(conv).value_or(-1), first);
+        QCOMPARE(focus.count(), 1);
+        QCOMPARE(focus[0][0].toLongLong(), first);
+
+        c->openSearchResult(conv, u);  // on the shown branch
+        QCOMPARE(db.activeLeaf(conv).value_or(-1), first);
+        QCOMPARE(focus.count(), 2);
+        c->openSearchResult(conv, 12345);  // gone meanwhile: an error, no crash
+        QVERIFY(!c->errorText().isEmpty());
+    }
+
     // Reopening: a matching snapshot is restored; a damaged one is dropped and
     // the branch is prefilled again with progress (the messages are untouched).
     void reopenRestoresOrPrefills() {
