@@ -406,18 +406,22 @@ private slots:
             auto* o = c->conversationSettings();
             QVERIFY(o->setOverride(QStringLiteral("maxTokens"), 3));
             QVERIFY(o->setOverride(QStringLiteral("temperature"), 0));
+            c->setConversationSystemPrompt(QStringLiteral("Answer in one word."));
+            QCOMPARE(c->conversationSystemPrompt(), QStringLiteral("Answer in one word."));
             QCOMPARE(c->generationSettings().value(QStringLiteral("maxTokens")).toInt(), 24);  // no conversation yet
             QSignalSpy finished(c.get(), &ChatController::replyFinished);
             c->send(QStringLiteral("short answers please"));
             QVERIFY(finished.wait(20000));
             conv = c->currentConversation();
             QCOMPARE(c->store().settings(conv).value("maxTokens", 0), 3);
+            QCOMPARE(c->store().conversation(conv).systemPrompt, std::string("Answer in one word."));
             auto stats = finished.last()[2].toMap();
             QCOMPARE(stats.value(QStringLiteral("generatedTokens")).toLongLong(), 3);
             QCOMPARE(stats.value(QStringLiteral("stop")).toString(), QStringLiteral("max"));
             // A new chat starts from the defaults.
             c->newChat();
             QCOMPARE(c->conversationSettings()->overrideCount(), 0);
+            QVERIFY(c->conversationSystemPrompt().isEmpty());
             QCOMPARE(c->generationSettings().value(QStringLiteral("maxTokens")).toInt(), 24);
         }
         auto c = makeController(QStringLiteral("overrides"));
