@@ -4,6 +4,7 @@
 #include "cairn/gguf.h"
 #include "cairn/tokenizer.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace cairn {
@@ -17,6 +18,10 @@ std::string tokenString(const Tokenizer& tok, int32_t id) {
     return id >= 0 && id < tok.vocabSize() ? std::string(tok.tokenText(id)) : std::string();
 }
 
+size_t commonPrefix(std::string_view a, std::string_view b) {
+    return size_t(std::mismatch(a.begin(), a.begin() + std::min(a.size(), b.size()), b.begin()).first - a.begin());
+}
+
 } // namespace
 
 ChatSession::ChatSession(const Model& model, SessionOptions options)
@@ -27,33 +32,106 @@ ChatSession::ChatSession(const Model& model, SessionOptions options)
     renderOptions_.eosToken = tokenString(tok, tok.eos());
 }
 
-std::vector<int32_t> ChatSession::promptTokens(const std::vector<ChatMessage>& messages, bool addGenerationPrompt,
-                                               ChatRendering* rendering) const {
+ChatRendering ChatSession::render(const std::vector<ChatMessage>& messages, bool addGenerationPrompt) const {
     auto options = renderOptions_;
     options.addGenerationPrompt = addGenerationPrompt;
-    auto r = renderChat(templateSource_, messages, options);
+    return renderChat(templateSource_, messages, options);
+}
+
+// The text ids stand for, control tokens written as their text (as templates write them).
+std::string ChatSession::textOf(std::span<const int32_t> ids) const {
     const auto& tok = model_.tokenizer();
-    // Templates usually write the BOS text themselves; add it only when they do not.
-    bool addSpecial = tok.addBos() && (options.bosToken.empty() || !r.text.starts_with(options.bosToken));
-    auto ids = tok.encode(r.text, addSpecial, /*parseSpecial=*/true);
+    std::string text;
+    for (int32_t id : ids) text += tok.isControl(id) ? std::string(tok.tokenText(id)) : tok.tokenBytes(id);
+    return text;
+}
+
+// The session holds ids this ChatSession did not produce (restored from a
+// snapshot, fed directly): recover the text they stand for by decoding, with a
+// boundary after every control token (where templates start messages) and at
+// the end. Where decoding is not the inverse of tokenizing (SPM's added space)
+// the rendering does not continue the decoded text and nothing is reused from here.
+ChatSession::History ChatSession::historyFromSession(const std::string& rendering) const {
+    const auto& tok = model_.tokenizer();
+    History h;
+    h.ids = session_.tokens();
+    for (size_t i = 0; i < h.ids.size(); ++i) {
+        const int32_t id = h.ids[i];
+        // A BOS the tokenizer added stands for no text.
+        const bool addedBos = i == 0 && id == tok.bos() && !rendering.starts_with(renderOptions_.bosToken);
+        if (!addedBos) h.text += tok.isControl(id) ? std::string(tok.tokenText(id)) : tok.tokenBytes(id);
+        if (tok.isControl(id) || i + 1 == h.ids.size()) h.marks.push_back({i + 1, h.text.size()});
+    }
+    return h;
+}
+
+ChatSession::Prompt ChatSession::buildPrompt(const std::string& rendering) const {
+    const auto& session = session_.tokens();
+    const bool known = session.size() <= history_.ids.size() &&
+                       std::equal(session.begin(), session.end(), history_.ids.begin());
+    History h = known ? history_ : historyFromSession(rendering);
+    const auto& tok = model_.tokenizer();
+
+    Prompt p;
+    size_t kept = 0;  // marks of h still valid for the new prompt
+    // The latest boundary whose text the rendering continues, where the rest tokenizes to exactly its text.
+    for (size_t i = h.marks.size(); i-- > 0;) {
+        const Mark m = h.marks[i];
+        if (m.tokens == 0 || m.text > rendering.size() || rendering.compare(0, m.text, h.text, 0, m.text) != 0) continue;
+        std::string_view rest = std::string_view(rendering).substr(m.text);
+        std::vector<int32_t> restIds;
+        if (!rest.empty()) {
+            restIds = tok.encode(rest, /*addSpecial=*/false, /*parseSpecial=*/true);
+            if (textOf(restIds) != rest) continue;
+        }
+        p.ids.assign(h.ids.begin(), h.ids.begin() + std::ptrdiff_t(m.tokens));
+        p.ids.insert(p.ids.end(), restIds.begin(), restIds.end());
+        kept = i + 1;
+        break;
+    }
+    if (p.ids.empty()) {
+        // No boundary continues: tokenize the whole rendering; the session keeps
+        // whatever token prefix it shares. Templates usually write the BOS text
+        // themselves; add it only when they do not.
+        bool addSpecial = tok.addBos() && (renderOptions_.bosToken.empty() || !rendering.starts_with(renderOptions_.bosToken));
+        p.ids = tok.encode(rendering, addSpecial, /*parseSpecial=*/true);
+        const size_t sameIds = size_t(std::mismatch(h.ids.begin(), h.ids.begin() + std::ptrdiff_t(std::min(h.ids.size(), p.ids.size())),
+                                                    p.ids.begin()).first - h.ids.begin());
+        const size_t sameText = commonPrefix(h.text, rendering);
+        while (kept < h.marks.size() && h.marks[kept].tokens <= sameIds && h.marks[kept].text <= sameText) ++kept;
+    }
+    p.history.marks.assign(h.marks.begin(), h.marks.begin() + std::ptrdiff_t(kept));
+    if (p.history.marks.empty() || p.history.marks.back().tokens != p.ids.size())
+        p.history.marks.push_back({p.ids.size(), rendering.size()});
+    p.history.ids = p.ids;
+    p.history.text = rendering;
+    return p;
+}
+
+std::vector<int32_t> ChatSession::promptTokens(const std::vector<ChatMessage>& messages, bool addGenerationPrompt,
+                                               ChatRendering* rendering) const {
+    auto r = render(messages, addGenerationPrompt);
+    auto ids = buildPrompt(r.text).ids;
     if (rendering) *rendering = std::move(r);
     return ids;
 }
 
 ReplyResult ChatSession::reply(const std::vector<ChatMessage>& messages, ExecContext& ctx, const ReplyOptions& options) {
+    const auto t0 = std::chrono::steady_clock::now();
     ReplyResult result;
-    ChatRendering rendering;
-    auto prompt = promptTokens(messages, true, &rendering);
+    ChatRendering rendering = render(messages, true);
     result.usedFallbackTemplate = rendering.usedFallback;
     result.templateNote = rendering.fallbackReason;
-    result.promptTokens = int64_t(prompt.size());
+    Prompt prompt = buildPrompt(rendering.text);
+    result.promptTokens = int64_t(prompt.ids.size());
+    history_ = std::move(prompt.history);  // the ids stand for the text whether or not the feed completes
+    result.promptMs = msSince(t0);
 
-    const auto t0 = std::chrono::steady_clock::now();
     FeedProgress progress;
     progress.cancel = options.cancel;
     progress.onProgress = options.onPrefill;
     try {
-        session_.feed(prompt, ctx, progress);
+        session_.feed(prompt.ids, ctx, progress);
     } catch (const Cancelled&) {
         result.stop = StopReason::Cancelled;
         result.prefillMs = msSince(t0);
@@ -72,7 +150,9 @@ ReplyResult ChatSession::reply(const std::vector<ChatMessage>& messages, ExecCon
         result.text += piece;
         if (options.onPiece) options.onPiece(piece);
     };
-    std::chrono::steady_clock::time_point firstToken;
+    std::vector<int32_t> generated;
+    int32_t endToken = -1;
+    std::chrono::steady_clock::time_point firstToken, lastToken;
     result.stop = StopReason::MaxTokens;
     for (int64_t i = 0; i < options.maxTokens; ++i) {
         if (options.cancel && options.cancel->load(std::memory_order_relaxed)) {
@@ -80,26 +160,49 @@ ReplyResult ChatSession::reply(const std::vector<ChatMessage>& messages, ExecCon
             break;
         }
         int32_t next = sampler.sample(session_.logits(), session_.tokens());
+        lastToken = std::chrono::steady_clock::now();
         if (i == 0) {
-            firstToken = std::chrono::steady_clock::now();
+            firstToken = lastToken;
             result.firstTokenMs = std::chrono::duration<double, std::milli>(firstToken - t0).count();
         }
         if (options.stopAtEndOfGeneration && tok.isEndOfGeneration(next)) {
             result.stop = StopReason::EndOfGeneration;
+            endToken = next;
             break;
         }
         emit(decoder.push(next));
+        generated.push_back(next);
         result.generatedTokens++;
-        if (i + 1 == options.maxTokens) break;  // the last token need not be fed
         if (session_.memory().size() >= session_.contextSize()) {
-            result.stop = StopReason::ContextFull;
+            if (i + 1 < options.maxTokens) result.stop = StopReason::ContextFull;
             break;
         }
+        // The last token is fed too (after it was shown): the session then holds the
+        // whole reply, and a snapshot of it continues with the next message alone.
         session_.append(next, ctx);
     }
     emit(decoder.flush());
     if (result.generatedTokens > 0 || result.stop == StopReason::EndOfGeneration)
-        result.decodeMs = msSince(firstToken);
+        result.decodeMs = std::chrono::duration<double, std::milli>(lastToken - firstToken).count();
+    session_.checkpoint();  // end of the reply: editing the next message comes back here
+
+    // The reply as generated is the history the next turn continues (the
+    // end-of-turn token is fed with the next prompt).
+    auto mark = [&] {
+        if (history_.marks.empty() || history_.marks.back().tokens != history_.ids.size())
+            history_.marks.push_back({history_.ids.size(), history_.text.size()});
+    };
+    history_.ids.insert(history_.ids.end(), generated.begin(), generated.end());
+    history_.text += result.text;
+    // A generated control token shows no text in the reply: then the ids do not
+    // stand for it and the next turn continues from the prompt's end instead.
+    if (textOf(generated) != result.text) return result;
+    mark();
+    if (endToken >= 0) {
+        history_.ids.push_back(endToken);
+        history_.text += tok.tokenText(endToken);
+        mark();
+    }
     return result;
 }
 

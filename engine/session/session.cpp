@@ -87,10 +87,18 @@ void Session::run(std::span<const int32_t> tokens, ExecContext& ctx, const FeedP
     logits_.resize(size_t(vocab));
     const int64_t total = int64_t(tokens.size());
     for (int64_t done = 0; done < total;) {
-        if (progress.cancel && progress.cancel->load(std::memory_order_relaxed)) throw Cancelled();
+        if (progress.cancel && progress.cancel->load(std::memory_order_relaxed)) {
+            // Only the last chunk computes logits (and a rewind left the old end's):
+            // the prefix fed so far has none.
+            logits_.clear();
+            throw Cancelled();
+        }
         int64_t n = std::min(options_.chunk, total - done);
         auto part = tokens.subspan(size_t(done), size_t(n));
-        model_.forward(*memory_, part, false, logits_.data(), ctx);
+        // Only the last chunk's logits are needed: the others skip the output matrix
+        // (on llama-1b a 128256 × 2048 matvec, ≈ 215 MB read, per chunk).
+        const bool last = done + n == total;
+        model_.forward(*memory_, part, false, last ? logits_.data() : nullptr, ctx);
         tokens_.insert(tokens_.end(), part.begin(), part.end());
         done += n;
         stats_.lastPrefilled += n;

@@ -8,6 +8,8 @@
 
 #include <QTest>
 
+#include <xxhash.h>
+
 #include <cstring>
 #include <random>
 
@@ -24,6 +26,41 @@ float maxAbsDiff(std::span<const float> a, std::span<const float> b) {
     float m = 0;
     for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a[i] - b[i]));
     return m;
+}
+
+// A Mamba session at message boundaries: prompt, reply, prompt, reply; a checkpoint at each.
+struct Boundaries {
+    std::vector<int32_t> prompt1, reply1, prompt2, reply2;
+    std::vector<int32_t> upTo(int n) const {
+        std::vector<int32_t> t;
+        for (const auto* part : {&prompt1, &reply1, &prompt2, &reply2}) {
+            if (n-- <= 0) break;
+            t = concat(t, *part);
+        }
+        return t;
+    }
+};
+
+Boundaries boundaries() { return {someTokens(20, 31), someTokens(8, 32), someTokens(11, 33), someTokens(6, 34)}; }
+
+void talk(Session& s, const Boundaries& b, ExecContext& ctx) {
+    for (int n = 1; n <= 4; ++n) {
+        auto t = b.upTo(n);
+        if (n % 2 == 1) {
+            s.feed(t, ctx);
+        } else {
+            for (size_t i = s.tokens().size(); i < t.size(); ++i) s.append(t[i], ctx);
+        }
+        s.checkpoint();
+    }
+}
+
+// Rewrites a snapshot's version field and checksum.
+std::vector<uint8_t> withVersion(std::vector<uint8_t> blob, uint32_t version) {
+    std::memcpy(blob.data() + 8, &version, sizeof version);
+    uint64_t sum = XXH3_64bits(blob.data(), blob.size() - 8);
+    std::memcpy(blob.data() + blob.size() - 8, &sum, sizeof sum);
+    return blob;
 }
 
 } // namespace
@@ -97,10 +134,87 @@ private slots:
         }
     }
 
+    void recurrentCheckpointsAreStoredAndRestoredExactly() {
+        const Model& m = *models.mamba;
+        auto b = boundaries();
+        Session original(m);
+        talk(original, b, ctx);
+        QCOMPARE(original.checkpointCount(), size_t(4));
+        Session plain(m);
+        plain.feed(b.upTo(4), ctx);
+        auto blob = original.snapshot();
+        QVERIFY(blob.size() > plain.snapshot().size());  // the two checkpoints before the end are in it
+
+        Session restored(m);
+        restored.restore(blob);
+        QCOMPARE(restored.checkpointCount(), size_t(3));  // the latest three: reply 1, prompt 2, reply 2 (the state itself)
+        QCOMPARE(restored.tokens(), original.tokens());
+        QVERIFY(sameBits(restored.logits(), original.logits()));
+        // Regenerate the last reply: back to the second prompt's end, from its checkpoint, nothing prefilled.
+        auto prompt2 = b.upTo(3);
+        restored.feed(prompt2, ctx);
+        QCOMPARE(restored.stats().lastPrefilled, 0);
+        QCOMPARE(restored.stats().checkpointRestores, 1);
+        Session fresh(m);
+        fresh.feed(prompt2, ctx);
+        QVERIFY(sameBits(restored.logits(), fresh.logits()));
+        restored.append(3, ctx);
+        fresh.append(3, ctx);
+        QVERIFY(sameBits(restored.logits(), fresh.logits()));
+        // Edit the second message: from the first reply's end, only the new message is prefilled.
+        Session again(m);
+        again.restore(blob);
+        auto edited = concat(b.upTo(2), someTokens(9, 35));
+        again.feed(edited, ctx);
+        QCOMPARE(again.stats().lastPrefilled, 9);
+        Session fresh2(m);
+        fresh2.feed(edited, ctx);
+        QVERIFY(sameBits(again.logits(), fresh2.logits()));
+        // Before the oldest stored checkpoint there is none: the whole sequence is read again.
+        auto early = b.prompt1;
+        early.back() = (early.back() + 1) % 256;
+        again.feed(early, ctx);
+        QCOMPARE(again.stats().lastPrefilled, int64_t(early.size()));
+    }
+
+    void version1SnapshotsAreStillRead() {
+        // Version 1 is version 2 without the checkpoint count (zero for attention memory).
+        for (const Model* m : models.all()) {
+            Session s(*m);
+            s.feed(someTokens(15, 36), ctx);
+            auto v2 = s.snapshot();
+            std::vector<uint8_t> v1(v2.begin(), v2.end() - 12);
+            v1.resize(v1.size() + 8);
+            v1 = withVersion(v1, 1);
+            Session r(*m);
+            r.restore(v1);
+            QCOMPARE(r.tokens(), s.tokens());
+            QVERIFY(sameBits(r.logits(), s.logits()));
+            s.append(4, ctx);
+            r.append(4, ctx);
+            QVERIFY(sameBits(r.logits(), s.logits()));
+        }
+    }
+
+    void otherVersionsAreRefusedWithTheReason() {
+        Session s(*models.llama);
+        s.feed(someTokens(5, 37), ctx);
+        for (uint32_t version : {0u, 3u, 0xffffffffu}) {
+            Session r(*models.llama);
+            try {
+                r.restore(withVersion(s.snapshot(), version));
+                QFAIL("restored an unknown version");
+            } catch (const Error& e) {
+                QVERIFY2(std::string(e.what()).find("version") != std::string::npos, e.what());
+            }
+        }
+    }
+
     void everyTruncationIsRefused() {
         Session s(*models.mamba);
-        s.feed(someTokens(10, 3), ctx);
+        talk(s, boundaries(), ctx);  // with checkpoints
         auto blob = s.snapshot();
+        qInfo("Mamba snapshot with checkpoints: %zu bytes", blob.size());
         for (size_t n = 0; n < blob.size(); ++n) {
             Session r(*models.mamba);
             QVERIFY_THROWS_EXCEPTION(Error, r.restore(std::span(blob).first(n)));
@@ -111,7 +225,7 @@ private slots:
     void byteFlipsAreRefused() {
         for (const Model* m : models.all()) {
             Session s(*m);
-            s.feed(someTokens(12, 4), ctx);
+            talk(s, boundaries(), ctx);  // checkpoints on Mamba
             auto blob = s.snapshot();
             std::mt19937 rng(1234);
             for (int i = 0; i < 3000; ++i) {

@@ -2,6 +2,14 @@
 // template, feeds their tokens (only what is new is prefilled), checkpoints at
 // the message boundary and generates the reply, streaming UTF-8-safe pieces.
 // This is what the app's engine worker and `cairn-cli chat-bench` drive.
+//
+// The next turn's tokens are built from the ids the model already holds: the
+// history ids (earlier prompts and the generated replies, as generated) are
+// kept with the exact text they stand for, and when the new rendering
+// continues that text at a message boundary only the new suffix is tokenized.
+// Re-tokenizing the whole text instead would give the replies other ids than
+// the generated ones, and every turn would prefill the last reply again (on
+// recurrent memory: go back to an older checkpoint or re-read everything).
 #pragma once
 
 #include "cairn/chat_template.h"
@@ -10,6 +18,7 @@
 
 #include <atomic>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,8 +43,9 @@ struct ReplyResult {
     int64_t reusedTokens = 0;     // of them, kept from memory
     int64_t prefilledTokens = 0;  // of them, computed now
     int64_t generatedTokens = 0;
-    double prefillMs = 0;         // feeding the prompt
-    double firstTokenMs = 0;      // prompt fed and first token chosen (time to first token)
+    double promptMs = 0;          // rendering the template and tokenizing the new text
+    double prefillMs = 0;         // rendering, tokenizing and feeding the prompt
+    double firstTokenMs = 0;      // from the call to the first token chosen (time to first token)
     double decodeMs = 0;          // generating after the first token
     bool usedFallbackTemplate = false;
     std::string templateNote;     // why the model's template was not used
@@ -48,7 +58,10 @@ public:
     Session& session() { return session_; }
     const Session& session() const { return session_; }
 
-    // The tokens the conversation renders to (with the generation prompt when asked).
+    // The tokens reply() would feed for this conversation (with the generation
+    // prompt when asked): the history ids where the rendering continues them,
+    // then the tokens of the new text; the whole rendering tokenized when it
+    // does not continue the history (a fresh session, an edited message).
     std::vector<int32_t> promptTokens(const std::vector<ChatMessage>& messages, bool addGenerationPrompt,
                                       ChatRendering* rendering = nullptr) const;
 
@@ -58,10 +71,32 @@ public:
     ReplyResult reply(const std::vector<ChatMessage>& messages, ExecContext& ctx, const ReplyOptions& options);
 
 private:
+    // A message boundary in the history: the first `tokens` ids stand for the first `text` bytes.
+    struct Mark {
+        size_t tokens;
+        size_t text;
+    };
+    // The ids the conversation holds and the text they stand for, with the boundaries
+    // where a new rendering may continue them.
+    struct History {
+        std::vector<int32_t> ids;
+        std::string text;
+        std::vector<Mark> marks;
+    };
+    struct Prompt {
+        std::vector<int32_t> ids;
+        History history;  // the history once these ids are fed
+    };
+    ChatRendering render(const std::vector<ChatMessage>& messages, bool addGenerationPrompt) const;
+    Prompt buildPrompt(const std::string& rendering) const;
+    History historyFromSession(const std::string& rendering) const;
+    std::string textOf(std::span<const int32_t> ids) const;
+
     const Model& model_;
     Session session_;
     std::string templateSource_;
     ChatRenderOptions renderOptions_;
+    History history_;  // valid while the session's tokens are a prefix of history_.ids
 };
 
 } // namespace cairn

@@ -21,7 +21,7 @@ namespace cairn {
 struct SessionOptions {
     MemoryOptions memory;
     int64_t chunk = kDefaultPrefillChunk;     // prefill chunk (positions per pass over the weights)
-    int maxCheckpoints = 8;                   // recurrent memory only
+    int maxCheckpoints = 16;                  // recurrent memory only (a chat takes two a turn)
     size_t checkpointBudget = size_t(256) << 20;  // bytes, recurrent memory only
 };
 

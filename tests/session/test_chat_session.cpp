@@ -1,0 +1,198 @@
+// A ChatSession builds each turn's prompt from the ids the model already holds
+// (the generated reply as generated, then the tokens of the new text only), so
+// every turn prefills exactly the new tokens, also after a snapshot restore;
+// and what it computes is bit for bit what a fresh session fed the same ids
+// computes. Tiny transformer and Mamba models (ChatML fallback template).
+#include "session_models.h"
+
+#include "cairn/chat_session.h"
+#include "cairn/exec.h"
+#include "cairn/session.h"
+#include "cairn/tokenizer.h"
+
+#include <QTest>
+
+#include <cstring>
+
+using namespace cairn;
+using namespace cairn::test;
+
+namespace {
+
+bool sameBits(std::span<const float> a, std::span<const float> b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+ReplyOptions greedy(int64_t maxTokens) {
+    ReplyOptions o;
+    o.sampler.temperature = 0;
+    o.maxTokens = maxTokens;
+    return o;  // stops at an end-of-generation token, as in the app
+}
+
+std::vector<float> freshLogits(const Model& model, const std::vector<int32_t>& tokens, ExecContext& ctx) {
+    Session fresh(model);
+    fresh.feed(tokens, ctx);
+    return {fresh.logits().begin(), fresh.logits().end()};
+}
+
+bool startsWith(const std::vector<int32_t>& a, const std::vector<int32_t>& prefix) {
+    return a.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), a.begin());
+}
+
+const char* const kUser[] = {"Hi there, how are you?", "Tell me about the tea.", "And the cakes?"};
+
+std::vector<int32_t> tail(const std::vector<int32_t>& v, size_t from) { return {v.begin() + std::ptrdiff_t(from), v.end()}; }
+
+} // namespace
+
+class TestChatSession : public QObject {
+    Q_OBJECT
+    SessionModels models;
+    ExecContext ctx{2};
+
+private slots:
+    void eachTurnPrefillsExactlyItsNewTokens() {
+        for (const Model* m : models.all()) {
+            const auto& tok = m->tokenizer();
+            ChatSession chat(*m);
+            std::vector<ChatMessage> messages = {{"system", "Be brief."}};
+            std::string seen;  // the text the session's history stands for: renderings and replies
+            for (int turn = 0; turn < 3; ++turn) {
+                messages.push_back({"user", kUser[turn]});
+                const auto held = chat.session().tokens();
+                ChatRendering rendering;
+                const auto prompt = chat.promptTokens(messages, true, &rendering);
+                auto r = chat.reply(messages, ctx, greedy(5));
+                QCOMPARE(r.promptTokens, int64_t(prompt.size()));
+                if (turn > 0) {
+                    // The rendering continues the history's text (ChatML is prefix-stable) ...
+                    QVERIFY(rendering.text.starts_with(seen));
+                    // ... so the prompt is the held ids (the previous prompt and the reply as
+                    // generated), then the tokens of the new text only: exactly those are prefilled.
+                    const auto fresh = tok.encode(rendering.text.substr(seen.size()), false, true);
+                    QCOMPARE(prompt.size(), held.size() + fresh.size());
+                    QVERIFY(startsWith(prompt, held));
+                    QCOMPARE(tail(prompt, held.size()), fresh);
+                    QCOMPARE(r.reusedTokens, int64_t(held.size()));
+                    QCOMPARE(r.prefilledTokens, int64_t(fresh.size()));
+                } else {
+                    QCOMPARE(r.prefilledTokens, int64_t(prompt.size()));
+                }
+                seen = rendering.text + r.text;
+                messages.push_back({"assistant", r.text});
+            }
+        }
+    }
+
+    void turnBuiltFromIdsEqualsAFreshSessionFedThem() {
+        for (const Model* m : models.all()) {
+            ChatSession chat(*m);
+            std::vector<ChatMessage> messages = {{"user", kUser[0]}};
+            auto r1 = chat.reply(messages, ctx, greedy(6));
+            messages.push_back({"assistant", r1.text});
+            messages.push_back({"user", kUser[1]});
+            auto prompt = chat.promptTokens(messages, true);
+            auto r2 = chat.reply(messages, ctx, greedy(3));
+            // The session holds the prompt and the reply's ids, and computed what a fresh session computes from them.
+            QCOMPARE(chat.session().tokens().size(), prompt.size() + size_t(r2.generatedTokens));
+            QVERIFY(startsWith(chat.session().tokens(), prompt));
+            QVERIFY2(sameBits(chat.session().logits(), freshLogits(*m, chat.session().tokens(), ctx)),
+                     m->info().architecture.c_str());
+        }
+    }
+
+    void afterRestoreTheNextTurnPrefillsOnlyTheNewTokens() {
+        for (const Model* m : models.all()) {
+            ChatSession original(*m);
+            std::vector<ChatMessage> messages = {{"system", "Be brief."}, {"user", kUser[0]}};
+            auto r1 = original.reply(messages, ctx, greedy(6));
+            messages.push_back({"assistant", r1.text});
+            auto blob = original.session().snapshot();
+            const auto held = original.session().tokens();
+            messages.push_back({"user", kUser[1]});
+
+            ChatSession restored(*m);
+            restored.session().restore(blob);
+            // The restored session recovers the text its ids stand for, so it continues them as the original would.
+            auto prompt = restored.promptTokens(messages, true);
+            QCOMPARE(prompt, original.promptTokens(messages, true));
+            QVERIFY(startsWith(prompt, held));
+            auto r = restored.reply(messages, ctx, greedy(1));
+            QCOMPARE(r.reusedTokens, int64_t(held.size()));
+            QCOMPARE(r.prefilledTokens, int64_t(prompt.size() - held.size()));
+            original.reply(messages, ctx, greedy(1));
+            QVERIFY2(sameBits(restored.session().logits(), original.session().logits()), m->info().architecture.c_str());
+        }
+    }
+
+    void regenerateAfterRestoreUsesTheStoredBoundary() {
+        for (const Model* m : models.all()) {
+            ChatSession original(*m);
+            std::vector<ChatMessage> messages = {{"user", kUser[0]}};
+            auto r1 = original.reply(messages, ctx, greedy(6));
+            messages.push_back({"assistant", r1.text});
+            messages.push_back({"user", kUser[1]});
+            const auto prompt2 = original.promptTokens(messages, true);
+            original.reply(messages, ctx, greedy(6));
+            auto blob = original.session().snapshot();
+
+            ChatSession restored(*m);
+            restored.session().restore(blob);
+            // Regenerate the second reply: back to the second prompt.
+            QCOMPARE(restored.promptTokens(messages, true), prompt2);
+            auto r = restored.reply(messages, ctx, greedy(1));
+            if (m->info().recurrent) {
+                // The snapshot holds the checkpoint at the prompt's end: nothing is prefilled.
+                QCOMPARE(r.prefilledTokens, 0);
+                QCOMPARE(restored.session().stats().checkpointRestores, 1);
+            } else {
+                QCOMPARE(r.prefilledTokens, 1);  // attention is cut back; the last token gives the logits
+            }
+            QVERIFY2(sameBits(restored.session().logits(), freshLogits(*m, restored.session().tokens(), ctx)), m->info().architecture.c_str());
+        }
+    }
+
+    void editingTheLastMessageAfterRestoreStartsAtThePreviousReply() {
+        const Model& m = *models.mamba;
+        ChatSession original(m);
+        std::vector<ChatMessage> messages = {{"user", kUser[0]}};
+        const auto prompt1 = original.promptTokens(messages, true);
+        auto r1 = original.reply(messages, ctx, greedy(6));
+        QVERIFY(r1.generatedTokens > 0);
+        messages.push_back({"assistant", r1.text});
+        messages.push_back({"user", kUser[1]});
+        original.reply(messages, ctx, greedy(6));
+        auto blob = original.session().snapshot();
+
+        ChatSession restored(m);
+        restored.session().restore(blob);
+        messages.back().content = kUser[2];  // edit the second question
+        auto prompt = restored.promptTokens(messages, true);
+        auto r = restored.reply(messages, ctx, greedy(1));
+        // The first reply's end checkpoint is in the snapshot: only the edited message is prefilled.
+        const int64_t replyEnd = int64_t(prompt1.size() + r1.generatedTokens);
+        QCOMPARE(r.reusedTokens, replyEnd);
+        QCOMPARE(r.prefilledTokens, int64_t(prompt.size()) - replyEnd);
+        QVERIFY(sameBits(restored.session().logits(), freshLogits(m, restored.session().tokens(), ctx)));
+    }
+
+    void aRenderingThatDoesNotContinueTheHistoryIsTokenizedWhole() {
+        for (const Model* m : models.all()) {
+            ChatSession chat(*m);
+            std::vector<ChatMessage> messages = {{"user", kUser[0]}};
+            chat.reply(messages, ctx, greedy(4));
+            // Another conversation: nothing of the old text, the whole rendering is tokenized.
+            std::vector<ChatMessage> other = {{"system", "Something else."}, {"user", kUser[1]}};
+            ChatRendering rendering;
+            auto prompt = chat.promptTokens(other, true, &rendering);
+            QCOMPARE(prompt, m->tokenizer().encode(rendering.text, m->tokenizer().addBos(), true));
+            chat.reply(other, ctx, greedy(1));
+            QVERIFY(startsWith(chat.session().tokens(), prompt));
+            QVERIFY(sameBits(chat.session().logits(), freshLogits(*m, chat.session().tokens(), ctx)));
+        }
+    }
+};
+
+QTEST_APPLESS_MAIN(TestChatSession)
+#include "test_chat_session.moc"
