@@ -50,6 +50,9 @@ ApplicationWindow {
         else if (name === "conversation") conversationDialog.open()
     }
 
+    // Searches as if typed after Ctrl+K; used by `cairn --search`.
+    function showSearch(text) { sidebar.search(text) }
+
     Shortcut { sequence: "Ctrl+N"; onActivated: { window.controller.newChat(); composer.focusInput() } }
     Shortcut { sequence: "Ctrl+K"; onActivated: sidebar.focusSearch() }
     Shortcut { sequence: "Esc"; enabled: window.controller.generating; onActivated: window.controller.stop() }

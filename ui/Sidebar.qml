@@ -12,6 +12,7 @@ Rectangle {
     color: Theme.sidebar
 
     function focusSearch() { searchField.forceActiveFocus(); searchField.selectAll() }
+    function search(text) { searchField.text = text; searchField.forceActiveFocus() }
 
     ColumnLayout {
         anchors.fill: parent

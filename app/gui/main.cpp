@@ -81,7 +81,9 @@ int main(int argc, char** argv) {
     QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size, e.g. 1200x760."), QStringLiteral("WxH"));
     QCommandLineOption panel(QStringLiteral("panel"), QStringLiteral("Open a dialog at start: models, settings or conversation."),
                              QStringLiteral("NAME"));
-    parser.addOptions({screenshot, theme, conversation, prompt, dataDir, model, size, panel});
+    QCommandLineOption search(QStringLiteral("search"), QStringLiteral("Search the conversations for TEXT at start (as Ctrl+K)."),
+                              QStringLiteral("TEXT"));
+    parser.addOptions({screenshot, theme, conversation, prompt, dataDir, model, size, panel, search});
     parser.process(app);
 
     QQuickStyle::setStyle(QStringLiteral("Basic"));  // our Theme colours drive its palette
@@ -108,6 +110,8 @@ int main(int argc, char** argv) {
     if (parser.isSet(panel) && window)
         QMetaObject::invokeMethod(window, "openPanel", Q_ARG(QVariant, parser.value(panel)));
     if (parser.isSet(conversation)) controller.openConversation(parser.value(conversation).toLongLong());
+    if (parser.isSet(search) && window)
+        QMetaObject::invokeMethod(window, "showSearch", Q_ARG(QVariant, parser.value(search)));
 
     // Scripted start (screenshots, smoke tests): send the prompts one after
     // another once the model is ready, then grab the window when idle.
