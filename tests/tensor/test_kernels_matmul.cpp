@@ -198,6 +198,47 @@ private slots:
         }
     }
 
+    void decodeShapesAreBitExact_data() { matchesReferenceOnEveryPath_data(); }
+    // The single-token (decode) kernels on their edge shapes, every path
+    // against the scalar bits: rows of one block, very wide rows, rows padded
+    // beyond their bytes (a row stride longer than a row), exactly one 16-row
+    // tile, and row ranges that split tiles between tasks and sub-matrices.
+    void decodeShapesAreBitExact() {
+        QFETCH(int, type);
+        const auto t = TensorType(type);
+        const int64_t block = quantizesActivations(t) ? kernels::quantInfo(t).blockSize : 16;
+        struct Shape {
+            int64_t rows, cols, pad;
+        };
+        const Shape shapes[] = {{40, block, 0}, {16, block, 0}, {35, block * 64, 0}, {33, block * 3, 64},
+                                {49, block * 2, 6}};
+        for (const Shape& sh : shapes) {
+            Weights w = makeWeights(t, sh.rows, sh.cols, 500 + uint32_t(sh.cols) + uint32_t(type));
+            std::vector<uint8_t> padded;
+            MatrixView view = w.view;
+            if (sh.pad) {  // same rows, `pad` bytes of garbage after each
+                const size_t rb = w.view.rowStride, stride = rb + size_t(sh.pad);
+                padded.assign(stride * size_t(sh.rows), 0xA5);
+                for (int64_t r = 0; r < sh.rows; ++r) std::memcpy(&padded[size_t(r) * stride], w.view.row(r), rb);
+                view.data = padded.data();
+                view.rowStride = stride;
+            }
+            const auto x = makeActivations(1, sh.cols, 600 + uint32_t(sh.cols));
+            QVERIFY(forceKernelPath("scalar"));
+            const auto reference = run(view, x, 1, 1);
+            for (const std::string& path : availableKernelPaths()) {
+                QVERIFY(forceKernelPath(path));
+                const std::string what = path + " " + std::to_string(sh.rows) + "x" + std::to_string(sh.cols);
+                for (int threads : {1, 2, 3}) QVERIFY2(sameBits(run(view, x, 1, threads), reference), what.c_str());
+                MatrixView sub = view;  // rows [3, rows - 2): tiles start off the 16-row grid
+                sub.data = view.row(3);
+                sub.rows = sh.rows - 5;
+                const auto ys = run(sub, x, 1, 2);
+                QVERIFY2(std::memcmp(ys.data(), &reference[3], size_t(sub.rows) * 4) == 0, what.c_str());
+            }
+        }
+    }
+
     // Float weights with a row length that is no multiple of the 16 lanes:
     // the masked tails give the scalar bits on every path, batched or not.
     void raggedFloatRowsAreBitExact() {
