@@ -146,8 +146,11 @@ Item {
             Layout.alignment: root.isUser ? Qt.AlignRight : Qt.AlignLeft
 
             ActionButton {
+                objectName: "previousBranch"
                 visible: root.siblingCount > 1
                 text: "‹"
+                font.pixelSize: 17
+                implicitWidth: 24
                 enabled: root.siblingIndex > 0 && !root.busy
                 onClicked: root.branchRequested(root.messageId, -1)
             }
@@ -158,8 +161,11 @@ Item {
                 font.pixelSize: 12
             }
             ActionButton {
+                objectName: "nextBranch"
                 visible: root.siblingCount > 1
                 text: "›"
+                font.pixelSize: 17
+                implicitWidth: 24
                 enabled: root.siblingIndex + 1 < root.siblingCount && !root.busy
                 onClicked: root.branchRequested(root.messageId, 1)
             }
