@@ -1262,11 +1262,9 @@ void floatGemm(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a
 }
 
 // Rows per decode tile for float weights: R independent fma chains (the
-// canonical order allows no more per row).
-#ifndef CAIRN_FLOAT_ROWS
-#define CAIRN_FLOAT_ROWS 4
-#endif
-constexpr int kFloatRows = CAIRN_FLOAT_ROWS;
+// canonical order allows one per row). Measured F16, 1 thread, 256x2048 from
+// L2: 4 rows 47.5, 8 rows 51 GB/s; 4096x2048 from memory, 2 threads: 23.4 -> 24.1.
+constexpr int kFloatRows = 8;
 
 void floatRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     const int64_t K = a.cols;
