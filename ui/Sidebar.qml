@@ -158,6 +158,7 @@ Rectangle {
                         background: null
                         Menu {
                             id: menu
+                            objectName: "rowMenu"
                             MenuItem {
                                 objectName: "pinItem"
                                 text: row.pinned ? qsTr("Unpin") : qsTr("Pin to the top")

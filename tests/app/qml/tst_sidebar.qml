@@ -1,0 +1,56 @@
+import QtQuick
+import QtTest
+import Cairn
+
+Item {
+    width: 280
+    height: 500
+
+    Sidebar {
+        id: sidebar
+        anchors.fill: parent
+        controller: testController
+    }
+
+    TestCase {
+        name: "Sidebar"
+        when: windowShown
+
+        function sectionLabels(list) {
+            const out = []
+            const items = list.contentItem.children
+            for (let i = 0; i < items.length; ++i)
+                if (items[i].section !== undefined && items[i].visible) out.push(items[i].text)
+            return out
+        }
+
+        // Pin from the row's context menu (right click): the row moves into a
+        // "Pinned" group at the top; Unpin from the same menu moves it back.
+        function test_pinAndUnpin() {
+            const list = findChild(sidebar, "conversationList")
+            compare(list.count, 2)
+            let row = list.itemAtIndex(1)
+            compare(row.title, "alpha")
+            verify(!row.pinned)
+
+            mouseClick(row, 40, row.height / 2, Qt.RightButton)
+            let menu = findChild(row, "rowMenu")
+            tryCompare(menu, "opened", true)
+            compare(menu.itemAt(0).text, "Pin to the top")
+            mouseClick(menu.itemAt(0))
+            tryVerify(() => list.itemAtIndex(0) && list.itemAtIndex(0).title === "alpha")
+            verify(list.itemAtIndex(0).pinned)
+            tryVerify(() => sectionLabels(list).indexOf("Pinned") >= 0)
+
+            row = list.itemAtIndex(0)
+            mouseClick(row, 40, row.height / 2, Qt.RightButton)
+            menu = findChild(row, "rowMenu")
+            tryCompare(menu, "opened", true)
+            compare(menu.itemAt(0).text, "Unpin")
+            mouseClick(menu.itemAt(0))
+            tryVerify(() => list.itemAtIndex(1) && list.itemAtIndex(1).title === "alpha")
+            verify(!list.itemAtIndex(1).pinned)
+            tryVerify(() => sectionLabels(list).indexOf("Pinned") < 0)
+        }
+    }
+}
