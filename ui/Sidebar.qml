@@ -201,7 +201,7 @@ Rectangle {
                     Layout.fillWidth: true
                     leftPadding: 4
                 }
-                Button { text: qsTr("Undo"); flat: true; onClicked: root.controller.undoDelete() }
+                Button { objectName: "undoButton"; text: qsTr("Undo"); flat: true; onClicked: root.controller.undoDelete() }
             }
         }
     }

@@ -24,6 +24,27 @@ Item {
             return out
         }
 
+        // Delete from the context menu, then Undo brings the conversation back.
+        function test_deleteAndUndo() {
+            const list = findChild(sidebar, "conversationList")
+            compare(list.count, 2)
+            const row = list.itemAtIndex(0)
+            const title = row.title
+            mouseClick(row, 40, row.height / 2, Qt.RightButton)
+            const menu = findChild(row, "rowMenu")
+            tryCompare(menu, "opened", true)
+            compare(menu.itemAt(2).text, "Delete")
+            mouseClick(menu.itemAt(2))
+            tryCompare(list, "count", 1)
+            compare(testController.undoTitle, title)
+            const undo = findChild(sidebar, "undoButton")
+            tryVerify(() => undo.visible && undo.width > 0)
+            mouseClick(undo)
+            tryCompare(list, "count", 2)
+            compare(testController.undoTitle, "")
+            verify(!undo.visible)
+        }
+
         // Pin from the row's context menu (right click): the row moves into a
         // "Pinned" group at the top; Unpin from the same menu moves it back.
         function test_pinAndUnpin() {
