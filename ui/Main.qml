@@ -229,7 +229,7 @@ ApplicationWindow {
 
     ModelPicker { id: picker; controller: window.controller }
     SettingsDialog { id: settingsDialog; controller: window.controller }
-    ConversationSettingsDialog { id: conversationDialog; controller: window.controller }
+    ConversationSettingsDialog { id: conversationDialog; objectName: "conversationDialog"; controller: window.controller }
 
     FileDialog {
         id: exportDialog

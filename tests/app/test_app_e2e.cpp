@@ -45,6 +45,15 @@ struct RunningApp {
     template <class T> T* find(const char* name) { return window ? window->findChild<T*>(QString::fromLatin1(name)) : nullptr; }
 };
 
+// Searches the visual tree (Repeater delegates are not QObject children).
+QQuickItem* findItem(QQuickItem* root, const QString& name) {
+    if (!root) return nullptr;
+    if (root->objectName() == name) return root;
+    for (auto* child : root->childItems())
+        if (auto* found = findItem(child, name)) return found;
+    return nullptr;
+}
+
 } // namespace
 
 class TestAppEndToEnd : public QObject {
@@ -124,6 +133,54 @@ private slots:
         QVERIFY2(reused >= firstPrompt, qPrintable(QStringLiteral("reused %1, first prompt %2").arg(reused).arg(firstPrompt)));
         QVERIFY2(prefilled <= prompt - firstPrompt, qPrintable(QStringLiteral("prefilled %1 of %2").arg(prefilled).arg(prompt)));
         QTRY_COMPARE_WITH_TIMEOUT(list->property("count").toInt(), 4, 5000);
+    }
+
+    // A conversation's override set through the real UI: Chat settings in the
+    // header, a value typed into the Maximum reply tokens row; it lands in the
+    // database, the header says so, and the next reply follows it. Reset
+    // removes it.
+    void overrideThroughTheUi() {
+        QTemporaryDir dir;
+        const QString model = test::writeTinyAppModel(dir.path());
+        RunningApp app(AppPaths::standard(dir.filePath(QStringLiteral("data"))), model);
+        QVERIFY(app.window);
+        QTRY_VERIFY_WITH_TIMEOUT(app.controller->modelReady() && !app.controller->busy(), 20000);
+        QSignalSpy finished(app.controller.get(), &ChatController::replyFinished);
+        app.controller->send(QStringLiteral("first"));
+        QVERIFY(finished.wait(30000));
+        const qint64 conversation = app.controller->currentConversation();
+
+        auto* button = app.find<QQuickItem>("chatSettingsButton");
+        auto* dialog = app.find<QObject>("conversationDialog");
+        QVERIFY(button && dialog);
+        QMetaObject::invokeMethod(button, "clicked");
+        QTRY_VERIFY(dialog->property("opened").toBool());
+        QQuickItem* row = findItem(dialog->property("contentItem").value<QQuickItem*>(), QStringLiteral("override_maxTokens"));
+        QVERIFY(row);
+        QQuickItem* field = findItem(row, QStringLiteral("field"));
+        QVERIFY(field);
+        field->forceActiveFocus();
+        QTRY_VERIFY(field->hasActiveFocus());
+        QTest::keyClick(app.window, Qt::Key_2);
+        QTest::keyClick(app.window, Qt::Key_Return);
+
+        store::Store db(AppPaths::standard(dir.filePath(QStringLiteral("data"))).databasePath().toStdString());
+        QTRY_COMPARE(db.settings(conversation).value("maxTokens", 0), 2);
+        QCOMPARE(field->property("text").toString(), QStringLiteral("2"));
+        auto* summary = app.find<QQuickItem>("overrideSummary");
+        QVERIFY(summary);
+        QCOMPARE(summary->property("text").toString(), QStringLiteral("This chat: maximum reply tokens 2"));
+
+        app.controller->send(QStringLiteral("second"));
+        QVERIFY(finished.wait(30000));
+        QCOMPARE(finished.last()[2].toMap().value(QStringLiteral("generatedTokens")).toLongLong(), 2);
+
+        QQuickItem* reset = findItem(row, QStringLiteral("reset"));
+        QVERIFY(reset && reset->isEnabled());
+        QMetaObject::invokeMethod(reset, "clicked");
+        QVERIFY(!db.settings(conversation).contains("maxTokens"));
+        QCOMPARE(field->property("text").toString(), QString());
+        QCOMPARE(summary->property("text").toString(), QString());
     }
 };
 
