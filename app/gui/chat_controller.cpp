@@ -30,20 +30,6 @@ QString titleFrom(const QString& text) {
     return t.isEmpty() ? QObject::tr("New chat") : t;
 }
 
-QVariantMap jsonToVariantMap(const nlohmann::json& j) {
-    QVariantMap m;
-    if (!j.is_object()) return m;
-    for (auto it = j.begin(); it != j.end(); ++it) {
-        const auto& v = it.value();
-        QString k = QString::fromStdString(it.key());
-        if (v.is_boolean()) m[k] = v.get<bool>();
-        else if (v.is_number_integer()) m[k] = qint64(v.get<int64_t>());
-        else if (v.is_number()) m[k] = v.get<double>();
-        else if (v.is_string()) m[k] = QString::fromStdString(v.get<std::string>());
-    }
-    return m;
-}
-
 } // namespace
 
 ChatController::ChatController(const AppPaths& paths, QObject* parent)
@@ -199,7 +185,7 @@ QVariantMap ChatController::generationSettings() const {
     QVariantMap overrides;
     if (current_ >= 0) {
         try {
-            overrides = jsonToVariantMap(store_->settings(current_));
+            overrides = ConversationSettingsModel::overridesFrom(store_->settings(current_));
         } catch (const std::exception&) {
         }
     }

@@ -53,18 +53,25 @@ QVariant ConversationSettingsModel::defaultValue(const Field& field) const {
     return defaults_->generationSettings().value(QLatin1String(field.key));
 }
 
+QVariantMap ConversationSettingsModel::overridesFrom(const nlohmann::json& json) {
+    QVariantMap overrides;
+    if (!json.is_object()) return overrides;
+    for (const auto& field : fields()) {
+        auto it = json.find(field.key);
+        if (it == json.end() || !it->is_number()) continue;
+        double v = it->get<double>();
+        if (!std::isfinite(v) || v < field.min || v > field.max) continue;
+        if (field.integer && v != std::floor(v)) continue;
+        overrides[QLatin1String(field.key)] = field.integer ? QVariant(qint64(v)) : QVariant(v);
+    }
+    return overrides;
+}
+
 void ConversationSettingsModel::load(qint64 conversationId) {
     QVariantMap overrides;
     if (store_ && conversationId >= 0) {
         try {
-            const auto json = store_->settings(conversationId);
-            for (const auto& field : fields()) {
-                auto it = json.find(field.key);
-                if (it == json.end() || !it->is_number()) continue;
-                double v = it->get<double>();
-                if (!std::isfinite(v) || v < field.min || v > field.max) continue;  // e.g. an edited import
-                overrides[QLatin1String(field.key)] = field.integer ? QVariant(qint64(v)) : QVariant(v);
-            }
+            overrides = overridesFrom(store_->settings(conversationId));
         } catch (const std::exception& e) {
             emit errorOccurred(QString::fromUtf8(e.what()));
         }

@@ -13,6 +13,8 @@
 #include <QVariantMap>
 #include <QtQml/qqmlregistration.h>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <vector>
 
 namespace cairn::store { class Store; }
@@ -45,6 +47,10 @@ public:
         double min, max;
     };
     static const std::vector<Field>& fields();
+    // The overrides a conversation's settings JSON holds: only the fields
+    // above, only in range (an imported or hand-edited file cannot set the
+    // thread count or the context size this way).
+    static QVariantMap overridesFrom(const nlohmann::json& settings);
 
     explicit ConversationSettingsModel(QObject* parent = nullptr);
     void setStore(store::Store* store) { store_ = store; }

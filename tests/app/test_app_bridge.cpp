@@ -446,6 +446,23 @@ private slots:
                  qPrintable(stats.value(QStringLiteral("stop")).toString()));
     }
 
+    // Only the sampling fields, in range, come from a conversation's stored
+    // settings: an imported file cannot ask for 100000 threads or a huge context.
+    void storedSettingsAreChecked() {
+        auto c = makeController(QStringLiteral("checked"));
+        auto& db = c->store();
+        int64_t conv = db.createConversation("imported");
+        db.setSettings(conv, {{"threads", 100000}, {"contextSize", 1LL << 40}, {"snapshotBudgetMiB", -1},
+                              {"temperature", 99.0}, {"topK", 3}, {"seed", 1.5}, {"maxTokens", "many"}});
+        c->openConversation(conv);
+        const auto mine = c->settings()->generationSettings();
+        const auto g = c->generationSettings();
+        for (const char* key : {"threads", "contextSize", "snapshotBudgetMiB", "temperature", "seed", "maxTokens"})
+            QCOMPARE(g.value(QLatin1String(key)), mine.value(QLatin1String(key)));
+        QCOMPARE(g.value(QStringLiteral("topK")).toInt(), 3);
+        QCOMPARE(c->conversationSettings()->overrideCount(), 1);
+    }
+
     // Pin and unpin from the controller (the sidebar's action).
     void pinning() {
         auto c = makeController(QStringLiteral("pin"));
