@@ -11,6 +11,7 @@
 #include <QDebug>
 #include <QRandomGenerator>
 
+#include <algorithm>
 #include <chrono>
 
 namespace cairn::app {
@@ -73,11 +74,12 @@ void EngineWorker::shutdown() {
 }
 
 void EngineWorker::applySettings(const QVariantMap& s) {
-    int threads = std::max(1, s.value(QStringLiteral("threads"), 1).toInt());
+    // Bounded whatever the settings file says (it can be edited by hand).
+    int threads = std::clamp(s.value(QStringLiteral("threads"), 1).toInt(), 1, kMaxThreads);
     if (!exec_ || exec_->threads() != threads) exec_ = std::make_unique<ExecContext>(threads);
-    int64_t chunk = std::max<int64_t>(1, s.value(QStringLiteral("prefillChunk"), 64).toLongLong());
-    int64_t ctx = std::max<int64_t>(64, s.value(QStringLiteral("contextSize"), 4096).toLongLong());
+    int64_t ctx = std::clamp<int64_t>(s.value(QStringLiteral("contextSize"), 4096).toLongLong(), 64, kMaxContext);
     if (model_ && model_->info().trainedContext > 0) ctx = std::min(ctx, model_->info().trainedContext);
+    int64_t chunk = std::clamp<int64_t>(s.value(QStringLiteral("prefillChunk"), 64).toLongLong(), 1, std::max<int64_t>(ctx, 1));
     if (chunk != chunk_ || ctx != contextSize_) {
         // The session's memory was sized for the old values: rebuild it on next use.
         session_.reset();

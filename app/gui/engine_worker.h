@@ -36,6 +36,10 @@ public:
     static constexpr int kStreamIntervalMs = 16;
     // The partial reply is committed to the database this often.
     static constexpr int kPartialCommitMs = 2000;
+    // More engine threads than this are never started (the settings panel allows 256).
+    static constexpr int kMaxThreads = 256;
+    // Nor a longer context than this (the panel allows 131072; the model's own limit applies too).
+    static constexpr int64_t kMaxContext = int64_t(1) << 20;
 
 public slots:
     void loadModel(const QString& path, const QVariantMap& settings);

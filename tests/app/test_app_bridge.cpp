@@ -463,6 +463,22 @@ private slots:
         QCOMPARE(c->conversationSettings()->overrideCount(), 1);
     }
 
+    // A settings file edited by hand with absurd engine values still gives a
+    // working chat: the worker bounds threads, context and chunk.
+    void absurdEngineSettingsAreBounded() {
+        auto c = makeController(QStringLiteral("absurd"));
+        c->settings()->setThreads(1000000);
+        c->settings()->setContextSize(2000000000);
+        c->settings()->setPrefillChunk(1 << 30);
+        c->settings()->setMaxTokens(4);
+        QVERIFY(waitReady(*c));
+        QCOMPARE(c->contextSize(), 4096);  // the model's own limit
+        QSignalSpy finished(c.get(), &ChatController::replyFinished);
+        c->send(QStringLiteral("still fine?"));
+        QVERIFY(finished.wait(20000));
+        QVERIFY(finished.last()[2].toMap().value(QStringLiteral("generatedTokens")).toLongLong() > 0);
+    }
+
     // Pin and unpin from the controller (the sidebar's action).
     void pinning() {
         auto c = makeController(QStringLiteral("pin"));
