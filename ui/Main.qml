@@ -64,11 +64,9 @@ ApplicationWindow {
         property color textColor: Theme.warningText
         property bool closable: false
         signal closed()
-        Layout.fillWidth: true
-        // Collapsed rather than hidden: with Qt 6.4 a ColumnLayout sometimes
-        // missed a banner turning visible (it then covered the header).
-        Layout.preferredHeight: text !== "" ? bannerRow.implicitHeight + 16 : 0
-        clip: true
+        width: parent ? parent.width : 0
+        visible: text !== ""
+        height: bannerRow.implicitHeight + 16
         RowLayout {
             id: bannerRow
             anchors.verticalCenter: parent.verticalCenter
@@ -86,6 +84,8 @@ ApplicationWindow {
             ToolButton {
                 visible: bannerRow.parent.closable
                 text: "✕"
+                implicitWidth: 28
+                implicitHeight: 28
                 onClicked: bannerRow.parent.closed()
             }
         }
@@ -182,26 +182,30 @@ ApplicationWindow {
                 Rectangle { anchors.bottom: parent.bottom; width: parent.width; height: 1; color: Theme.border }
             }
 
-            Banner {
-                objectName: "modelNote"
-                text: window.controller.modelNote
-                color: Theme.warningBackground
-                textColor: Theme.warningText
-            }
-            Banner {
-                objectName: "errorBanner"
-                text: window.controller.errorText !== window.controller.modelNote ? window.controller.errorText : ""
-                color: Theme.errorBackground
-                textColor: Theme.errorText
-                closable: true
-                onClosed: window.controller.clearError()
-            }
-
-            Banner {
-                objectName: "noticeBanner"
-                text: window.controller.noticeText
-                color: Theme.surface
-                textColor: Theme.text
+            // The banners stack in a Column: with Qt 6.4 a ColumnLayout sometimes
+            // missed a banner appearing (it then covered the header or another banner).
+            Column {
+                Layout.fillWidth: true
+                Banner {
+                    objectName: "modelNote"
+                    text: window.controller.modelNote
+                    color: Theme.warningBackground
+                    textColor: Theme.warningText
+                }
+                Banner {
+                    objectName: "errorBanner"
+                    text: window.controller.errorText !== window.controller.modelNote ? window.controller.errorText : ""
+                    color: Theme.errorBackground
+                    textColor: Theme.errorText
+                    closable: true
+                    onClosed: window.controller.clearError()
+                }
+                Banner {
+                    objectName: "noticeBanner"
+                    text: window.controller.noticeText
+                    color: Theme.surface
+                    textColor: Theme.text
+                }
             }
 
             ChatView {

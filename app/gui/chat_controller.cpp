@@ -262,6 +262,17 @@ void ChatController::newChat() {
 }
 
 void ChatController::openConversation(qint64 id) {
+    // A stale id (a deleted conversation, `--conversation` with a wrong number)
+    // leaves the open conversation as it is.
+    bool exists = false;
+    try {
+        exists = !store_->conversation(id).deletedMs;
+    } catch (const std::exception&) {
+    }
+    if (!exists) {
+        setError(tr("There is no conversation %1 (it may have been deleted).").arg(id));
+        return;
+    }
     current_ = id;
     messages_->load(id);
     conversationSettings_->load(id);

@@ -359,6 +359,15 @@ private slots:
         QCOMPARE(focus.count(), 2);
         c->openSearchResult(conv, 12345);  // gone meanwhile: an error, no crash
         QVERIFY(!c->errorText().isEmpty());
+        c->clearError();
+        c->openConversation(9999);  // no such conversation: an error, the open one stays
+        QVERIFY(c->errorText().contains(QStringLiteral("no conversation 9999")));
+        QCOMPARE(c->currentConversation(), conv);
+        QCOMPARE(c->messages()->rowCount(), 2);
+        db.deleteConversation(conv);
+        c->newChat();
+        c->openConversation(conv);  // deleted
+        QCOMPARE(c->currentConversation(), -1);
     }
 
     // Reopening: a matching snapshot is restored; a damaged one is dropped and
