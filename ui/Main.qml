@@ -118,16 +118,16 @@ ApplicationWindow {
                     anchors.leftMargin: 16
                     anchors.rightMargin: 10
                     spacing: 6
-                    ColumnLayout {
+                    Column {
                         Layout.fillWidth: true
                         spacing: 1
                         Label {
+                            width: parent.width
                             text: window.controller.currentTitle
                             font.pixelSize: 16
                             font.bold: true
                             color: Theme.text
                             elide: Text.ElideRight
-                            Layout.fillWidth: true
                         }
                         // This conversation's overrides, so a changed temperature is never a surprise.
                         Label {
@@ -135,10 +135,10 @@ ApplicationWindow {
                             visible: text !== ""
                             text: window.controller.conversationSettings.summary !== ""
                                   ? qsTr("This chat: %1").arg(window.controller.conversationSettings.summary) : ""
+                            width: parent.width
                             font.pixelSize: 11
                             color: Theme.mutedText
                             elide: Text.ElideRight
-                            Layout.fillWidth: true
                         }
                     }
                     Button {
