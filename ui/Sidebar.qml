@@ -185,6 +185,7 @@ Rectangle {
         }
 
         Rectangle {
+            objectName: "undoBar"
             visible: root.controller.undoTitle !== ""
             Layout.fillWidth: true
             implicitHeight: undoRow.implicitHeight + 12

@@ -39,6 +39,9 @@ Item {
             compare(testController.undoTitle, title)
             const undo = findChild(sidebar, "undoButton")
             tryVerify(() => undo.visible && undo.width > 0)
+            // Laid out below the list, not over it.
+            const bar = findChild(sidebar, "undoBar")
+            tryVerify(() => bar.height > 0 && bar.y >= list.y + list.height)
             mouseClick(undo)
             tryCompare(list, "count", 2)
             compare(testController.undoTitle, "")
