@@ -99,6 +99,14 @@ Rectangle {
             model: root.controller.conversations
             spacing: 1
             ScrollBar.vertical: ScrollBar { }
+            // The open conversation stays in sight (opened from search or `--conversation`).
+            Connections {
+                target: root.controller
+                function onCurrentConversationChanged() {
+                    const row = root.controller.conversations.rowOf(root.controller.currentConversation)
+                    if (row >= 0) Qt.callLater(() => conversations.positionViewAtIndex(row, ListView.Contain))
+                }
+            }
             section.property: "section"
             section.delegate: Label {
                 required property string section

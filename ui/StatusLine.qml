@@ -54,7 +54,8 @@ Rectangle {
         Label {
             visible: root.controller.contextSize > 0
             text: qsTr("context %1 / %2").arg(root.controller.contextUsed).arg(root.controller.contextSize)
-            color: Theme.mutedText
+            // Warns when nine tenths are used: the next turns may not fit.
+            color: root.controller.contextUsed * 10 >= root.controller.contextSize * 9 ? Theme.warningText : Theme.mutedText
             font.pixelSize: 12
         }
     }
