@@ -47,49 +47,70 @@ inline __m128 reduce16x4(const __m256* lo, const __m256* hi) {
     return _mm_unpacklo_ps(_mm256_castps256_ps128(r), _mm256_extractf128_ps(r, 1));
 }
 
-template <bool F16>
-void scoresT(const float* q, const uint8_t* keys, int64_t n, int64_t dim, float scale, float* s) {
+// H queries (1 or 2) × 4/H keys per block: accumulator pair h·(4/H) + i is
+// query h with key j0 + i, so one reduce16x4 serves the block and each key
+// row is loaded (and converted) once for the H queries.
+template <bool F16, int H>
+void scoresT(const float* const* q, const uint8_t* keys, int64_t n, int64_t dim, float scale, float* const* s) {
+    constexpr int K = 4 / H;
     const size_t rowBytes = size_t(dim) * (F16 ? 2 : 4);
     const int64_t full = dim / 16 * 16;
-    alignas(32) float qt[16], kt[16];
-    if (full < dim) loadTail<false>(reinterpret_cast<const uint8_t*>(q), full, dim, qt);
+    alignas(32) float qt[H][16], kt[16];
+    if (full < dim)
+        for (int h = 0; h < H; ++h) loadTail<false>(reinterpret_cast<const uint8_t*>(q[h]), full, dim, qt[h]);
     const __m256 tailLo = laneMask(dim - full), tailHi = laneMask(dim - full - 8);
     const __m128 vscale = _mm_set1_ps(scale);
-    for (int64_t j0 = 0; j0 < n; j0 += 4) {
-        const uint8_t* rows[4];
-        for (int i = 0; i < 4; ++i) rows[i] = keys + size_t(j0 + i < n ? j0 + i : n - 1) * rowBytes;
+    for (int64_t j0 = 0; j0 < n; j0 += K) {
+        const uint8_t* rows[K];
+        for (int i = 0; i < K; ++i) rows[i] = keys + size_t(j0 + i < n ? j0 + i : n - 1) * rowBytes;
         __m256 lo[4], hi[4];
         for (int i = 0; i < 4; ++i) lo[i] = hi[i] = _mm256_setzero_ps();
         for (int64_t d0 = 0; d0 < full; d0 += 16) {
-            const __m256 qlo = _mm256_loadu_ps(q + d0), qhi = _mm256_loadu_ps(q + d0 + 8);
-            for (int i = 0; i < 4; ++i) {
-                lo[i] = _mm256_fmadd_ps(qlo, load8<F16>(rows[i], d0), lo[i]);
-                hi[i] = _mm256_fmadd_ps(qhi, load8<F16>(rows[i], d0 + 8), hi[i]);
+            for (int i = 0; i < K; ++i) {
+                const __m256 klo = load8<F16>(rows[i], d0), khi = load8<F16>(rows[i], d0 + 8);
+                for (int h = 0; h < H; ++h) {
+                    lo[h * K + i] = _mm256_fmadd_ps(_mm256_loadu_ps(q[h] + d0), klo, lo[h * K + i]);
+                    hi[h * K + i] = _mm256_fmadd_ps(_mm256_loadu_ps(q[h] + d0 + 8), khi, hi[h * K + i]);
+                }
             }
         }
         if (full < dim) {  // lanes without an element keep their sum exactly
-            const __m256 qlo = _mm256_load_ps(qt), qhi = _mm256_load_ps(qt + 8);
-            for (int i = 0; i < 4; ++i) {
+            for (int i = 0; i < K; ++i) {
                 loadTail<F16>(rows[i], full, dim, kt);
-                lo[i] = _mm256_blendv_ps(lo[i], _mm256_fmadd_ps(qlo, _mm256_load_ps(kt), lo[i]), tailLo);
-                hi[i] = _mm256_blendv_ps(hi[i], _mm256_fmadd_ps(qhi, _mm256_load_ps(kt + 8), hi[i]), tailHi);
+                const __m256 klo = _mm256_load_ps(kt), khi = _mm256_load_ps(kt + 8);
+                for (int h = 0; h < H; ++h) {
+                    const int a = h * K + i;
+                    lo[a] = _mm256_blendv_ps(lo[a], _mm256_fmadd_ps(_mm256_load_ps(qt[h]), klo, lo[a]), tailLo);
+                    hi[a] = _mm256_blendv_ps(hi[a], _mm256_fmadd_ps(_mm256_load_ps(qt[h] + 8), khi, hi[a]), tailHi);
+                }
             }
         }
         const __m128 r = _mm_mul_ps(reduce16x4(lo, hi), vscale);
-        if (j0 + 4 <= n) {
-            _mm_storeu_ps(s + j0, r);
+        if (H == 1 && j0 + 4 <= n) {
+            _mm_storeu_ps(s[0] + j0, r);
         } else {
-            alignas(16) float tmp[4];
-            _mm_store_ps(tmp, r);
-            for (int64_t i = 0; i < n - j0; ++i) s[j0 + i] = tmp[i];
+            alignas(16) float out[4];
+            _mm_store_ps(out, r);
+            const int64_t valid = n - j0 < K ? n - j0 : K;
+            for (int h = 0; h < H; ++h)
+                for (int64_t i = 0; i < valid; ++i) s[h][j0 + i] = out[h * K + i];
         }
     }
 }
 
+// Queries in pairs sharing the key rows (4 queries × 1 key per block would
+// reload q more often than it saves key loads).
+template <bool F16>
+void scoresHeads(const float* const* q, int heads, const uint8_t* keys, int64_t n, int64_t dim, float scale,
+                 float* const* s) {
+    int h = 0;
+    for (; h + 2 <= heads; h += 2) scoresT<F16, 2>(q + h, keys, n, dim, scale, s + h);
+    if (h < heads) scoresT<F16, 1>(q + h, keys, n, dim, scale, s + h);
+}
+
 void scores(const float* const* q, int heads, const uint8_t* keys, bool f16, int64_t n, int64_t dim, float scale,
             float* const* s) {
-    for (int h = 0; h < heads; ++h)
-        f16 ? scoresT<true>(q[h], keys, n, dim, scale, s[h]) : scoresT<false>(q[h], keys, n, dim, scale, s[h]);
+    f16 ? scoresHeads<true>(q, heads, keys, n, dim, scale, s) : scoresHeads<false>(q, heads, keys, n, dim, scale, s);
 }
 
 float maxOf(const float* s, int64_t n) {
@@ -194,7 +215,7 @@ void accumulateT(const float* const* w, const uint8_t* values, int64_t n, int64_
                 const uint8_t* row = values + size_t(j) * rowBytes;
                 const float v = F16 ? tensor::f16ToF32(reinterpret_cast<const uint16_t*>(row)[d])
                                     : reinterpret_cast<const float*>(row)[d];
-                acc = std::fma(w[h][j], v, acc);
+                acc = fmaf32(w[h][j], v, acc);
             }
             o[h][d] = acc;
         }

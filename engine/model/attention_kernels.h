@@ -22,7 +22,6 @@
 
 #include "tensor/quant.h"
 
-#include <bit>
 #include <cmath>
 #include <cstdint>
 
@@ -31,6 +30,10 @@ namespace cairn::model::attn {
 // Static inline throughout: each ISA file gets its own copy, compiled with its
 // flags, and no copy built with AVX instructions can be picked by the linker
 // for the baseline code.
+
+// Builtins, not std::fma / std::bit_cast: an ISA file's out-of-line copy of an
+// inline library function could be the one the linker keeps (unoptimised builds).
+static inline float fmaf32(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
 
 // The fixed reduction tree of 16 lanes: 8+8, 4+4, 2+2, 1+1.
 static inline float reduce16(const float* a) {
@@ -56,19 +59,20 @@ constexpr float kExpMin = -87.0f;
 static inline float expCanonical(float x) {
     const float t = x * kExpLog2e + kExpRound;  // two roundings (no contraction in these files)
     const float n = t - kExpRound;
-    float r = std::fma(n, -kExpC1, x);
-    r = std::fma(n, -kExpC2, r);
+    float r = fmaf32(n, -kExpC1, x);
+    r = fmaf32(n, -kExpC2, r);
     float p = kExpP0;
-    p = std::fma(p, r, kExpP1);
-    p = std::fma(p, r, kExpP2);
-    p = std::fma(p, r, kExpP3);
-    p = std::fma(p, r, kExpP4);
-    p = std::fma(p, r, kExpP5);
+    p = fmaf32(p, r, kExpP1);
+    p = fmaf32(p, r, kExpP2);
+    p = fmaf32(p, r, kExpP3);
+    p = fmaf32(p, r, kExpP4);
+    p = fmaf32(p, r, kExpP5);
     const float z = r * r;
-    float y = std::fma(p, z, r);
+    float y = fmaf32(p, z, r);
     y = y + 1.0f;
-    const int32_t ni = int32_t(std::bit_cast<uint32_t>(t) - std::bit_cast<uint32_t>(kExpRound));
-    const float scale = std::bit_cast<float>(uint32_t(ni + 127) << 23);
+    // n as an integer, in unsigned arithmetic (wraps, like the SIMD lanes, where x < kExpMin is discarded)
+    const uint32_t ni = __builtin_bit_cast(uint32_t, t) - __builtin_bit_cast(uint32_t, kExpRound);
+    const float scale = __builtin_bit_cast(float, (ni + 127u) << 23);
     y = y * scale;
     return x < kExpMin ? 0.0f : y;
 }

@@ -30,7 +30,7 @@ void scoresOne(const float* q, const uint8_t* keys, bool f16, int64_t n, int64_t
         for (int64_t d0 = 0; d0 < dim; d0 += 64) {
             const int64_t len = dim - d0 < 64 ? dim - d0 : 64;
             loadRow(row + size_t(d0) * (f16 ? 2 : 4), f16, len, k);
-            for (int64_t i = 0; i < len; ++i) acc[(d0 + i) & 15] = std::fma(q[d0 + i], k[i], acc[(d0 + i) & 15]);
+            for (int64_t i = 0; i < len; ++i) acc[(d0 + i) & 15] = fmaf32(q[d0 + i], k[i], acc[(d0 + i) & 15]);
         }
         s[j] = reduce16(acc) * scale;
     }
@@ -69,7 +69,7 @@ void accumulateOne(const float* w, const uint8_t* values, bool f16, int64_t n, i
         for (int64_t i = 0; i < len; ++i) od[i] = 0.0f;
         for (int64_t j = 0; j < n; ++j) {
             loadRow(values + size_t(j) * rowBytes + size_t(d0) * (f16 ? 2 : 4), f16, len, v);
-            for (int64_t i = 0; i < len; ++i) od[i] = std::fma(w[j], v[i], od[i]);
+            for (int64_t i = 0; i < len; ++i) od[i] = fmaf32(w[j], v[i], od[i]);
         }
     }
 }
