@@ -47,20 +47,24 @@ std::string ChatSession::textOf(std::span<const int32_t> ids) const {
 }
 
 // The session holds ids this ChatSession did not produce (restored from a
-// snapshot, fed directly): recover the text they stand for by decoding, with a
-// boundary after every control token (where templates start messages) and at
-// the end. Where decoding is not the inverse of tokenizing (SPM's added space)
-// the rendering does not continue the decoded text and nothing is reused from here.
+// snapshot, fed directly): recover the text they stand for by decoding. Every
+// token boundary is recorded; the clean ones (after a control token or a line
+// break, where templates start and end messages, and the end) may be continued
+// by new text. Where decoding is not the inverse of tokenizing (SPM's added
+// space) the rendering does not continue the decoded text: nothing is reused
+// from there on.
 ChatSession::History ChatSession::historyFromSession(const std::string& rendering) const {
     const auto& tok = model_.tokenizer();
     History h;
     h.ids = session_.tokens();
+    h.marks.reserve(h.ids.size());
     for (size_t i = 0; i < h.ids.size(); ++i) {
         const int32_t id = h.ids[i];
         // A BOS the tokenizer added stands for no text.
         const bool addedBos = i == 0 && id == tok.bos() && !rendering.starts_with(renderOptions_.bosToken);
         if (!addedBos) h.text += tok.isControl(id) ? std::string(tok.tokenText(id)) : tok.tokenBytes(id);
-        if (tok.isControl(id) || i + 1 == h.ids.size()) h.marks.push_back({i + 1, h.text.size()});
+        const bool clean = tok.isControl(id) || h.text.ends_with('\n') || i + 1 == h.ids.size();
+        h.marks.push_back({i + 1, h.text.size(), clean});
     }
     return h;
 }
@@ -71,14 +75,16 @@ ChatSession::Prompt ChatSession::buildPrompt(const std::string& rendering) const
                        std::equal(session.begin(), session.end(), history_.ids.begin());
     History h = known ? history_ : historyFromSession(rendering);
     const auto& tok = model_.tokenizer();
+    const size_t sameText = commonPrefix(h.text, rendering);
 
     Prompt p;
     size_t kept = 0;  // marks of h still valid for the new prompt
     // The latest boundary whose text the rendering continues, where the rest tokenizes to exactly its text.
     for (size_t i = h.marks.size(); i-- > 0;) {
         const Mark m = h.marks[i];
-        if (m.tokens == 0 || m.text > rendering.size() || rendering.compare(0, m.text, h.text, 0, m.text) != 0) continue;
+        if (m.tokens == 0 || m.text > sameText) continue;
         std::string_view rest = std::string_view(rendering).substr(m.text);
+        if (!m.clean && !rest.empty()) continue;
         std::vector<int32_t> restIds;
         if (!rest.empty()) {
             restIds = tok.encode(rest, /*addSpecial=*/false, /*parseSpecial=*/true);
@@ -97,12 +103,13 @@ ChatSession::Prompt ChatSession::buildPrompt(const std::string& rendering) const
         p.ids = tok.encode(rendering, addSpecial, /*parseSpecial=*/true);
         const size_t sameIds = size_t(std::mismatch(h.ids.begin(), h.ids.begin() + std::ptrdiff_t(std::min(h.ids.size(), p.ids.size())),
                                                     p.ids.begin()).first - h.ids.begin());
-        const size_t sameText = commonPrefix(h.text, rendering);
         while (kept < h.marks.size() && h.marks[kept].tokens <= sameIds && h.marks[kept].text <= sameText) ++kept;
     }
-    p.history.marks.assign(h.marks.begin(), h.marks.begin() + std::ptrdiff_t(kept));
+    // Boundaries inside the new prompt stay; only the clean ones are worth keeping.
+    for (size_t i = 0; i < kept; ++i)
+        if (h.marks[i].clean) p.history.marks.push_back(h.marks[i]);
     if (p.history.marks.empty() || p.history.marks.back().tokens != p.ids.size())
-        p.history.marks.push_back({p.ids.size(), rendering.size()});
+        p.history.marks.push_back({p.ids.size(), rendering.size(), true});
     p.history.ids = p.ids;
     p.history.text = rendering;
     return p;
@@ -190,7 +197,7 @@ ReplyResult ChatSession::reply(const std::vector<ChatMessage>& messages, ExecCon
     // end-of-turn token is fed with the next prompt).
     auto mark = [&] {
         if (history_.marks.empty() || history_.marks.back().tokens != history_.ids.size())
-            history_.marks.push_back({history_.ids.size(), history_.text.size()});
+            history_.marks.push_back({history_.ids.size(), history_.text.size(), true});
     };
     history_.ids.insert(history_.ids.end(), generated.begin(), generated.end());
     history_.text += result.text;

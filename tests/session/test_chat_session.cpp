@@ -177,6 +177,36 @@ private slots:
         QVERIFY(sameBits(restored.session().logits(), freshLogits(m, restored.session().tokens(), ctx)));
     }
 
+    void regenerateAfterRestoreWithoutControlTokensInTheTemplate() {
+        // A template writing no control tokens and a generation prompt not ending a
+        // line (as ChatML on a vocabulary without <|im_start|>): the restored ids
+        // still end exactly where the prompt did, so regenerate continues from there.
+        auto w = tinyMambaWriter(TinyMambaOptions{.type = TensorType::F16});
+        w.setString("tokenizer.chat_template",
+                    "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}"
+                    "{% if add_generation_prompt %}assistant:{% endif %}");
+        const std::string path = (models.dir.path() + "/mamba-plain.gguf").toStdString();
+        w.write(path);
+        auto m = Model::load(path);
+        ChatSession original(*m);
+        std::vector<ChatMessage> messages = {{"user", kUser[0]}};
+        auto r1 = original.reply(messages, ctx, greedy(6));
+        QVERIFY(!r1.usedFallbackTemplate);
+        messages.push_back({"assistant", r1.text});
+        messages.push_back({"user", kUser[1]});
+        const auto prompt2 = original.promptTokens(messages, true);
+        original.reply(messages, ctx, greedy(6));
+        auto blob = original.session().snapshot();
+
+        ChatSession restored(*m);
+        restored.session().restore(blob);
+        QCOMPARE(restored.promptTokens(messages, true), prompt2);
+        auto r = restored.reply(messages, ctx, greedy(1));
+        QCOMPARE(r.prefilledTokens, 0);
+        QCOMPARE(restored.session().stats().checkpointRestores, 1);
+        QVERIFY(sameBits(restored.session().logits(), freshLogits(*m, restored.session().tokens(), ctx)));
+    }
+
     void aRenderingThatDoesNotContinueTheHistoryIsTokenizedWhole() {
         for (const Model* m : models.all()) {
             ChatSession chat(*m);

@@ -71,10 +71,13 @@ public:
     ReplyResult reply(const std::vector<ChatMessage>& messages, ExecContext& ctx, const ReplyOptions& options);
 
 private:
-    // A message boundary in the history: the first `tokens` ids stand for the first `text` bytes.
+    // A boundary in the history: the first `tokens` ids stand for the first `text` bytes.
+    // Only clean ones (message boundaries) may be continued by tokenizing new text;
+    // any one may end a rendering (regenerate).
     struct Mark {
         size_t tokens;
         size_t text;
+        bool clean = true;
     };
     // The ids the conversation holds and the text they stand for, with the boundaries
     // where a new rendering may continue them.
