@@ -67,7 +67,7 @@ Dialog {
                         Label {
                             visible: entry.placeholder || entry.demo
                             text: entry.placeholder ? qsTr("random weights: produces random text")
-                                                    : qsTr("demo: answers are often wrong")
+                                                    : qsTr("demo: knows only a few small tasks")
                             color: Theme.warningText
                             font.pixelSize: 11
                         }

@@ -89,8 +89,8 @@ void ChatController::connectWorker() {
                 modelNote_ = info && info->placeholder
                                  ? tr("Placeholder model with random weights: it produces random text.")
                              : info && info->demo
-                                 ? tr("Demo model, trained for a few minutes: it answers in the right form, but its "
-                                      "facts and numbers are often wrong. Open the model picker to use a real model.")
+                                 ? tr("Demo model: it knows only small sums, spelling, days and months, unit conversions and "
+                                      "how to use Cairn; anything else it makes up. Open the model picker to use a real model.")
                                  : QString();
                 settings_->setLastModel(path);
                 emit modelChanged();

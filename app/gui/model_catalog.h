@@ -20,7 +20,7 @@ struct ModelFileInfo {
     quint64 ramEstimate = 0;   // mapped weights + session memory at min(context, 4096)
     bool bundled = false;
     bool placeholder = false;  // random weights: produces random text
-    bool demo = false;         // Cairn's tiny trained demo: right form, often wrong answers
+    bool demo = false;         // Cairn's tiny trained demo: knows only its few taught tasks
     QString error;            // why it cannot be used; empty when fine
 };
 

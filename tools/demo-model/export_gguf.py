@@ -25,12 +25,11 @@ CHAT_TEMPLATE = ("{% for message in messages %}{{ '<|im_start|>' + message['role
                  "{% endif %}")
 
 NAMES = {"llama": "Cairn demo (transformer)", "mamba": "Cairn demo (Mamba)"}
-DESCRIPTION = ("A tiny {what} (about {params} parameters) trained by the Cairn developers for a few minutes on a "
-               "small synthetic chat dataset, so Cairn works without a download. It was taught greetings, small "
-               "arithmetic, counting, spelling words letter by letter, days and months, simple unit conversions, "
-               "short facts about using Cairn, and to decline questions about news, weather or you. It answers in "
-               "the right form but its facts and numbers are often wrong: do not rely on anything it says. It knows "
-               "nothing about the world and cannot hold a real conversation. Download a real model for actual use.")
+DESCRIPTION = ("A tiny {what} (about {params} parameters) trained by the Cairn developers on a small synthetic chat "
+               "dataset, so Cairn works without a download. It was taught only greetings, small arithmetic, counting, "
+               "spelling words letter by letter, days and months, simple unit conversions, short facts about using "
+               "Cairn, and to decline questions about news, weather or you. Outside those it knows nothing, makes "
+               "answers up and cannot hold a real conversation: do not rely on it. Download a real model for actual use.")
 WHAT = {"llama": "transformer (llama architecture)", "mamba": "Mamba state-space model"}
 
 

@@ -12,9 +12,9 @@ mkdir -p "$work"
 cd "$here"
 $py make_corpus.py "$work"
 $py train_tokenizer.py "$work"
-nice -n 5 $py train.py "$work" llama --steps 380 --budget 700 > "$work/train-llama.out" 2>&1 &
+nice -n 5 $py train.py "$work" llama --steps 2000 --budget 4000 > "$work/train-llama.out" 2>&1 &
 llama=$!
-nice -n 5 $py train.py "$work" mamba --steps 230 --budget 720 > "$work/train-mamba.out" 2>&1 &
+nice -n 5 $py train.py "$work" mamba --steps 1000 --budget 3000 > "$work/train-mamba.out" 2>&1 &
 mamba=$!
 wait $llama $mamba
 nice -n 5 $py export_gguf.py "$work" llama "$repo/resources/models/cairn-demo-transformer.gguf" \
