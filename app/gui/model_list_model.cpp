@@ -28,11 +28,23 @@ void ModelListModel::scan(const QStringList& folders, const QStringList& files, 
     if (oldCount != count()) emit countChanged();
 }
 
+namespace {
+
+// Which bundled model a new user lands on: a trained model before the random
+// placeholder, and the transformer demo before the Mamba one (it answers best:
+// tools/demo-model/README.md).
+int defaultRank(const ModelFileInfo& r) {
+    if (r.placeholder) return 0;
+    return r.architecture.startsWith(QLatin1String("mamba")) ? 1 : 2;
+}
+
+} // namespace
+
 QString ModelListModel::defaultModel() const {
     const ModelFileInfo* best = nullptr;
     for (const auto& r : rows_) {
         if (!r.bundled || !r.error.isEmpty()) continue;
-        if (!best || (best->placeholder && !r.placeholder)) best = &r;
+        if (!best || defaultRank(r) > defaultRank(*best)) best = &r;
     }
     return best ? best->path : QString();
 }

@@ -9,6 +9,7 @@
 #include "model_list_model.h"
 
 #include "app_test_support.h"
+#include "tiny_mamba.h"
 
 #include "cairn/store/store.h"
 
@@ -226,6 +227,14 @@ private slots:
         QCOMPARE(models.defaultModel(), QFileInfo(bundled.filePath(QStringLiteral("cairn-demo-tiny.gguf"))).absoluteFilePath());
         QVERIFY(models.data(models.index(0), ModelListModel::DemoRole).toBool());
         QVERIFY(!models.data(models.index(1), ModelListModel::DemoRole).toBool());
+
+        // The transformer demo is preferred over the Mamba demo, whatever their names' order.
+        const QString mambaDemo = bundled.filePath(QStringLiteral("cairn-demo-a-mamba.gguf"));
+        test::writeTinyMamba(mambaDemo.toStdString(), {});
+        QCOMPARE(describeModelFile(mambaDemo).architecture, QStringLiteral("mamba"));
+        models.scan({}, {}, {bundled.path()});
+        QCOMPARE(models.data(models.index(0), ModelListModel::PathRole).toString(), QFileInfo(mambaDemo).absoluteFilePath());
+        QCOMPARE(models.defaultModel(), QFileInfo(bundled.filePath(QStringLiteral("cairn-demo-tiny.gguf"))).absoluteFilePath());
     }
 
     void markdown() {
