@@ -264,7 +264,7 @@ void gemm32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, f
 // the qword matrix is 1 << s. One instruction instead of shift + mask.
 // Measured 1024x2048 from L2, 1 thread (side by side): Q4_K 25.1 -> 26.9,
 // Q6_K 26.2 -> 28.7, Q4_0 22.8 -> 23.9 GB/s.
-const bool kHasGfni = __builtin_cpu_supports("gfni");
+const bool kHasGfni = (__builtin_cpu_init(), __builtin_cpu_supports("gfni"));
 
 // byte >> 4 (bits 4-7 to 0-3, the rest zero)
 template <bool GFNI>
