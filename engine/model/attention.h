@@ -20,7 +20,8 @@ struct AttentionShape {
 // keys 0 … pos0 + t of KV head h / (heads / kvHeads), then the weighted sum of
 // their values, in position order. The cache must already hold the chunk's K/V.
 // q: nTokens rows of heads·keyDim, ldq apart; out: nTokens rows of heads·valueDim, ldo apart.
-// Each (t, h) is one work item, so the result never depends on chunking or threads.
+// Every (t, h) follows one fixed arithmetic (attention_kernels.h) on every kernel
+// path, so the result never depends on chunking, threads or the CPU's path.
 void attention(const KvCache& cache, int64_t layer, const AttentionShape& shape, const float* q, int64_t ldq,
                int64_t nTokens, int64_t pos0, float* out, int64_t ldo, ExecContext& ctx);
 
