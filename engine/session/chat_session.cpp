@@ -84,11 +84,15 @@ ChatSession::Prompt ChatSession::buildPrompt(const std::string& rendering) const
         const Mark m = h.marks[i];
         if (m.tokens == 0 || m.text > sameText) continue;
         std::string_view rest = std::string_view(rendering).substr(m.text);
-        if (!m.clean && !rest.empty()) continue;
+        // Inside a message, continue only where the rendering leaves the history's
+        // text and goes on with a control token (a template trimming the reply's
+        // trailing space, say): no token could have spanned the boundary there.
+        const bool inside = !m.clean && !rest.empty();
+        if (inside && m.text != sameText) continue;
         std::vector<int32_t> restIds;
         if (!rest.empty()) {
             restIds = tok.encode(rest, /*addSpecial=*/false, /*parseSpecial=*/true);
-            if (textOf(restIds) != rest) continue;
+            if (textOf(restIds) != rest || (inside && !tok.isControl(restIds.front()))) continue;
         }
         p.ids.assign(h.ids.begin(), h.ids.begin() + std::ptrdiff_t(m.tokens));
         p.ids.insert(p.ids.end(), restIds.begin(), restIds.end());
@@ -199,11 +203,20 @@ ReplyResult ChatSession::reply(const std::vector<ChatMessage>& messages, ExecCon
         if (history_.marks.empty() || history_.marks.back().tokens != history_.ids.size())
             history_.marks.push_back({history_.ids.size(), history_.text.size(), true});
     };
-    history_.ids.insert(history_.ids.end(), generated.begin(), generated.end());
-    history_.text += result.text;
     // A generated control token shows no text in the reply: then the ids do not
     // stand for it and the next turn continues from the prompt's end instead.
-    if (textOf(generated) != result.text) return result;
+    const bool exact = textOf(generated) == result.text;
+    for (int32_t id : generated) {
+        history_.ids.push_back(id);
+        if (!exact) continue;
+        history_.text += tok.tokenBytes(id);
+        history_.marks.push_back({history_.ids.size(), history_.text.size(), false});
+    }
+    if (!exact) {
+        history_.text += result.text;
+        return result;
+    }
+    if (!history_.marks.empty()) history_.marks.back().clean = true;  // the reply's end
     mark();
     if (endToken >= 0) {
         history_.ids.push_back(endToken);

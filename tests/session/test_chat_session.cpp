@@ -181,7 +181,9 @@ private slots:
         // A template writing no control tokens and a generation prompt not ending a
         // line (as ChatML on a vocabulary without <|im_start|>): the restored ids
         // still end exactly where the prompt did, so regenerate continues from there.
-        auto w = tinyMambaWriter(TinyMambaOptions{.type = TensorType::F16});
+        TinyMambaOptions options;
+        options.type = TensorType::F16;
+        auto w = tinyMambaWriter(options);
         w.setString("tokenizer.chat_template",
                     "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}"
                     "{% if add_generation_prompt %}assistant:{% endif %}");
@@ -205,6 +207,47 @@ private slots:
         QCOMPARE(r.prefilledTokens, 0);
         QCOMPARE(restored.session().stats().checkpointRestores, 1);
         QVERIFY(sameBits(restored.session().logits(), freshLogits(*m, restored.session().tokens(), ctx)));
+    }
+
+    void aTemplateCuttingTheReplysEndReusesTheRestOfIt() {
+        // Templates trim replies (Llama 3: `content | trim`): the rendering leaves the
+        // reply's text before its end and goes on with a control token. The reply's ids
+        // up to there are kept; only the new message is prefilled.
+        TinyModelOptions options;
+        options.type = TensorType::Q8_0;
+        options.seed = 6;  // a model whose greedy replies are ASCII: Jinja slices characters, not bytes
+        auto w = tinyModelWriter(options);
+        w.setString("tokenizer.chat_template",
+                    "{% for m in messages %}<|im_start|>{{ m.role }}\n"
+                    "{% if m.role == 'assistant' %}{{ m.content[:-2] }}{% else %}{{ m.content }}{% endif %}"
+                    "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}");
+        const std::string path = (models.dir.path() + "/llama-cut.gguf").toStdString();
+        w.write(path);
+        auto m = Model::load(path);
+        const auto& tok = m->tokenizer();
+        ChatSession chat(*m);
+        std::vector<ChatMessage> messages = {{"user", kUser[0]}};
+        ChatRendering first;
+        chat.promptTokens(messages, true, &first);
+        auto r1 = chat.reply(messages, ctx, greedy(6));
+        QVERIFY(!r1.usedFallbackTemplate);
+        const auto held = chat.session().tokens();
+        // The tiny vocabulary's tokens are single bytes: two characters cut are two tokens.
+        QVERIFY(r1.generatedTokens >= 3 && r1.text.size() == size_t(r1.generatedTokens));
+        for (unsigned char c : r1.text) QVERIFY(c < 128);
+        messages.push_back({"assistant", r1.text});
+        messages.push_back({"user", kUser[1]});
+        ChatRendering rendering;
+        auto prompt = chat.promptTokens(messages, true, &rendering);
+        const std::vector<int32_t> kept(held.begin(), held.end() - 2);
+        QVERIFY(startsWith(prompt, kept));
+        const std::string seen = first.text + r1.text.substr(0, r1.text.size() - 2);
+        QVERIFY(rendering.text.starts_with(seen));
+        QCOMPARE(tail(prompt, kept.size()), tok.encode(rendering.text.substr(seen.size()), false, true));
+        auto r2 = chat.reply(messages, ctx, greedy(1));
+        QCOMPARE(r2.reusedTokens, int64_t(kept.size()));
+        QCOMPARE(r2.prefilledTokens, int64_t(prompt.size() - kept.size()));
+        QVERIFY(sameBits(chat.session().logits(), freshLogits(*m, chat.session().tokens(), ctx)));
     }
 
     void aRenderingThatDoesNotContinueTheHistoryIsTokenizedWhole() {
