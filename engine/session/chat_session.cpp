@@ -3,6 +3,7 @@
 #include "cairn/error.h"
 #include "cairn/gguf.h"
 #include "cairn/tokenizer.h"
+#include "chat/unicode.h"
 
 #include <algorithm>
 #include <chrono>
@@ -17,6 +18,9 @@ double msSince(std::chrono::steady_clock::time_point t0) {
 std::string tokenString(const Tokenizer& tok, int32_t id) {
     return id >= 0 && id < tok.vocabSize() ? std::string(tok.tokenText(id)) : std::string();
 }
+
+// Invalid UTF-8 bytes become U+FFFD, as templates (and the app's strings) make them.
+std::string validUtf8(std::string_view s) { return chat::unicode::encode(chat::unicode::decode(s)); }
 
 size_t commonPrefix(std::string_view a, std::string_view b) {
     return size_t(std::mismatch(a.begin(), a.begin() + std::min(a.size(), b.size()), b.begin()).first - a.begin());
@@ -58,14 +62,36 @@ ChatSession::History ChatSession::historyFromSession(const std::string& renderin
     History h;
     h.ids = session_.tokens();
     h.marks.reserve(h.ids.size());
+    // Text between control tokens is taken as valid UTF-8, as the reply was shown
+    // and rendered; in a run holding invalid bytes only its end is a boundary.
+    std::string run;
+    std::vector<Mark> runMarks;  // token count, length of the run's text, clean
+    auto endRun = [&] {
+        if (runMarks.empty()) return;
+        std::string valid = validUtf8(run);
+        if (valid == run) {
+            for (auto m : runMarks) h.marks.push_back({m.tokens, h.text.size() + m.text, m.clean});
+        } else {
+            h.marks.push_back({runMarks.back().tokens, h.text.size() + valid.size(), runMarks.back().clean});
+        }
+        h.text += valid;
+        run.clear();
+        runMarks.clear();
+    };
     for (size_t i = 0; i < h.ids.size(); ++i) {
         const int32_t id = h.ids[i];
-        // A BOS the tokenizer added stands for no text.
-        const bool addedBos = i == 0 && id == tok.bos() && !rendering.starts_with(renderOptions_.bosToken);
-        if (!addedBos) h.text += tok.isControl(id) ? std::string(tok.tokenText(id)) : tok.tokenBytes(id);
-        const bool clean = tok.isControl(id) || h.text.ends_with('\n') || i + 1 == h.ids.size();
-        h.marks.push_back({i + 1, h.text.size(), clean});
+        if (tok.isControl(id)) {
+            endRun();
+            // A BOS the tokenizer added stands for no text.
+            const bool addedBos = i == 0 && id == tok.bos() && !rendering.starts_with(renderOptions_.bosToken);
+            if (!addedBos) h.text += tok.tokenText(id);
+            h.marks.push_back({i + 1, h.text.size(), true});
+            continue;
+        }
+        run += tok.tokenBytes(id);
+        runMarks.push_back({i + 1, run.size(), run.ends_with('\n') || i + 1 == h.ids.size()});
     }
+    endRun();
     return h;
 }
 
@@ -156,8 +182,9 @@ ReplyResult ChatSession::reply(const std::vector<ChatMessage>& messages, ExecCon
     const auto& tok = model_.tokenizer();
     Sampler sampler(options.sampler);
     StreamDecoder decoder(tok);
-    auto emit = [&](const std::string& piece) {
-        if (piece.empty()) return;
+    auto emit = [&](const std::string& bytes) {
+        if (bytes.empty()) return;
+        const std::string piece = validUtf8(bytes);  // whole characters only, never invalid bytes
         result.text += piece;
         if (options.onPiece) options.onPiece(piece);
     };
@@ -203,8 +230,9 @@ ReplyResult ChatSession::reply(const std::vector<ChatMessage>& messages, ExecCon
         if (history_.marks.empty() || history_.marks.back().tokens != history_.ids.size())
             history_.marks.push_back({history_.ids.size(), history_.text.size(), true});
     };
-    // A generated control token shows no text in the reply: then the ids do not
-    // stand for it and the next turn continues from the prompt's end instead.
+    // The reply's ids stand for the reply as shown. Boundaries inside it only where
+    // its tokens' bytes are exactly that text (no invalid bytes shown as U+FFFD, no
+    // generated control token, which shows nothing).
     const bool exact = textOf(generated) == result.text;
     for (int32_t id : generated) {
         history_.ids.push_back(id);
@@ -212,12 +240,9 @@ ReplyResult ChatSession::reply(const std::vector<ChatMessage>& messages, ExecCon
         history_.text += tok.tokenBytes(id);
         history_.marks.push_back({history_.ids.size(), history_.text.size(), false});
     }
-    if (!exact) {
-        history_.text += result.text;
-        return result;
-    }
-    if (!history_.marks.empty()) history_.marks.back().clean = true;  // the reply's end
+    if (!exact) history_.text += result.text;
     mark();
+    history_.marks.back().clean = true;  // the reply's end
     if (endToken >= 0) {
         history_.ids.push_back(endToken);
         history_.text += tok.tokenText(endToken);

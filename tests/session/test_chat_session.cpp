@@ -250,6 +250,40 @@ private slots:
         QVERIFY(sameBits(chat.session().logits(), freshLogits(*m, chat.session().tokens(), ctx)));
     }
 
+    void invalidBytesInARepliedTextAreShownAndRenderedAsReplacementCharacters() {
+        // The tiny model's replies hold bytes that are no UTF-8; a template that
+        // trims (decodes) the content renders them as U+FFFD, as the reply shows
+        // them: the reply's ids are kept, live and after a restore.
+        TinyModelOptions options;
+        options.type = TensorType::Q8_0;
+        options.seed = 2;  // a reply with invalid bytes, but no white space at its ends for trim to take
+        auto w = tinyModelWriter(options);
+        w.setString("tokenizer.chat_template",
+                    "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content | trim }}<|im_end|>\n{% endfor %}"
+                    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}");
+        const std::string path = (models.dir.path() + "/llama-trim.gguf").toStdString();
+        w.write(path);
+        auto m = Model::load(path);
+        ChatSession chat(*m);
+        std::vector<ChatMessage> messages = {{"user", kUser[0]}};
+        auto r1 = chat.reply(messages, ctx, greedy(6));
+        QVERIFY(!r1.usedFallbackTemplate);
+        const auto held = chat.session().tokens();
+        QVERIFY(m->tokenizer().decode(std::vector<int32_t>(held.end() - r1.generatedTokens, held.end())) != r1.text);
+        QVERIFY(r1.text.find("\xEF\xBF\xBD") != std::string::npos);
+        messages.push_back({"assistant", r1.text});
+        messages.push_back({"user", kUser[1]});
+        auto blob = chat.session().snapshot();
+        auto prompt = chat.promptTokens(messages, true);
+        QVERIFY(startsWith(prompt, held));
+        ChatSession restored(*m);
+        restored.session().restore(blob);
+        QCOMPARE(restored.promptTokens(messages, true), prompt);
+        auto r = restored.reply(messages, ctx, greedy(1));
+        QCOMPARE(r.reusedTokens, int64_t(held.size()));
+        QCOMPARE(r.prefilledTokens, int64_t(prompt.size() - held.size()));
+    }
+
     void aRenderingThatDoesNotContinueTheHistoryIsTokenizedWhole() {
         for (const Model* m : models.all()) {
             ChatSession chat(*m);
