@@ -39,7 +39,7 @@ enum class StopReason { EndOfGeneration, MaxTokens, Cancelled, ContextFull };
 struct ReplyResult {
     std::string text;
     StopReason stop = StopReason::MaxTokens;
-    int64_t promptTokens = 0;     // tokens of the rendered conversation
+    int64_t promptTokens = 0;     // tokens of the prompt fed (history ids + the new text's tokens)
     int64_t reusedTokens = 0;     // of them, kept from memory
     int64_t prefilledTokens = 0;  // of them, computed now
     int64_t generatedTokens = 0;
