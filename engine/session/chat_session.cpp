@@ -4,6 +4,7 @@
 #include "cairn/gguf.h"
 #include "cairn/tokenizer.h"
 #include "chat/unicode.h"
+#include "tokenizer/utf8.h"
 
 #include <algorithm>
 #include <chrono>
@@ -62,36 +63,27 @@ ChatSession::History ChatSession::historyFromSession(const std::string& renderin
     History h;
     h.ids = session_.tokens();
     h.marks.reserve(h.ids.size());
-    // Text between control tokens is taken as valid UTF-8, as the reply was shown
-    // and rendered; in a run holding invalid bytes only its end is a boundary.
-    std::string run;
-    std::vector<Mark> runMarks;  // token count, length of the run's text, clean
-    auto endRun = [&] {
-        if (runMarks.empty()) return;
-        std::string valid = validUtf8(run);
-        if (valid == run) {
-            for (auto m : runMarks) h.marks.push_back({m.tokens, h.text.size() + m.text, m.clean});
-        } else {
-            h.marks.push_back({runMarks.back().tokens, h.text.size() + valid.size(), runMarks.back().clean});
-        }
-        h.text += valid;
-        run.clear();
-        runMarks.clear();
-    };
+    // Token bytes are taken as valid UTF-8, as replies are shown and rendered;
+    // no boundary inside an unfinished character.
+    std::string pending;
     for (size_t i = 0; i < h.ids.size(); ++i) {
         const int32_t id = h.ids[i];
+        const bool last = i + 1 == h.ids.size();
         if (tok.isControl(id)) {
-            endRun();
+            h.text += validUtf8(pending);
+            pending.clear();
             // A BOS the tokenizer added stands for no text.
             const bool addedBos = i == 0 && id == tok.bos() && !rendering.starts_with(renderOptions_.bosToken);
             if (!addedBos) h.text += tok.tokenText(id);
             h.marks.push_back({i + 1, h.text.size(), true});
             continue;
         }
-        run += tok.tokenBytes(id);
-        runMarks.push_back({i + 1, run.size(), run.ends_with('\n') || i + 1 == h.ids.size()});
+        pending += tok.tokenBytes(id);
+        if (!last && tokenizer::utf8SafePrefix(pending) != pending.size()) continue;
+        h.text += validUtf8(pending);
+        pending.clear();
+        h.marks.push_back({i + 1, h.text.size(), h.text.ends_with('\n') || last});
     }
-    endRun();
     return h;
 }
 
@@ -230,17 +222,25 @@ ReplyResult ChatSession::reply(const std::vector<ChatMessage>& messages, ExecCon
         if (history_.marks.empty() || history_.marks.back().tokens != history_.ids.size())
             history_.marks.push_back({history_.ids.size(), history_.text.size(), true});
     };
-    // The reply's ids stand for the reply as shown. Boundaries inside it only where
-    // its tokens' bytes are exactly that text (no invalid bytes shown as U+FFFD, no
-    // generated control token, which shows nothing).
-    const bool exact = textOf(generated) == result.text;
+    // The reply's ids stand for the reply as shown (valid UTF-8); boundaries between
+    // its tokens except inside an unfinished character. A generated control token
+    // shows nothing.
+    std::string pending, shown;
+    const size_t promptIds = history_.ids.size();
     for (int32_t id : generated) {
         history_.ids.push_back(id);
-        if (!exact) continue;
-        history_.text += tok.tokenBytes(id);
-        history_.marks.push_back({history_.ids.size(), history_.text.size(), false});
+        pending += tok.tokenBytes(id);
+        if (tokenizer::utf8SafePrefix(pending) != pending.size()) continue;
+        shown += validUtf8(pending);
+        pending.clear();
+        history_.marks.push_back({history_.ids.size(), history_.text.size() + shown.size(), false});
     }
-    if (!exact) history_.text += result.text;
+    shown += validUtf8(pending);
+    if (shown != result.text) {  // not expected: keep only the reply's end
+        while (!history_.marks.empty() && history_.marks.back().tokens > promptIds) history_.marks.pop_back();
+        shown = result.text;
+    }
+    history_.text += shown;
     mark();
     history_.marks.back().clean = true;  // the reply's end
     if (endToken >= 0) {
