@@ -97,20 +97,22 @@ ChatSession::Prompt ChatSession::buildPrompt(const std::string& rendering) const
 
     Prompt p;
     size_t kept = 0;  // marks of h still valid for the new prompt
+    bool triedInside = false;
     // The latest boundary whose text the rendering continues, where the rest tokenizes to exactly its text.
     for (size_t i = h.marks.size(); i-- > 0;) {
         const Mark m = h.marks[i];
         if (m.tokens == 0 || m.text > sameText) continue;
         std::string_view rest = std::string_view(rendering).substr(m.text);
-        // Inside a message, continue only where the rendering leaves the history's
-        // text and goes on with a control token (a template trimming the reply's
-        // trailing space, say): no token could have spanned the boundary there.
+        // Inside a message, continue only from the last boundary before the rendering
+        // leaves the history's text (a template trimming the reply's trailing space,
+        // say): the few bytes after it are tokenized again.
         const bool inside = !m.clean && !rest.empty();
-        if (inside && m.text != sameText) continue;
+        if (inside && triedInside) continue;
+        triedInside = triedInside || inside;
         std::vector<int32_t> restIds;
         if (!rest.empty()) {
             restIds = tok.encode(rest, /*addSpecial=*/false, /*parseSpecial=*/true);
-            if (textOf(restIds) != rest || (inside && !tok.isControl(restIds.front()))) continue;
+            if (textOf(restIds) != rest) continue;
         }
         p.ids.assign(h.ids.begin(), h.ids.begin() + std::ptrdiff_t(m.tokens));
         p.ids.insert(p.ids.end(), restIds.begin(), restIds.end());
