@@ -1274,21 +1274,26 @@ FloatChunkFn floatChunkFor(int r, int t) {
 }
 
 // Prefill with float weights (K a multiple of 16). 8 rows x 3 tokens = 24
-// accumulators; K in chunks of 256 so a chunk of the 8 rows (8 KB) and of a
-// block of 24 tokens (24 KB) stay in L1 across the tiles. Measured F16
-// 2048x2048x512: 45 GFLOP/s per CPU-second with 4x4 tiles over the whole row,
-// 60 with this blocking; a register-only zmm FMA loop peaks at 70 on this
-// machine (one 512-bit FMA per cycle).
+// accumulators; K in chunks of 1024 so a chunk of the 8 rows stays in L1
+// across the tiles of a token block; the converted rows are 64 bytes longer
+// than K so they do not all fall in the same L1 sets (K = 2048: rows 8 KiB
+// apart). Measured F16, 1 thread, 512 tokens, GFLOP/s: 4x4 tiles over whole
+// rows 45; chunks of 256 with rows K apart 64-66; chunks of 1024 with padded
+// rows 68-75 (2048x2048, 8192x2048, 2048x8192); whole rows (no chunks) 62;
+// 6-row tiles (no register pressure, weights not folded into the fmas) 66.
+// A register-only zmm FMA loop runs at 175 GFLOP/s per core here (two FMA
+// ports), so this kernel is memory- not arithmetic-bound.
 void floatGemm(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     constexpr int kRows = 8, kTok = 3, kBlockTok = 24;
-    constexpr int64_t kChunk = 256;
+    constexpr int64_t kChunk = 1024;
     const int64_t K = a.cols;
-    auto* wf = reinterpret_cast<float*>(scratch(1, size_t(kRows * K) * 4));
+    const int64_t ldw = K + 16;
+    auto* wf = reinterpret_cast<float*>(scratch(1, size_t(kRows * ldw) * 4));
     auto* acc = reinterpret_cast<__m512*>(scratch(2, size_t(kRows * kBlockTok) * 64));
     for (int64_t r = r0; r < r1; r += kRows) {
         const int rr = int(std::min<int64_t>(kRows, r1 - r));
         for (int i = 0; i < rr; ++i)
-            for (int64_t k = 0; k < K; k += 16) _mm512_storeu_ps(wf + i * K + k, loadFloats(w.type, w.row(r + i), k));
+            for (int64_t k = 0; k < K; k += 16) _mm512_storeu_ps(wf + i * ldw + k, loadFloats(w.type, w.row(r + i), k));
         for (int64_t tb = 0; tb < a.nTokens; tb += kBlockTok) {
             const int nt = int(std::min<int64_t>(kBlockTok, a.nTokens - tb));
             for (int i = 0; i < rr * kBlockTok; ++i) acc[i] = _mm512_setzero_ps();
@@ -1296,7 +1301,7 @@ void floatGemm(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a
                 const int64_t len = std::min(kChunk, K - kc);
                 for (int t = 0; t < nt; t += kTok) {
                     const int tt = std::min(kTok, nt - t);
-                    floatChunkFor(rr, tt)(wf + kc, K, a.x + (tb + t) * a.ldx + kc, a.ldx, len, acc + t, kBlockTok);
+                    floatChunkFor(rr, tt)(wf + kc, ldw, a.x + (tb + t) * a.ldx + kc, a.ldx, len, acc + t, kBlockTok);
                 }
             }
             for (int i = 0; i < rr; ++i)
