@@ -419,10 +419,32 @@ float matvecRow32(TensorType type, const uint8_t* row, const int8_t* xq, const f
     return acc;
 }
 
+// The 16-row decode tile of a 32-element format, chosen once per call.
+using Matvec16Fn = void (*)(const MatrixView&, int64_t, const int8_t*, const float*, const int32_t*, const float*,
+                            int64_t, float*);
+
+template <TensorType T>
+Matvec16Fn nibbleTile() {
+    return kHasGfni ? matvec16Nibbles<T, true> : matvec16Nibbles<T, false>;
+}
+
+Matvec16Fn matvec16For(TensorType type) {
+    switch (type) {
+    case TensorType::Q4_0: return nibbleTile<TensorType::Q4_0>();
+    case TensorType::Q4_1: return nibbleTile<TensorType::Q4_1>();
+    case TensorType::Q5_0: return nibbleTile<TensorType::Q5_0>();
+    case TensorType::Q5_1: return nibbleTile<TensorType::Q5_1>();
+    default:
+        return [](const MatrixView& w, int64_t r, const int8_t* xq, const float* dx, const int32_t* xo, const float*,
+                  int64_t nb, float* out) { matvec16Q8_0(w, r, xq, dx, xo, nb, out); };
+    }
+}
+
 void matvec32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     const int64_t nb = a.nBlocks;
     const bool min = quantInfo(w.type).hasMin;
     const bool fast = w.rowStride * 16 < (1u << 31);  // gather offsets fit int32
+    const Matvec16Fn tile = matvec16For(w.type);
     for (int64_t t = 0; t < a.nTokens; ++t) {
         const int8_t* xq = a.q + t * a.cols;
         const float* dx = a.d + t * nb;
@@ -430,30 +452,9 @@ void matvec32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a,
         const float* sx = a.sx + t * nb;
         float* yt = y + t * ldy;
         int64_t r = r0;
-        if (fast) {
-            for (; r + 16 <= r1; r += 16) {
-                switch (w.type) {
-                case TensorType::Q4_0:
-                    kHasGfni ? matvec16Nibbles<TensorType::Q4_0, true>(w, r, xq, dx, xo, sx, nb, yt + r)
-                             : matvec16Nibbles<TensorType::Q4_0, false>(w, r, xq, dx, xo, sx, nb, yt + r);
-                    break;
-                case TensorType::Q4_1:
-                    kHasGfni ? matvec16Nibbles<TensorType::Q4_1, true>(w, r, xq, dx, xo, sx, nb, yt + r)
-                             : matvec16Nibbles<TensorType::Q4_1, false>(w, r, xq, dx, xo, sx, nb, yt + r);
-                    break;
-                case TensorType::Q5_0:
-                    kHasGfni ? matvec16Nibbles<TensorType::Q5_0, true>(w, r, xq, dx, xo, sx, nb, yt + r)
-                             : matvec16Nibbles<TensorType::Q5_0, false>(w, r, xq, dx, xo, sx, nb, yt + r);
-                    break;
-                case TensorType::Q5_1:
-                    kHasGfni ? matvec16Nibbles<TensorType::Q5_1, true>(w, r, xq, dx, xo, sx, nb, yt + r)
-                             : matvec16Nibbles<TensorType::Q5_1, false>(w, r, xq, dx, xo, sx, nb, yt + r);
-                    break;
-                default: matvec16Q8_0(w, r, xq, dx, xo, nb, yt + r); break;
-                }
-            }
-        }
-        for (; r < r1; ++r) y[t * ldy + r] = matvecRow32(w.type, w.row(r), xq, dx, xo, sx, nb, min);
+        if (fast)
+            for (; r + 16 <= r1; r += 16) tile(w, r, xq, dx, xo, sx, nb, yt + r);
+        for (; r < r1; ++r) yt[r] = matvecRow32(w.type, w.row(r), xq, dx, xo, sx, nb, min);
     }
 }
 
