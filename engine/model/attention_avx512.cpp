@@ -197,20 +197,9 @@ void accumulateT(const float* const* w, const uint8_t* values, int64_t n, int64_
     }
 }
 
-template <bool F16>
-void accumulateHeads(const float* const* w, int heads, const uint8_t* values, int64_t n, int64_t dim, float* const* o) {
-    static_assert(kMaxHeads == 4);
-    switch (heads) {
-    case 1: accumulateT<F16, 1>(w, values, n, dim, o); break;
-    case 2: accumulateT<F16, 2>(w, values, n, dim, o); break;
-    case 3: accumulateT<F16, 3>(w, values, n, dim, o); break;
-    default: accumulateT<F16, 4>(w, values, n, dim, o); break;
-    }
-}
-
 void accumulate(const float* const* w, int heads, const uint8_t* values, bool f16, int64_t n, int64_t dim,
                 float* const* o) {
-    f16 ? accumulateHeads<true>(w, heads, values, n, dim, o) : accumulateHeads<false>(w, heads, values, n, dim, o);
+    dispatchHeads(f16, heads, [&]<bool F16, int H>() { accumulateT<F16, H>(w, values, n, dim, o); });
 }
 
 const Kernels kAvx512{"avx512", scores, maxOf, expSum, normalize, accumulate};

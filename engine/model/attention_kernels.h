@@ -81,6 +81,24 @@ static inline float roundToF16(float x) { return tensor::f16ToF32(tensor::f32ToF
 
 constexpr int kMaxHeads = 4;
 
+// Calls fn.template operator()<F16, H>() with the run-time `f16` and `heads`
+// (1 … kMaxHeads) as template arguments, for the per-path kernel templates.
+// Each path passes its own lambda, so no instantiation is shared between the
+// files built for different instruction sets.
+template <class Fn>
+inline void dispatchHeads(bool f16, int heads, Fn&& fn) {
+    static_assert(kMaxHeads == 4);
+    auto withF16 = [&]<bool F16>() {
+        switch (heads) {
+        case 1: fn.template operator()<F16, 1>(); break;
+        case 2: fn.template operator()<F16, 2>(); break;
+        case 3: fn.template operator()<F16, 3>(); break;
+        default: fn.template operator()<F16, 4>(); break;
+        }
+    };
+    f16 ? withF16.template operator()<true>() : withF16.template operator()<false>();
+}
+
 // One path's pieces of the arithmetic above. Rows of the cache are f32, or
 // f16 when `f16`; key rows are `dim` elements apart, as are value rows.
 struct Kernels {
