@@ -44,6 +44,29 @@ const char* const kUser[] = {"Hi there, how are you?", "Tell me about the tea.",
 
 std::vector<int32_t> tail(const std::vector<int32_t>& v, size_t from) { return {v.begin() + std::ptrdiff_t(from), v.end()}; }
 
+// Two turns with replies of up to 6 tokens, then the snapshot: where the
+// restore tests start. `messages` ends with the second question.
+struct TwoTurns {
+    std::vector<ChatMessage> messages;
+    std::vector<int32_t> prompt1, prompt2;  // the prompts of turns 1 and 2
+    ReplyResult reply1;
+    std::vector<uint8_t> snapshot;
+};
+
+TwoTurns twoTurns(const Model& m, ExecContext& ctx) {
+    TwoTurns t;
+    ChatSession chat(m);
+    t.messages = {{"user", kUser[0]}};
+    t.prompt1 = chat.promptTokens(t.messages, true);
+    t.reply1 = chat.reply(t.messages, ctx, greedy(6));
+    t.messages.push_back({"assistant", t.reply1.text});
+    t.messages.push_back({"user", kUser[1]});
+    t.prompt2 = chat.promptTokens(t.messages, true);
+    chat.reply(t.messages, ctx, greedy(6));
+    t.snapshot = chat.session().snapshot();
+    return t;
+}
+
 } // namespace
 
 class TestChatSession : public QObject {
@@ -128,20 +151,12 @@ private slots:
 
     void regenerateAfterRestoreUsesTheStoredBoundary() {
         for (const Model* m : models.all()) {
-            ChatSession original(*m);
-            std::vector<ChatMessage> messages = {{"user", kUser[0]}};
-            auto r1 = original.reply(messages, ctx, greedy(6));
-            messages.push_back({"assistant", r1.text});
-            messages.push_back({"user", kUser[1]});
-            const auto prompt2 = original.promptTokens(messages, true);
-            original.reply(messages, ctx, greedy(6));
-            auto blob = original.session().snapshot();
-
+            const TwoTurns t = twoTurns(*m, ctx);
             ChatSession restored(*m);
-            restored.session().restore(blob);
+            restored.session().restore(t.snapshot);
             // Regenerate the second reply: back to the second prompt.
-            QCOMPARE(restored.promptTokens(messages, true), prompt2);
-            auto r = restored.reply(messages, ctx, greedy(1));
+            QCOMPARE(restored.promptTokens(t.messages, true), t.prompt2);
+            auto r = restored.reply(t.messages, ctx, greedy(1));
             if (m->info().recurrent) {
                 // The snapshot holds the checkpoint at the prompt's end: nothing is prefilled.
                 QCOMPARE(r.prefilledTokens, 0);
@@ -155,23 +170,15 @@ private slots:
 
     void editingTheLastMessageAfterRestoreStartsAtThePreviousReply() {
         const Model& m = *models.mamba;
-        ChatSession original(m);
-        std::vector<ChatMessage> messages = {{"user", kUser[0]}};
-        const auto prompt1 = original.promptTokens(messages, true);
-        auto r1 = original.reply(messages, ctx, greedy(6));
-        QVERIFY(r1.generatedTokens > 0);
-        messages.push_back({"assistant", r1.text});
-        messages.push_back({"user", kUser[1]});
-        original.reply(messages, ctx, greedy(6));
-        auto blob = original.session().snapshot();
-
+        TwoTurns t = twoTurns(m, ctx);
+        QVERIFY(t.reply1.generatedTokens > 0);
         ChatSession restored(m);
-        restored.session().restore(blob);
-        messages.back().content = kUser[2];  // edit the second question
-        auto prompt = restored.promptTokens(messages, true);
-        auto r = restored.reply(messages, ctx, greedy(1));
+        restored.session().restore(t.snapshot);
+        t.messages.back().content = kUser[2];  // edit the second question
+        auto prompt = restored.promptTokens(t.messages, true);
+        auto r = restored.reply(t.messages, ctx, greedy(1));
         // The first reply's end checkpoint is in the snapshot: only the edited message is prefilled.
-        const int64_t replyEnd = int64_t(prompt1.size() + r1.generatedTokens);
+        const int64_t replyEnd = int64_t(t.prompt1.size() + t.reply1.generatedTokens);
         QCOMPARE(r.reusedTokens, replyEnd);
         QCOMPARE(r.prefilledTokens, int64_t(prompt.size()) - replyEnd);
         QVERIFY(sameBits(restored.session().logits(), freshLogits(m, restored.session().tokens(), ctx)));
@@ -190,20 +197,12 @@ private slots:
         const std::string path = (models.dir.path() + "/mamba-plain.gguf").toStdString();
         w.write(path);
         auto m = Model::load(path);
-        ChatSession original(*m);
-        std::vector<ChatMessage> messages = {{"user", kUser[0]}};
-        auto r1 = original.reply(messages, ctx, greedy(6));
-        QVERIFY(!r1.usedFallbackTemplate);
-        messages.push_back({"assistant", r1.text});
-        messages.push_back({"user", kUser[1]});
-        const auto prompt2 = original.promptTokens(messages, true);
-        original.reply(messages, ctx, greedy(6));
-        auto blob = original.session().snapshot();
-
+        const TwoTurns t = twoTurns(*m, ctx);
+        QVERIFY(!t.reply1.usedFallbackTemplate);
         ChatSession restored(*m);
-        restored.session().restore(blob);
-        QCOMPARE(restored.promptTokens(messages, true), prompt2);
-        auto r = restored.reply(messages, ctx, greedy(1));
+        restored.session().restore(t.snapshot);
+        QCOMPARE(restored.promptTokens(t.messages, true), t.prompt2);
+        auto r = restored.reply(t.messages, ctx, greedy(1));
         QCOMPARE(r.prefilledTokens, 0);
         QCOMPARE(restored.session().stats().checkpointRestores, 1);
         QVERIFY(sameBits(restored.session().logits(), freshLogits(*m, restored.session().tokens(), ctx)));
