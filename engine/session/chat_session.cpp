@@ -4,6 +4,7 @@
 #include "cairn/gguf.h"
 #include "cairn/tokenizer.h"
 #include "chat/unicode.h"
+#include "session/common_prefix.h"
 #include "tokenizer/utf8.h"
 
 #include <algorithm>
@@ -22,10 +23,6 @@ std::string tokenString(const Tokenizer& tok, int32_t id) {
 
 // Invalid UTF-8 bytes become U+FFFD, as templates (and the app's strings) make them.
 std::string validUtf8(std::string_view s) { return chat::unicode::encode(chat::unicode::decode(s)); }
-
-size_t commonPrefix(std::string_view a, std::string_view b) {
-    return size_t(std::mismatch(a.begin(), a.begin() + std::min(a.size(), b.size()), b.begin()).first - a.begin());
-}
 
 } // namespace
 
@@ -125,8 +122,7 @@ ChatSession::Prompt ChatSession::buildPrompt(const std::string& rendering) const
         // themselves; add it only when they do not.
         bool addSpecial = tok.addBos() && (renderOptions_.bosToken.empty() || !rendering.starts_with(renderOptions_.bosToken));
         p.ids = tok.encode(rendering, addSpecial, /*parseSpecial=*/true);
-        const size_t sameIds = size_t(std::mismatch(h.ids.begin(), h.ids.begin() + std::ptrdiff_t(std::min(h.ids.size(), p.ids.size())),
-                                                    p.ids.begin()).first - h.ids.begin());
+        const size_t sameIds = commonPrefix(h.ids, p.ids);
         while (kept < h.marks.size() && h.marks[kept].tokens <= sameIds && h.marks[kept].text <= sameText) ++kept;
     }
     // Boundaries inside the new prompt stay; only the clean ones are worth keeping.

@@ -2,6 +2,7 @@
 
 #include "cairn/error.h"
 #include "cairn/exec.h"
+#include "session/common_prefix.h"
 
 #include <algorithm>
 
@@ -29,8 +30,7 @@ void Session::feed(std::span<const int32_t> tokens, ExecContext& ctx, const Feed
         reset();
         return;
     }
-    size_t common = 0;
-    while (common < tokens.size() && common < tokens_.size() && tokens[common] == tokens_[common]) ++common;
+    const size_t common = commonPrefix(tokens, tokens_);
 
     stats_.lastPrefilled = 0;
     if (common == tokens.size() && common == tokens_.size() && !logits_.empty()) {
