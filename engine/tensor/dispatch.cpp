@@ -1,7 +1,11 @@
 // Run-time choice of the kernel path: the best one this CPU runs, or a lower
-// one named by CAIRN_KERNELS=scalar|avx2|avx512 (tests and benchmarks use
+// one named by CAIRN_KERNELS=scalar|avx2|avx512|neon|neon-dotprod (tests and benchmarks use
 // forceKernelPath to visit every path the machine supports).
 #include "tensor/kernels_common.h"
+
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#endif
 
 #include <atomic>
 #include <cstdlib>
@@ -13,6 +17,10 @@ namespace kernels {
 #if !(defined(__x86_64__) || defined(_M_X64))
 const KernelSet* avx2Kernels() { return nullptr; }
 const KernelSet* avx512Kernels() { return nullptr; }
+#endif
+#if !defined(__aarch64__)
+const KernelSet* neonKernels() { return nullptr; }
+const KernelSet* neonDotprodKernels() { return nullptr; }
 #endif
 
 namespace {
@@ -35,11 +43,23 @@ bool cpuHasAvx512() {
 #endif
 }
 
+// Advanced SIMD is part of every aarch64 CPU; the dot-product instructions
+// (Armv8.2, optional before 8.4) are announced by the kernel.
+bool cpuHasArmDotprod() {
+#if defined(__aarch64__) && defined(__linux__) && defined(HWCAP_ASIMDDP)
+    return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+#else
+    return false;
+#endif
+}
+
 // Paths this binary has and this CPU runs, best first.
 std::vector<const KernelSet*> supported() {
     std::vector<const KernelSet*> out;
     if (avx512Kernels() && cpuHasAvx512()) out.push_back(avx512Kernels());
     if (avx2Kernels() && cpuHasAvx2()) out.push_back(avx2Kernels());
+    if (neonDotprodKernels() && cpuHasArmDotprod()) out.push_back(neonDotprodKernels());
+    if (neonKernels()) out.push_back(neonKernels());
     out.push_back(&scalarKernels());
     return out;
 }

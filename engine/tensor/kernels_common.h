@@ -131,6 +131,8 @@ const KernelSet& activeKernels();
 const KernelSet& scalarKernels();
 const KernelSet* avx2Kernels();    // nullptr when not compiled in
 const KernelSet* avx512Kernels();  // nullptr when not compiled in
+const KernelSet* neonKernels();         // nullptr when not compiled in
+const KernelSet* neonDotprodKernels();  // nullptr when not compiled in
 
 // The scalar implementation of rows [r0, r1), used by SIMD paths for types
 // they do not specialise.

@@ -36,8 +36,9 @@ void matmul(const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens, f
 // Decides which llama.cpp reference a conformance test compares against.
 bool quantizesActivations(TensorType weightType);
 
-// Name of the kernel path chosen at run time on this CPU ("avx512vnni", "avx2", "scalar", ...).
-// The environment variable CAIRN_KERNELS=scalar|avx2|avx512 selects a lower path.
+// Name of the kernel path chosen at run time on this CPU ("avx512vnni", "avx2",
+// "neon-dotprod", "neon", "scalar"). The environment variable
+// CAIRN_KERNELS=scalar|avx2|avx512|neon|neon-dotprod selects a lower path.
 // Every path gives the same bits (one canonical arithmetic, see kernels_common.h).
 const char* kernelPath();
 
