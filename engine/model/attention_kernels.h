@@ -1,5 +1,5 @@
 // Internal interface between attention() and its per-ISA kernels
-// (attention_scalar.cpp, attention_avx2.cpp, attention_avx512.cpp).
+// (attention_scalar.cpp, attention_avx2.cpp, attention_avx512.cpp, attention_neon.cpp).
 //
 // The canonical arithmetic of one query (chunk row t, head h) over the keys
 // j = 0 … n-1 of its KV head — identical on every path, so every path gives
@@ -123,6 +123,7 @@ struct Kernels {
 const Kernels& scalarKernels();
 const Kernels* avx2Kernels();    // nullptr when not compiled in
 const Kernels* avx512Kernels();  // nullptr when not compiled in
+const Kernels* neonKernels();    // nullptr when not compiled in
 
 // The path matching the matmul kernels' choice (tensor::kernelPath(): the
 // CAIRN_KERNELS variable, forceKernelPath or the best the CPU runs).

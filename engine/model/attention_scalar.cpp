@@ -1,5 +1,5 @@
 // The scalar attention kernels (the definition of the canonical arithmetic in
-// attention_kernels.h, and the path for CPUs without AVX2), and the choice of
+// attention_kernels.h, and the path for CPUs without a SIMD one), and the choice of
 // path, which follows the matmul kernels' choice.
 #include "model/attention_kernels.h"
 
@@ -87,6 +87,9 @@ const Kernels kScalar{"scalar", scores, maxOf, expSum, normalize, accumulate};
 const Kernels* avx2Kernels() { return nullptr; }
 const Kernels* avx512Kernels() { return nullptr; }
 #endif
+#if !defined(__aarch64__)
+const Kernels* neonKernels() { return nullptr; }
+#endif
 
 const Kernels& scalarKernels() { return kScalar; }
 
@@ -97,6 +100,9 @@ const Kernels& activeKernels() {
     }
     if (path.starts_with("avx")) {  // avx2, or avx512 without its attention kernels
         if (const Kernels* k = avx2Kernels()) return *k;
+    }
+    if (path.starts_with("neon")) {  // neon or neon-dotprod (no integer dots here)
+        if (const Kernels* k = neonKernels()) return *k;
     }
     return kScalar;
 }
