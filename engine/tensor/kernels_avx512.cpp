@@ -1259,7 +1259,14 @@ void floatChunk(const float* wf, int64_t K, const float* x, int64_t ldx, int64_t
 using FloatChunkFn = void (*)(const float*, int64_t, const float*, int64_t, int64_t, __m512*, int);
 template <int R>
 FloatChunkFn floatChunkFor(int t) {
-    return t == 3 ? floatChunk<R, 3> : t == 2 ? floatChunk<R, 2> : floatChunk<R, 1>;
+    switch (t) {
+    case 6: return floatChunk<R, 6>;
+    case 5: return floatChunk<R, 5>;
+    case 4: return floatChunk<R, 4>;
+    case 3: return floatChunk<R, 3>;
+    case 2: return floatChunk<R, 2>;
+    default: return floatChunk<R, 1>;
+    }
 }
 FloatChunkFn floatChunkFor(int r, int t) {
     switch (r) {
@@ -1274,39 +1281,50 @@ FloatChunkFn floatChunkFor(int r, int t) {
     }
 }
 
-// Prefill with float weights (K a multiple of 16). 8 rows x 3 tokens = 24
-// accumulators; K in chunks of 1024 so a chunk of the 8 rows stays in L1
+// Prefill with float weights (K a multiple of 16). 6 rows x 4 tokens = 24
+// accumulators; K in chunks of 1024 so a chunk of the 6 rows stays in L1
 // across the tiles of a token block; the converted rows are 64 bytes longer
 // than K so they do not all fall in the same L1 sets (K = 2048: rows 8 KiB
-// apart). Measured F16, 1 thread, 512 tokens, GFLOP/s: 4x4 tiles over whole
-// rows 45; chunks of 256 with rows K apart 64-66; chunks of 1024 with padded
-// rows 68-75 (2048x2048, 8192x2048, 2048x8192); whole rows (no chunks) 62;
-// 6-row tiles (no register pressure, weights not folded into the fmas) 66.
-// A register-only zmm FMA loop runs at 175 GFLOP/s per core here (two FMA
-// ports), so this kernel is memory- not arithmetic-bound.
+// apart). Measured F16, 1 thread, 512 tokens, GFLOP/s
+// (`cairn-cli bench-kernels --types F16 --rows R --cols C -p 512 -t 1 -r 3`,
+// 2048x2048, 8192x2048, 2048x8192): 4x4 tiles over whole rows 45; 8x3 tiles,
+// chunks of 256 with rows K apart 64-66; 8x3, chunks of 1024, padded rows
+// 68-75; + panels of 1 MiB (below) 79-86 (256 KiB 79-82, 1.5 MiB 78-81;
+// blocks of 48 tokens 73-82; chunks of 512 78-80); tiles 4x6 82-84, 6x4
+// 98-106 (blocks of 16 tokens 99-102, of 48 90-101).
+// A register-only zmm FMA loop runs at 175 GFLOP/s per core here (two FMA ports).
 void floatGemm(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
-    constexpr int kRows = 8, kTok = 3, kBlockTok = 24;
+    constexpr int kRows = 6, kTok = 4, kBlockTok = 24;
     constexpr int64_t kChunk = 1024;
     const int64_t K = a.cols;
     const int64_t ldw = K + 16;
-    auto* wf = reinterpret_cast<float*>(scratch(1, size_t(kRows * ldw) * 4));
+    // A panel of rows (<= 1 MiB as f32, in L2) is converted once, and each
+    // block of 24 tokens is run against all its row groups, so the block's
+    // activations are read from L2 once per panel instead of from L3 once per
+    // group.
+    const int64_t panelRows = std::clamp<int64_t>((1024 * 1024 / (ldw * 4)) / kRows * kRows, kRows, 128);
+    auto* wf = reinterpret_cast<float*>(scratch(1, size_t(panelRows * ldw) * 4));
     auto* acc = reinterpret_cast<__m512*>(scratch(2, size_t(kRows * kBlockTok) * 64));
-    for (int64_t r = r0; r < r1; r += kRows) {
-        const int rr = int(std::min<int64_t>(kRows, r1 - r));
-        for (int i = 0; i < rr; ++i)
-            for (int64_t k = 0; k < K; k += 16) _mm512_storeu_ps(wf + i * ldw + k, loadFloats(w.type, w.row(r + i), k));
+    for (int64_t p = r0; p < r1; p += panelRows) {
+        const int64_t pr = std::min(panelRows, r1 - p);
+        for (int64_t i = 0; i < pr; ++i)
+            for (int64_t k = 0; k < K; k += 16) _mm512_storeu_ps(wf + i * ldw + k, loadFloats(w.type, w.row(p + i), k));
         for (int64_t tb = 0; tb < a.nTokens; tb += kBlockTok) {
             const int nt = int(std::min<int64_t>(kBlockTok, a.nTokens - tb));
-            for (int i = 0; i < rr * kBlockTok; ++i) acc[i] = _mm512_setzero_ps();
-            for (int64_t kc = 0; kc < K; kc += kChunk) {
-                const int64_t len = std::min(kChunk, K - kc);
-                for (int t = 0; t < nt; t += kTok) {
-                    const int tt = std::min(kTok, nt - t);
-                    floatChunkFor(rr, tt)(wf + kc, ldw, a.x + (tb + t) * a.ldx + kc, a.ldx, len, acc + t, kBlockTok);
+            for (int64_t g = 0; g < pr; g += kRows) {
+                const int rr = int(std::min<int64_t>(kRows, pr - g));
+                for (int i = 0; i < rr * kBlockTok; ++i) acc[i] = _mm512_setzero_ps();
+                for (int64_t kc = 0; kc < K; kc += kChunk) {
+                    const int64_t len = std::min(kChunk, K - kc);
+                    for (int t = 0; t < nt; t += kTok) {
+                        const int tt = std::min(kTok, nt - t);
+                        floatChunkFor(rr, tt)(wf + g * ldw + kc, ldw, a.x + (tb + t) * a.ldx + kc, a.ldx, len, acc + t,
+                                              kBlockTok);
+                    }
                 }
+                for (int i = 0; i < rr; ++i)
+                    for (int t = 0; t < nt; ++t) y[(tb + t) * ldy + p + g + i] = reduceLanes(acc[i * kBlockTok + t]);
             }
-            for (int i = 0; i < rr; ++i)
-                for (int t = 0; t < nt; ++t) y[(tb + t) * ldy + r + i] = reduceLanes(acc[i * kBlockTok + t]);
         }
     }
 }
