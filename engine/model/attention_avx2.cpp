@@ -208,17 +208,7 @@ void accumulateT(const float* const* w, const uint8_t* values, int64_t n, int64_
     int64_t d0 = 0;
     for (; d0 + 8 * C <= full; d0 += 8 * C) accumulateBlock<F16, H, C>(w, values, rowBytes, n, d0, o);
     for (; d0 < full; d0 += 8) accumulateBlock<F16, H, 1>(w, values, rowBytes, n, d0, o);
-    for (int h = 0; h < H; ++h)
-        for (int64_t d = full; d < dim; ++d) {  // each output on its own: the same chain as the scalar code
-            float acc = 0.0f;
-            for (int64_t j = 0; j < n; ++j) {
-                const uint8_t* row = values + size_t(j) * rowBytes;
-                const float v = F16 ? tensor::f16ToF32(reinterpret_cast<const uint16_t*>(row)[d])
-                                    : reinterpret_cast<const float*>(row)[d];
-                acc = fmaf32(w[h][j], v, acc);
-            }
-            o[h][d] = acc;
-        }
+    accumulateColumns<F16, H>(w, values, rowBytes, n, full, dim, o);
 }
 
 void accumulate(const float* const* w, int heads, const uint8_t* values, bool f16, int64_t n, int64_t dim,

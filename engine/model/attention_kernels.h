@@ -79,6 +79,26 @@ static inline float expCanonical(float x) {
 
 static inline float roundToF16(float x) { return tensor::f16ToF32(tensor::f32ToF16(x)); }
 
+// Element d of a cached row (f32, or f16 when F16).
+template <bool F16>
+static inline float cachedValue(const uint8_t* row, int64_t d) {
+    if constexpr (F16) return tensor::f16ToF32(reinterpret_cast<const uint16_t*>(row)[d]);
+    else return reinterpret_cast<const float*>(row)[d];
+}
+
+// Output columns [from, dim) of H heads, each on its own — the scalar chain,
+// for the columns a SIMD path's vectors do not cover.
+template <bool F16, int H>
+static inline void accumulateColumns(const float* const* w, const uint8_t* values, size_t rowBytes, int64_t n,
+                                     int64_t from, int64_t dim, float* const* o) {
+    for (int h = 0; h < H; ++h)
+        for (int64_t d = from; d < dim; ++d) {
+            float acc = 0.0f;
+            for (int64_t j = 0; j < n; ++j) acc = fmaf32(w[h][j], cachedValue<F16>(values + size_t(j) * rowBytes, d), acc);
+            o[h][d] = acc;
+        }
+}
+
 constexpr int kMaxHeads = 4;
 
 // Calls fn.template operator()<F16, H>() with the run-time `f16` and `heads`

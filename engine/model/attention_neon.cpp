@@ -16,12 +16,6 @@ inline float32x4_t load4(const uint8_t* row, int64_t d) {
         return vld1q_f32(reinterpret_cast<const float*>(row) + d);
 }
 
-template <bool F16>
-inline float loadOne(const uint8_t* row, int64_t d) {
-    if constexpr (F16) return tensor::f16ToF32(reinterpret_cast<const uint16_t*>(row)[d]);
-    else return reinterpret_cast<const float*>(row)[d];
-}
-
 // For H queries sharing each key row (loaded and converted once for all).
 template <bool F16, int H>
 void scoresT(const float* const* q, const uint8_t* keys, int64_t n, int64_t dim, float scale, float* const* s) {
@@ -41,7 +35,7 @@ void scoresT(const float* const* q, const uint8_t* keys, int64_t n, int64_t dim,
         for (int h = 0; h < H; ++h) {
             float lanes[16];
             for (int c = 0; c < 4; ++c) vst1q_f32(lanes + 4 * c, acc[h][c]);
-            for (int64_t d = full; d < dim; ++d) lanes[d & 15] = fmaf32(q[h][d], loadOne<F16>(row, d), lanes[d & 15]);
+            for (int64_t d = full; d < dim; ++d) lanes[d & 15] = fmaf32(q[h][d], cachedValue<F16>(row, d), lanes[d & 15]);
             s[h][j] = reduce16(lanes) * scale;
         }
     }
@@ -147,12 +141,7 @@ void accumulateT(const float* const* w, const uint8_t* values, int64_t n, int64_
     int64_t d0 = 0;
     for (; d0 + 4 * C <= full; d0 += 4 * C) accumulateBlock<F16, H, C>(w, values, rowBytes, n, d0, o);
     for (; d0 < full; d0 += 4) accumulateBlock<F16, H, 1>(w, values, rowBytes, n, d0, o);
-    for (int h = 0; h < H; ++h)
-        for (int64_t d = full; d < dim; ++d) {  // each output on its own: the same chain as the scalar code
-            float acc = 0.0f;
-            for (int64_t j = 0; j < n; ++j) acc = fmaf32(w[h][j], loadOne<F16>(values + size_t(j) * rowBytes, d), acc);
-            o[h][d] = acc;
-        }
+    accumulateColumns<F16, H>(w, values, rowBytes, n, full, dim, o);
 }
 
 void accumulate(const float* const* w, int heads, const uint8_t* values, bool f16, int64_t n, int64_t dim,
