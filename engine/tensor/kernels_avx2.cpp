@@ -45,38 +45,80 @@ inline __m256i dotS(__m256i q, __m256i x) {
 // ---------------------------------------------------------------------------
 // 32-element formats.
 
-// One token, one Q4_0 or Q8_0 row straight from the stored blocks (decode).
-// Measured 1024x2048 from L2, 1 thread: Q4_0 2.8 -> 5.5 GB/s, Q8_0 2.6 -> 11.3.
-float matvecRow32(TensorType type, const uint8_t* row, const int8_t* xq, const float* dx, const int32_t* xo,
+// Bit i of qh as 0x10 in byte i: the fifth bit of element i of a Q5_0/Q5_1
+// block (low lane: elements 0-15, high lane: 16-31, as the nibbles below).
+inline __m256i fifthBits(uint32_t qh) {
+    const __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(int(qh)),
+                                              _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                                               2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+    const __m256i bit = _mm256_set1_epi64x(int64_t(0x8040201008040201ULL));
+    return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(bytes, bit), bit), _mm256_set1_epi8(0x10));
+}
+
+// The 32 nibbles of 16 bytes: low ones (elements 0-15) in the low lane.
+inline __m256i nibbles(const uint8_t* qs) {
+    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+    return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(0x0F));
+}
+
+// One token, one row of a 32-element format straight from the stored blocks
+// (decode). Measured 1024x2048 from L2, 1 thread: Q4_0 2.8 -> 5.5 GB/s, Q8_0
+// 2.6 -> 11.3 (Q4_1/Q5_0/Q5_1 decoded by the scalar decoder before: see
+// docs/PERFORMANCE.md).
+template <TensorType T>
+float matvecRow32(const uint8_t* row, const int8_t* xq, const float* dx, const int32_t* xo, const float* sx,
                   int64_t nb) {
+    constexpr size_t bytes = T == TensorType::Q4_0   ? sizeof(BlockQ4_0)
+                             : T == TensorType::Q4_1 ? sizeof(BlockQ4_1)
+                             : T == TensorType::Q5_0 ? sizeof(BlockQ5_0)
+                             : T == TensorType::Q5_1 ? sizeof(BlockQ5_1)
+                                                     : sizeof(BlockQ8_0);
     float acc = 0.f;
     for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* blk = row + b * bytes;
         const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + 32 * b));
+        uint16_t d, m = 0;
+        std::memcpy(&d, blk, 2);
         int32_t isum;
-        uint16_t d;
-        if (type == TensorType::Q4_0) {
-            const uint8_t* blk = row + b * 18;
-            const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
-            const __m256i u = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(0x0F));
-            isum = hsum(dotU(u, x)) - xo[b];
-            std::memcpy(&d, blk, 2);
-        } else {
-            const uint8_t* blk = row + b * 34;
+        if constexpr (T == TensorType::Q8_0) {
             isum = hsum(dotS(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2)), x));
-            std::memcpy(&d, blk, 2);
+        } else if constexpr (T == TensorType::Q4_0) {
+            isum = hsum(dotU(nibbles(blk + 2), x)) - xo[b];
+        } else if constexpr (T == TensorType::Q4_1) {
+            std::memcpy(&m, blk + 2, 2);
+            isum = hsum(dotU(nibbles(blk + 4), x));
+        } else {
+            constexpr size_t qhAt = T == TensorType::Q5_0 ? 2 : 4;
+            uint32_t qh;
+            std::memcpy(&qh, blk + qhAt, 4);
+            if constexpr (T == TensorType::Q5_1) std::memcpy(&m, blk + 2, 2);
+            isum = hsum(dotU(_mm256_or_si256(nibbles(blk + qhAt + 4), fifthBits(qh)), x)) - xo[b];
         }
         acc = fmaScalar(float(isum), halfToFloatF16C(d) * dx[b], acc);
+        if constexpr (T == TensorType::Q4_1 || T == TensorType::Q5_1) acc = fmaScalar(halfToFloatF16C(m), sx[b], acc);
     }
     return acc;
 }
 
+using MatvecRow32Fn = float (*)(const uint8_t*, const int8_t*, const float*, const int32_t*, const float*, int64_t);
+MatvecRow32Fn matvecRow32For(TensorType type) {
+    switch (type) {
+    case TensorType::Q4_0: return matvecRow32<TensorType::Q4_0>;
+    case TensorType::Q4_1: return matvecRow32<TensorType::Q4_1>;
+    case TensorType::Q5_0: return matvecRow32<TensorType::Q5_0>;
+    case TensorType::Q5_1: return matvecRow32<TensorType::Q5_1>;
+    default: return matvecRow32<TensorType::Q8_0>;
+    }
+}
+
 void rows32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     const QuantInfo info = quantInfo(w.type);
-    if (a.nTokens < 4 && (w.type == TensorType::Q4_0 || w.type == TensorType::Q8_0)) {
+    if (a.nTokens < 4) {
+        const MatvecRow32Fn matvec = matvecRow32For(w.type);
+        const int64_t nb = a.nBlocks;
         for (int64_t t = 0; t < a.nTokens; ++t)
             for (int64_t r = r0; r < r1; ++r)
-                y[t * ldy + r] = matvecRow32(w.type, w.row(r), a.q + t * a.cols, a.d + t * a.nBlocks,
-                                             a.xoff + t * a.nBlocks, a.nBlocks);
+                y[t * ldy + r] = matvec(w.row(r), a.q + t * a.cols, a.d + t * nb, a.xoff + t * nb, a.sx + t * nb, nb);
         return;
     }
     const int64_t nb = a.nBlocks;
