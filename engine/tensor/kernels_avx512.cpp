@@ -46,27 +46,6 @@ inline uint16_t load16(const void* p) {
 }
 inline float halfToFloat(uint16_t h) { return _cvtsh_ss(h); }
 
-// Software prefetch for the matvec (decode), which streams every weight byte
-// once per token. The 16-row kernels read a tile of 16 consecutive rows (one
-// contiguous range of memory) block by block across the rows; the hardware
-// prefetchers alone left the core waiting on memory, so the kernels fetch the
-// tile bytes in address order, kPrefetchAhead bytes ahead of where they are in
-// the tile: step i of n covers bytes [i * tile / n, (i + 1) * tile / n) of the
-// range ahead. Measured Q4_0 4096x2048 from memory, 1 thread, GB/s per
-// CPU-second: none 8.5, 4 KiB ahead 10.3, 8 KiB 10.9, 18 KiB 12.4, 36 KiB 11.2,
-// 64 KiB 10.6 (prefetcht1 at 8 KiB 10.5, prefetchnta 9.5).
-constexpr int64_t kPrefetchAhead = 18432;
-static_assert(kPrefetchAhead % 64 == 0);
-
-// Prefetches the cache lines that start in [from, from + n) (the line holding
-// `from` belongs to the previous step). A prefetch never faults, so reading
-// past the end of the matrix is harmless.
-inline void prefetchLines(const uint8_t* from, int64_t n) {
-    const auto start = (reinterpret_cast<uintptr_t>(from) + 63) & ~uintptr_t(63);
-    const auto end = reinterpret_cast<uintptr_t>(from) + uintptr_t(n);
-    for (uintptr_t l = start; l < end; l += 64) _mm_prefetch(reinterpret_cast<const char*>(l), _MM_HINT_T0);
-}
-
 // ---------------------------------------------------------------------------
 // Activations packed for the GEMM: tokens in lanes, 16 per group. For each
 // (group, block): the codes as [k/4][16 tokens][4 bytes] (one zmm per 4
