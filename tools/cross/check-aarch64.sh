@@ -21,7 +21,12 @@ fi
 
 cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCAIRN_ENGINE_ONLY=ON \
   -DCMAKE_TOOLCHAIN_FILE="$src/tools/cross/aarch64-linux-gnu.cmake" > /dev/null
-# One compile job: CTest runs the other tests beside this one.
-cmake --build "$build" --target neon_paths_check --parallel 1 | tail -n 1
+# One compile job: CTest runs the other tests beside this one. The build's
+# output is shown only when it fails.
+if ! cmake --build "$build" --target neon_paths_check --parallel 1 > "$build/build.log" 2>&1; then
+  cat "$build/build.log"
+  echo "the aarch64 cross build failed"
+  exit 1
+fi
 cd "$build"
 ctest --output-on-failure
