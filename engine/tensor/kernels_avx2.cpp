@@ -141,15 +141,12 @@ void rows32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, f
         const MatvecTile32Fn matvec = matvecTile32For(w.type);
         const int64_t nb = a.nBlocks, tileBytes = kMatvecRows * int64_t(w.rowStride);
         for (int64_t t = 0; t < a.nTokens; ++t)
-            for (int64_t r = r0; r < r1; r += kMatvecRows) {
-                const int n = int(std::min<int64_t>(kMatvecRows, r1 - r));
-                const uint8_t* rows[kMatvecRows];  // a partial tile repeats its last row
-                for (int i = 0; i < kMatvecRows; ++i) rows[i] = w.row(r + std::min(i, n - 1));
+            forEachRowTile<kMatvecRows>(w, r0, r1, [&](const uint8_t* const* rows, int n, int64_t r) {
                 alignas(16) float out[kMatvecRows];
                 _mm_store_ps(out, matvec(rows, a.q + t * a.cols, a.d + t * nb, a.xoff + t * nb, a.sx + t * nb, nb,
                                          tileBytes));
                 for (int i = 0; i < n; ++i) y[t * ldy + r + i] = out[i];
-            }
+            });
         return;
     }
     const int64_t nb = a.nBlocks;

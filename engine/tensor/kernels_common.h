@@ -124,6 +124,19 @@ static inline void prefetchLines(const uint8_t* from, int64_t n) {
     for (uintptr_t l = start; l < end; l += 64) __builtin_prefetch(reinterpret_cast<const void*>(l), 0, 3);
 }
 
+// fn(rows, n, r) for each tile of R rows of [r0, r1): rows[i] is row r + i,
+// the last real row repeated in a partial tile (n real rows). Header-only and
+// ISA-neutral: each kernel file instantiates its own copy.
+template <int R, class Fn>
+static inline void forEachRowTile(const MatrixView& w, int64_t r0, int64_t r1, Fn&& fn) {
+    for (int64_t r = r0; r < r1; r += R) {
+        const int n = int(r1 - r < R ? r1 - r : R);
+        const uint8_t* rows[R];
+        for (int i = 0; i < R; ++i) rows[i] = w.row(r + (i < n ? i : n - 1));
+        fn(rows, n, r);
+    }
+}
+
 struct PackPlan {
     int64_t groups = 0;
     size_t groupBytes = 0;

@@ -65,18 +65,6 @@ inline void storeRows(float32x4_t v, int n, float* y) {
     for (int i = 0; i < n; ++i) y[i] = tmp[i];
 }
 
-// fn(rows, n, r) for each tile of kRows rows of [r0, r1): rows[i] is row r + i,
-// the last real row repeated in a partial tile (n real rows).
-template <class Fn>
-inline void forEachRowTile(const MatrixView& w, int64_t r0, int64_t r1, Fn&& fn) {
-    for (int64_t r = r0; r < r1; r += kRows) {
-        const int n = int(std::min<int64_t>(kRows, r1 - r));
-        const uint8_t* rows[kRows];
-        for (int i = 0; i < kRows; ++i) rows[i] = w.row(r + std::min(i, n - 1));
-        fn(rows, n, r);
-    }
-}
-
 // ---------------------------------------------------------------------------
 // 32-element formats.
 
@@ -162,7 +150,7 @@ void rows32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, f
     const int64_t nb = a.nBlocks;
     const bool q8 = w.type == TensorType::Q8_0;
     if (a.nTokens < 4 && (q8 || w.type == TensorType::Q4_0)) {
-        forEachRowTile(w, r0, r1, [&](const uint8_t* const* rows, int n, int64_t r) {
+        forEachRowTile<kRows>(w, r0, r1, [&](const uint8_t* const* rows, int n, int64_t r) {
             for (int64_t t = 0; t < a.nTokens; ++t) {
                 const int8_t* xq = a.q + t * a.cols;
                 const float* dx = a.d + t * nb;
@@ -353,7 +341,7 @@ void rowsK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, fl
     const int64_t nb = a.nBlocks;
     if (a.nTokens < 4 && (w.type == TensorType::Q4_K || w.type == TensorType::Q6_K)) {
         const bool q4 = w.type == TensorType::Q4_K;
-        forEachRowTile(w, r0, r1, [&](const uint8_t* const* rows, int n, int64_t r) {
+        forEachRowTile<kRows>(w, r0, r1, [&](const uint8_t* const* rows, int n, int64_t r) {
             for (int64_t t = 0; t < a.nTokens; ++t) {
                 const int8_t* xq = a.q + t * a.cols;
                 const int16_t* bsum = a.bsum + t * (a.cols / 16);
