@@ -442,10 +442,9 @@ FloatChunkFn floatChunkFor(int r, int t) {
     }
 }
 
-// Prefill with float weights (K a multiple of 16), the AVX-512 floatGemm's
-// blocking with ymm pairs: 3 rows x 2 tokens (12 accumulators of the 16
-// registers), K in chunks of 1024, rows converted once per call in panels of
-// <= 1 MiB, each block of 24 tokens run against every row group of the panel.
+// Prefill with float weights (K a multiple of 16), blocked by
+// forEachFloatGemmGroup as on AVX-512, with ymm pairs: 3 rows x 2 tokens (12
+// accumulators of the 16 registers), K in chunks of 1024.
 // Measured CAIRN_KERNELS=avx2, F16 2048x2048, 512 tokens, 1 thread
 // (`cairn-cli bench-kernels --types F16 --rows 2048 --cols 2048 -p 512 -t 1
 // -r 3`): 4x1 tiles through an f32 copy 44.0 GFLOP/s, this 47.3; llama-1b F16
@@ -455,33 +454,26 @@ void floatGemm(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a
     constexpr int64_t kChunk = 1024;
     const int64_t K = a.cols;
     const int64_t ldw = K + 16;
-    const int64_t panelRows = std::clamp<int64_t>((1024 * 1024 / (ldw * 4)) / kRows * kRows, kRows, 126);
+    const int64_t panelRows = floatPanelRows(ldw, kRows);
     auto* wf = reinterpret_cast<float*>(scratch(1, size_t(panelRows * ldw) * 4));
     auto* acc = reinterpret_cast<__m256*>(scratch(2, size_t(kRows * kBlockTok) * 64));
-    for (int64_t p = r0; p < r1; p += panelRows) {
-        const int64_t pr = std::min(panelRows, r1 - p);
+    auto convert = [&](int64_t p, int64_t pr) {
         for (int64_t i = 0; i < pr; ++i)
             for (int64_t k = 0; k < K; k += 8) _mm256_storeu_ps(wf + i * ldw + k, load8(w.type, w.row(p + i), k));
-        for (int64_t tb = 0; tb < a.nTokens; tb += kBlockTok) {
-            const int nt = int(std::min<int64_t>(kBlockTok, a.nTokens - tb));
-            for (int64_t g = 0; g < pr; g += kRows) {
-                const int rr = int(std::min<int64_t>(kRows, pr - g));
-                for (int i = 0; i < 2 * rr * kBlockTok; ++i) acc[i] = _mm256_setzero_ps();
-                for (int64_t kc = 0; kc < K; kc += kChunk) {
-                    const int64_t len = std::min(kChunk, K - kc);
-                    for (int t = 0; t < nt; t += kTok) {
-                        const int tt = std::min(kTok, nt - t);
-                        floatChunkFor(rr, tt)(wf + g * ldw + kc, ldw, a.x + (tb + t) * a.ldx + kc, a.ldx, len,
-                                              acc + 2 * t, kBlockTok);
-                    }
-                }
-                for (int i = 0; i < rr; ++i)
-                    for (int t = 0; t < nt; ++t)
-                        y[(tb + t) * ldy + p + g + i] =
-                            reduce16v(acc[2 * (i * kBlockTok + t)], acc[2 * (i * kBlockTok + t) + 1]);
-            }
+    };
+    auto group = [&](int64_t p, int64_t g, int rr, int64_t tb, int nt) {
+        for (int i = 0; i < 2 * rr * kBlockTok; ++i) acc[i] = _mm256_setzero_ps();
+        for (int64_t kc = 0; kc < K; kc += kChunk) {
+            const int64_t len = std::min(kChunk, K - kc);
+            for (int t = 0; t < nt; t += kTok)
+                floatChunkFor(rr, std::min(kTok, nt - t))(wf + g * ldw + kc, ldw, a.x + (tb + t) * a.ldx + kc, a.ldx,
+                                                           len, acc + 2 * t, kBlockTok);
         }
-    }
+        for (int i = 0; i < rr; ++i)
+            for (int t = 0; t < nt; ++t)
+                y[(tb + t) * ldy + p + g + i] = reduce16v(acc[2 * (i * kBlockTok + t)], acc[2 * (i * kBlockTok + t) + 1]);
+    };
+    forEachFloatGemmGroup(r0, r1, a.nTokens, panelRows, kRows, kBlockTok, convert, group);
 }
 
 void floatRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {

@@ -1267,7 +1267,8 @@ FloatChunkFn floatChunkFor(int r, int t) {
     }
 }
 
-// Prefill with float weights (K a multiple of 16). 6 rows x 4 tokens = 24
+// Prefill with float weights (K a multiple of 16), blocked by
+// forEachFloatGemmGroup (L2 panels). 6 rows x 4 tokens = 24
 // accumulators; K in chunks of 1024 so a chunk of the 6 rows stays in L1
 // across the tiles of a token block; the converted rows are 64 bytes longer
 // than K so they do not all fall in the same L1 sets (K = 2048: rows 8 KiB
@@ -1284,35 +1285,25 @@ void floatGemm(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a
     constexpr int64_t kChunk = 1024;
     const int64_t K = a.cols;
     const int64_t ldw = K + 16;
-    // A panel of rows (<= 1 MiB as f32, in L2) is converted once, and each
-    // block of 24 tokens is run against all its row groups, so the block's
-    // activations are read from L2 once per panel instead of from L3 once per
-    // group.
-    const int64_t panelRows = std::clamp<int64_t>((1024 * 1024 / (ldw * 4)) / kRows * kRows, kRows, 128);
+    const int64_t panelRows = floatPanelRows(ldw, kRows);
     auto* wf = reinterpret_cast<float*>(scratch(1, size_t(panelRows * ldw) * 4));
     auto* acc = reinterpret_cast<__m512*>(scratch(2, size_t(kRows * kBlockTok) * 64));
-    for (int64_t p = r0; p < r1; p += panelRows) {
-        const int64_t pr = std::min(panelRows, r1 - p);
+    auto convert = [&](int64_t p, int64_t pr) {
         for (int64_t i = 0; i < pr; ++i)
             for (int64_t k = 0; k < K; k += 16) _mm512_storeu_ps(wf + i * ldw + k, loadFloats(w.type, w.row(p + i), k));
-        for (int64_t tb = 0; tb < a.nTokens; tb += kBlockTok) {
-            const int nt = int(std::min<int64_t>(kBlockTok, a.nTokens - tb));
-            for (int64_t g = 0; g < pr; g += kRows) {
-                const int rr = int(std::min<int64_t>(kRows, pr - g));
-                for (int i = 0; i < rr * kBlockTok; ++i) acc[i] = _mm512_setzero_ps();
-                for (int64_t kc = 0; kc < K; kc += kChunk) {
-                    const int64_t len = std::min(kChunk, K - kc);
-                    for (int t = 0; t < nt; t += kTok) {
-                        const int tt = std::min(kTok, nt - t);
-                        floatChunkFor(rr, tt)(wf + g * ldw + kc, ldw, a.x + (tb + t) * a.ldx + kc, a.ldx, len, acc + t,
-                                              kBlockTok);
-                    }
-                }
-                for (int i = 0; i < rr; ++i)
-                    for (int t = 0; t < nt; ++t) y[(tb + t) * ldy + p + g + i] = reduceLanes(acc[i * kBlockTok + t]);
-            }
+    };
+    auto group = [&](int64_t p, int64_t g, int rr, int64_t tb, int nt) {
+        for (int i = 0; i < rr * kBlockTok; ++i) acc[i] = _mm512_setzero_ps();
+        for (int64_t kc = 0; kc < K; kc += kChunk) {
+            const int64_t len = std::min(kChunk, K - kc);
+            for (int t = 0; t < nt; t += kTok)
+                floatChunkFor(rr, std::min(kTok, nt - t))(wf + g * ldw + kc, ldw, a.x + (tb + t) * a.ldx + kc, a.ldx,
+                                                           len, acc + t, kBlockTok);
         }
-    }
+        for (int i = 0; i < rr; ++i)
+            for (int t = 0; t < nt; ++t) y[(tb + t) * ldy + p + g + i] = reduceLanes(acc[i * kBlockTok + t]);
+    };
+    forEachFloatGemmGroup(r0, r1, a.nTokens, panelRows, kRows, kBlockTok, convert, group);
 }
 
 // Rows per decode tile for float weights: R independent fma chains (the
