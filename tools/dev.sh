@@ -13,18 +13,31 @@ packages=(
   qml6-module-qtquick-window qml6-module-qtquick-templates qml6-module-qtquick-dialogs
   qml6-module-qtqml-workerscript qml6-module-qttest qml6-module-qt-labs-platform qml6-module-qt-labs-folderlistmodel
   libtbb-dev libsentencepiece-dev libpcre2-dev nlohmann-json3-dev libsqlite3-dev libxxhash-dev
-  dpkg-dev desktop-file-utils appstream
+  dpkg-dev desktop-file-utils appstream file python3
 )
+# file: CPack's shlibdeps; python3: the conformance tests' compare.py.
+
+# A package counts as installed only for this machine's architecture (or
+# "all"): after tools/cross/install.sh, libtbb-dev:arm64 must not stand in
+# for the native libtbb-dev.
+native_arch="$(dpkg --print-architecture)"
+installed_natively() {
+  dpkg-query -W -f='${Architecture} ${Status}\n' "$1" 2>/dev/null |
+    grep -Eq "^($native_arch|all) install ok installed$"
+}
 
 install_missing() {
   local missing=()
   for p in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    installed_natively "$p" || missing+=("$p:$native_arch")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
   echo "Installing missing packages: ${missing[*]}"
   local sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo > /dev/null || { echo "missing packages and no sudo: install as root: apt-get install ${missing[*]}" >&2; exit 1; }
+    sudo="sudo"
+  fi
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
@@ -40,9 +53,7 @@ case "${1:-}" in
     install_missing
     build
     bin="${BUILD_DIR:-build}/bin"
-    if [ -x "$bin/cairn" ]; then exec "$bin/cairn" "${@:2}"; fi
-    # Until the desktop app lands: describe a fixture model.
-    exec "$bin/cairn-cli" inspect "${CAIRN_MODEL:-../shared/fixtures/llama-spm-q8_0.gguf}"
+    exec "$bin/cairn" "${@:2}"
     ;;
   test)
     install_missing
