@@ -34,7 +34,8 @@ mirror="$(sed -n 's/^URIs: *\([^ ]*\).*/\1/p' /etc/apt/sources.list.d/*.sources 
 # Unmounts whatever an earlier or this run bound under ROOT; removal never
 # crosses into a mount (--one-file-system), so the host's /dev is safe.
 unmount_all() {
-  findmnt -rn -o TARGET | grep -F "$root/" | sort -r | while read -r m; do umount -l "$m" || true; done
+  local m
+  for m in $(findmnt -rn -o TARGET | grep -F "$root/" | sort -r); do umount -l "$m" || true; done
 }
 cleanup() {
   unmount_all
