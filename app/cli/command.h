@@ -29,5 +29,6 @@ int runGenerate(Args& args);
 int runBench(Args& args);
 int runSynth(Args& args);
 int runChatBench(Args& args);
+int runServe(Args& args);
 
 } // namespace cairn::cli

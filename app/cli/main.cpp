@@ -28,7 +28,9 @@ void usage() {
                  "  bench -m MODEL [-p 512] [-n 128] [-t 2] [-r 3] [--chunk C] [--json] [--sweep-chunks 16,64,...]\n"
                  "                                                   prompt and generation tokens/s, peak RSS\n"
                  "  synth --preset NAME --type F16|Q8_0|Q4_0|Q4_K -o FILE.gguf [--vocab-dir DIR] [--seed S]\n"
-                 "                                                   random-weight model with a real geometry\n");
+                 "                                                   random-weight model with a real geometry\n"
+                 "  serve -m MODEL [--host 127.0.0.1] [--port 8080] [--api-key KEY] [--alias NAME] [--ctx N] [-t N]\n"
+                 "        [--slots N] [--queue-wait MS]               OpenAI-compatible API server (docs/API.md)\n");
 }
 
 } // namespace
@@ -45,6 +47,7 @@ int main(int argc, char** argv) {
         {"bench", runBench},
         {"synth", runSynth},
         {"chat-bench", runChatBench},
+        {"serve", runServe},
     };
     if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
         usage();
