@@ -58,7 +58,7 @@ private slots:
         QTest::addColumn<QString>("name");
         for (const char* n : {"llama-spm-f16", "llama-spm-q8_0", "llama-spm-q4_0", "llama-spm-q4_k_m", "llama-bpe-q8_0",
                               "qwen2-q8_0", "qwen3-q8_0", "lfm2-f16", "lfm2-q8_0", "granitehybrid-f16",
-                              "granitehybrid-q8_0"})
+                              "granitehybrid-q8_0", "qwen35-q8_0"})
             QTest::newRow(n) << QString(n);
     }
 

@@ -7,6 +7,7 @@
 #include "cairn/model.h"
 #include "cairn/tokenizer.h"
 #include "shared_data.h"
+#include "tensor/matmul.h"
 
 #include <QTest>
 
@@ -21,7 +22,7 @@ private slots:
         QTest::addColumn<QString>("name");
         for (const char* n : {"llama-spm-f16", "llama-spm-q8_0", "llama-spm-q4_0", "llama-spm-q4_k_m", "llama-bpe-q8_0",
                               "qwen2-q8_0", "qwen3-q8_0", "lfm2-f16", "lfm2-q8_0", "granitehybrid-f16",
-                              "granitehybrid-q8_0"})
+                              "granitehybrid-q8_0", "qwen35-q8_0"})
             QTest::newRow(n) << QString(n);
     }
 
@@ -69,6 +70,34 @@ private slots:
             prefill(*model, *mem, std::span(tokens).subspan(na), 64, false, last.data(), ctx);
             QVERIFY(std::memcmp(last.data(), &steps[(n - 1) * V], V * 4) == 0);
         }
+    }
+
+    // Every kernel path this CPU runs gives the scalar path's bits, so the
+    // conformance figures (measured on the best path) hold on each of them.
+    void kernelPathsAgree_data() { invariants_data(); }
+    void kernelPathsAgree() {
+        QFETCH(QString, name);
+        auto model = Model::load(test::sharedPath("fixtures/" + name.toStdString() + ".gguf"));
+        const auto tokens = model->tokenizer().encode("Every path, the same bits: scalar, AVX2 and AVX-512 alike.",
+                                                      true, true);
+        const size_t V = size_t(model->info().vocabSize), n = tokens.size();
+        auto run = [&] {
+            ExecContext ctx(2);
+            auto mem = model->newMemory({64, KvType::F16});
+            std::vector<float> all(n * V);
+            prefill(*model, *mem, tokens, 5, true, all.data(), ctx);
+            return all;
+        };
+        const auto paths = tensor::availableKernelPaths();
+        QVERIFY(tensor::forceKernelPath("scalar"));
+        const auto reference = run();
+        for (const std::string& path : paths) {
+            QVERIFY(tensor::forceKernelPath(path));
+            const auto got = run();
+            QVERIFY2(std::memcmp(got.data(), reference.data(), got.size() * 4) == 0,
+                     qPrintable(QString::fromStdString(path + " differs from scalar")));
+        }
+        tensor::forceKernelPath(paths.front());
     }
 };
 

@@ -34,7 +34,7 @@ private slots:
         QTest::addColumn<QString>("fixture");
         for (const char* f : {"llama-spm-q4_k_m.gguf", "llama-bpe-q8_0.gguf", "qwen3-q8_0.gguf", "mamba-f16.gguf",
                               "mamba-q8_0.gguf", "lfm2-f16.gguf", "lfm2-q8_0.gguf", "granitehybrid-f16.gguf",
-                              "granitehybrid-q8_0.gguf"})
+                              "granitehybrid-q8_0.gguf", "qwen35-q8_0.gguf"})
             QTest::newRow(f) << QString(f);
     }
 
@@ -80,7 +80,8 @@ private slots:
 
     void hybridCheckpoints_data() {
         QTest::addColumn<QString>("fixture");
-        for (const char* f : {"lfm2-f16.gguf", "lfm2-q8_0.gguf", "granitehybrid-f16.gguf", "granitehybrid-q8_0.gguf"})
+        for (const char* f : {"lfm2-f16.gguf", "lfm2-q8_0.gguf", "granitehybrid-f16.gguf", "granitehybrid-q8_0.gguf",
+                              "qwen35-q8_0.gguf"})
             QTest::newRow(f) << QString(f);
     }
 
