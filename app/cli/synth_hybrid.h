@@ -1,0 +1,37 @@
+// Random-weight hybrid models with real geometries, for benchmarks: the
+// `granite-4.0-h-1b` (granitehybrid) and `lfm2-1.2b` (lfm2) presets of
+// `cairn-cli synth`.
+#pragma once
+
+#include "cairn/exec.h"
+#include "cairn/tensor_type.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cairn::cli {
+
+struct HybridPreset {
+    const char* name;
+    const char* arch;        // "granitehybrid" or "lfm2"
+    const char* vocabFile;   // in the vocabulary directory (a stand-in where the model's own is not there)
+    int64_t embedding, layers, heads, kvHeads, headDim, feedForward, context;
+    std::vector<int> attentionLayers;  // the others are recurrent
+    double ropeBase;
+    // granitehybrid: Mamba-2 geometry and the multipliers
+    int64_t ssmHeads = 0, ssmHeadDim = 0, ssmState = 0, ssmGroups = 0, ssmConv = 0;
+    float embeddingScale = 0, residualScale = 0, attentionScale = 0, logitScale = 0;
+    // lfm2: short-conv taps
+    int64_t convCache = 0;
+};
+
+const std::vector<HybridPreset>& hybridPresets();
+const HybridPreset* findHybridPreset(const std::string& name);
+
+// Writes the preset with random weights in `type` (tensors that must stay
+// F32 stay F32, as in llama.cpp's files), streaming the tensors.
+void writeHybridModel(const HybridPreset& preset, TensorType type, const std::string& vocabDir,
+                      const std::string& path, uint64_t seed, ExecContext& ctx);
+
+} // namespace cairn::cli
