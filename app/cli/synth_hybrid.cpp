@@ -37,6 +37,18 @@ const std::vector<HybridPreset>& hybridPresets() {
                        {2, 5, 8, 10, 12, 14}, 1000000.0};
         l.convCache = 3;
         p.push_back(l);
+        // Qwen3.5-0.8B (text_config of Qwen3_5ForConditionalGeneration, no MTP layer): hidden_size 1024,
+        // intermediate_size 3584, 24 layers, full_attention_interval 4, 8 heads × head_dim 256, 2 KV heads,
+        // linear_num_key_heads 16, linear_num_value_heads 16, linear_key/value_head_dim 128,
+        // linear_conv_kernel_dim 4, rms_norm_eps 1e-6, rope_theta 1e7, partial_rotary_factor 0.25 (64 dims),
+        // mrope_section [11, 11, 10], vocab_size 248320, tied; Qwen/Qwen3.5-0.8B's config.json as quoted in
+        // public test fixtures of Qwen3.5 loaders (e.g. a `kQwen35_0_8B_Config` string and an MLX config test,
+        // which agree on every value). Vocabulary: the 248320-token one is not in ../shared/vocab; qwen2
+        // (151936) stands in.
+        HybridPreset q{"qwen3.5-0.8b", "qwen35", "ggml-vocab-qwen2.gguf", 1024, 24, 8, 2, 256, 3584, 262144, {},
+                       10000000.0};
+        q.interval = 4, q.keyHeads = 16, q.valueHeads = 16, q.linearHeadDim = 128, q.linearConv = 4, q.ropeDims = 64;
+        p.push_back(q);
         return p;
     }();
     return presets;
@@ -50,7 +62,7 @@ const HybridPreset* findHybridPreset(const std::string& name) {
 
 void writeHybridModel(const HybridPreset& p, TensorType type, const std::string& vocabDir, const std::string& path,
                       uint64_t seed, ExecContext& ctx) {
-    const bool granite = std::string(p.arch) == "granitehybrid";
+    const bool granite = std::string(p.arch) == "granitehybrid", qwen35 = std::string(p.arch) == "qwen35";
     const std::string a = std::string(p.arch) + ".";
     const std::string vocabPath = vocabDir + "/" + p.vocabFile;
     gguf::Writer w;
@@ -64,10 +76,24 @@ void writeHybridModel(const HybridPreset& p, TensorType type, const std::string&
     w.setUInt32(a + "attention.head_count", uint32_t(p.heads));
     std::vector<int32_t> kv(size_t(p.layers), 0);
     for (int l : p.attentionLayers) kv[size_t(l)] = int32_t(p.kvHeads);
-    w.setInt32s(a + "attention.head_count_kv", kv);
+    if (qwen35) {
+        for (int64_t l = 0; l < p.layers; ++l)
+            if ((l + 1) % p.interval == 0) kv[size_t(l)] = int32_t(p.kvHeads);
+        w.setUInt32(a + "attention.head_count_kv", uint32_t(p.kvHeads));  // one value; the interval picks the layers
+        w.setUInt32(a + "full_attention_interval", uint32_t(p.interval));
+        w.setUInt32(a + "rope.dimension_count", uint32_t(p.ropeDims));
+        w.setInt32s(a + "rope.dimension_sections", {11, 11, 10, 0});
+        w.setUInt32(a + "ssm.conv_kernel", uint32_t(p.linearConv));
+        w.setUInt32(a + "ssm.state_size", uint32_t(p.linearHeadDim));
+        w.setUInt32(a + "ssm.group_count", uint32_t(p.keyHeads));
+        w.setUInt32(a + "ssm.time_step_rank", uint32_t(p.valueHeads));
+        w.setUInt32(a + "ssm.inner_size", uint32_t(p.valueHeads * p.linearHeadDim));
+    } else {
+        w.setInt32s(a + "attention.head_count_kv", kv);
+    }
     w.setFloat32(a + "rope.freq_base", float(p.ropeBase));
-    w.setFloat32(a + "attention.layer_norm_rms_epsilon", 1e-5f);
-    if (p.headDim != p.embedding / p.heads) {
+    w.setFloat32(a + "attention.layer_norm_rms_epsilon", qwen35 ? 1e-6f : 1e-5f);
+    if (qwen35 || p.headDim != p.embedding / p.heads) {
         w.setUInt32(a + "attention.key_length", uint32_t(p.headDim));
         w.setUInt32(a + "attention.value_length", uint32_t(p.headDim));
     }
@@ -83,7 +109,7 @@ void writeHybridModel(const HybridPreset& p, TensorType type, const std::string&
         w.setUInt32(a + "ssm.group_count", uint32_t(p.ssmGroups));
         w.setUInt32(a + "ssm.inner_size", uint32_t(inner));
         w.setUInt32(a + "ssm.time_step_rank", uint32_t(p.ssmHeads));
-    } else {
+    } else if (!qwen35) {
         w.setUInt32(a + "shortconv.l_cache", uint32_t(p.convCache));
     }
     copyVocabulary(w, vocabPath);
@@ -126,13 +152,14 @@ void writeHybridModel(const HybridPreset& p, TensorType type, const std::string&
     const int64_t e = p.embedding, qd = p.heads * p.headDim, kvd = p.kvHeads * p.headDim, ff = p.feedForward;
     const float se = 1.0f / std::sqrt(float(e));
     matrix("token_embd.weight", e, nVocab, 2.5f * se);  // tied
-    f32(granite ? "output_norm.weight" : "token_embd_norm.weight", {e}, 1.0f, 0.1f);
+    f32(p.convCache ? "token_embd_norm.weight" : "output_norm.weight", {e}, 1.0f, 0.1f);
+    const int64_t lk = p.keyHeads * p.linearHeadDim, lv = p.valueHeads * p.linearHeadDim, lc = 2 * lk + lv;
     for (int64_t l = 0; l < p.layers; ++l) {
         const std::string b = "blk." + std::to_string(l) + ".";
         const bool attention = kv[size_t(l)] > 0;
         f32(b + "attn_norm.weight", {e}, 1.0f, 0.1f);
         if (attention) {
-            matrix(b + "attn_q.weight", e, qd, se);
+            matrix(b + "attn_q.weight", e, qwen35 ? 2 * qd : qd, se);  // qwen35: query and gate rows per head
             matrix(b + "attn_k.weight", e, kvd, se);
             matrix(b + "attn_v.weight", e, kvd, se);
             matrix(b + "attn_output.weight", qd, e, 1.0f / std::sqrt(float(qd)));
@@ -156,12 +183,24 @@ void writeHybridModel(const HybridPreset& p, TensorType type, const std::string&
             values(b + "ssm_d", {1, p.ssmHeads}, D);
             f32(b + "ssm_norm.weight", {inner / p.ssmGroups, p.ssmGroups}, 1.0f, 0.1f);
             matrix(b + "ssm_out.weight", inner, e, 1.0f / std::sqrt(float(inner)));
+        } else if (qwen35) {
+            matrix(b + "attn_qkv.weight", e, lc, se);
+            matrix(b + "attn_gate.weight", e, lv, se);
+            matrix(b + "ssm_beta.weight", e, p.valueHeads, se);
+            matrix(b + "ssm_alpha.weight", e, p.valueHeads, se);
+            f32(b + "ssm_conv1d.weight", {p.linearConv, lc}, 0.0f, 0.29f);
+            f32(b + "ssm_dt.bias", {p.valueHeads}, 1.0f, 0.3f);
+            std::vector<float> A;
+            for (int64_t h = 0; h < p.valueHeads; ++h) A.push_back(-0.003f - 0.1f * float(h) / float(p.valueHeads));
+            values(b + "ssm_a", {p.valueHeads}, A);
+            f32(b + "ssm_norm.weight", {p.linearHeadDim}, 1.0f, 0.1f);
+            matrix(b + "ssm_out.weight", lv, e, 1.0f / std::sqrt(float(lv)));
         } else {
             matrix(b + "shortconv.in_proj.weight", e, 3 * e, se);
             f32(b + "shortconv.conv.weight", {p.convCache, e}, 0.0f, 0.33f);
             matrix(b + "shortconv.out_proj.weight", e, e, se);
         }
-        f32(b + "ffn_norm.weight", {e}, 1.0f, 0.1f);
+        f32(b + (qwen35 ? "post_attention_norm.weight" : "ffn_norm.weight"), {e}, 1.0f, 0.1f);
         matrix(b + "ffn_gate.weight", e, ff, se);
         matrix(b + "ffn_up.weight", e, ff, se);
         matrix(b + "ffn_down.weight", ff, e, 1.0f / std::sqrt(float(ff)));
