@@ -4,6 +4,7 @@
 #include "model/attention.h"
 #include "model/ops.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 

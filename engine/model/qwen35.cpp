@@ -1,4 +1,4 @@
-// qwen35 (Qwen3.5 dense, no MTP, no MoE): gated DeltaNet layers and, every
+// qwen35 (Qwen3.5 dense, no MoE; MTP layers are skipped): gated DeltaNet layers and, every
 // full_attention_interval layers ((l + 1) % interval == 0), gated attention.
 //   DeltaNet: [q | k | v] = attn_qkv · h, z = attn_gate · h, b = ssm_beta · h,
 //     a = ssm_alpha · h; SiLU(causal conv over q | k | v, no bias); the gated
@@ -39,7 +39,14 @@ public:
         const gguf::File& f = *file_;
         const std::string a = f.architecture() + ".";
         e_ = requiredInt(f, a + "embedding_length");
-        const int64_t layers = requiredInt(f, a + "block_count");
+        const int64_t blocks = requiredInt(f, a + "block_count");
+        // The last nextn_predict_layers blocks are the multi-token-prediction head (speculative
+        // decoding); the model's own output does not depend on them, so they are not run.
+        const int64_t mtp = f.getInt(a + "nextn_predict_layers", 0);
+        if (mtp < 0 || mtp >= blocks)
+            throw Error("model", a + "nextn_predict_layers " + std::to_string(mtp) + " does not fit block_count " +
+                                     std::to_string(blocks));
+        const int64_t layers = blocks - mtp;
         ff_ = requiredInt(f, a + "feed_forward_length");
         if (e_ <= 0 || e_ > (1 << 20) || layers <= 0 || layers > 4096 || ff_ <= 0 || ff_ > (1 << 22))
             throw Error("model", "implausible hyperparameters (embedding, layers, feed-forward)");
@@ -129,6 +136,7 @@ public:
             L.ffnNorm = bind.vec(b + "post_attention_norm.weight", e_);
             L.ffn = bindFeedForward(bind, b, e_, ff_);
         }
+        for (int64_t l = layers; l < blocks; ++l) bind.skip("blk." + std::to_string(l) + ".");
         bind.requireAllUsed("qwen35");
 
         info_.vocabSize = head_.vocab;

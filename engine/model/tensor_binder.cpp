@@ -41,6 +41,11 @@ VocabularyHead TensorBinder::vocabularyHead(int64_t embedding, const std::string
     return h;
 }
 
+void TensorBinder::skip(std::string_view prefix) {
+    for (const auto& t : file_.tensors())
+        if (t.name.substr(0, prefix.size()) == prefix) used_.insert(std::string(t.name));
+}
+
 void TensorBinder::requireAllUsed(std::string_view implementation) const {
     for (const auto& t : file_.tensors())
         if (!used_.count(t.name))

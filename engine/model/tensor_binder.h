@@ -48,6 +48,10 @@ public:
     // `finalNorm`: the final RMSNorm's tensor (LFM2 names it token_embd_norm).
     VocabularyHead vocabularyHead(int64_t embedding, const std::string& finalNorm = "output_norm.weight");
 
+    // Marks every tensor whose name starts with `prefix` as read: parts of the
+    // file Cairn deliberately does not run (Qwen3.5's multi-token-prediction layers).
+    void skip(std::string_view prefix);
+
     // A tensor no code reads means a feature we do not implement: refuse the file.
     void requireAllUsed(std::string_view implementation) const;
 

@@ -3,6 +3,7 @@
 // disagree with the tensor shapes are refused at load, naming the key or the
 // tensor. Each case is a copy of a shared fixture with one thing changed.
 #include "cairn/error.h"
+#include "cairn/exec.h"
 #include "cairn/gguf.h"
 #include "cairn/model.h"
 #include "shared_data.h"
@@ -63,6 +64,37 @@ private slots:
             QVERIFY(m->info().recurrent);
             QVERIFY(!m->newMemory({})->canTruncate());
         }
+    }
+
+    // A Qwen3.5 file with a multi-token-prediction block (nextn_predict_layers) loads without running it:
+    // same logits as without the block.
+    void qwen35MtpLayersAreSkipped() {
+        const std::string fixture = test::sharedPath("fixtures/qwen35-q8_0.gguf");
+        auto f = gguf::File::open(fixture);
+        auto w = copyOf(f);
+        for (const auto& t : f.tensors()) {
+            const std::string name(t.name);
+            if (name.rfind("blk.7.", 0) != 0) continue;
+            std::vector<int64_t> ne(t.ne.begin(), t.ne.begin() + t.nDims);
+            w.addTensor("blk.8." + name.substr(6), t.type, ne, {t.data, t.nbytes});
+        }
+        w.setUInt32("qwen35.block_count", 9);
+        w.setUInt32("qwen35.nextn_predict_layers", 1);
+        const std::string path = dir_.filePath("mtp.gguf").toStdString();
+        w.write(path);
+        auto withMtp = Model::load(path);
+        auto plain = Model::load(fixture);
+        QCOMPARE(withMtp->info().layers, int64_t(8));
+        const std::vector<int32_t> tokens{9707, 11, 1879, 0, 358, 1079};
+        ExecContext ctx(2);
+        std::vector<float> a(size_t(plain->info().vocabSize)), b(a.size());
+        auto ma = plain->newMemory({16, KvType::F16});
+        auto mb = withMtp->newMemory({16, KvType::F16});
+        prefill(*plain, *ma, tokens, 4, false, a.data(), ctx);
+        prefill(*withMtp, *mb, tokens, 4, false, b.data(), ctx);
+        QVERIFY(a == b);
+        expectRefusal("qwen35-q8_0", {}, [](gguf::Writer& w) { w.setUInt32("qwen35.nextn_predict_layers", 8); },
+                      "qwen35.nextn_predict_layers 8 does not fit block_count 8");
     }
 
     void layerPatternLongerThanTheModel() {
