@@ -41,6 +41,19 @@ std::optional<int64_t> intKey(const gguf::File& f, const std::string& key) {
     return std::nullopt;
 }
 
+// Layers with a KV cache: all, or in hybrids those with head_count_kv[l] > 0
+// (lfm2, granitehybrid) or every full_attention_interval-th (qwen35).
+int64_t attentionLayers(const gguf::File& f, const std::string& a, int64_t layers) {
+    const auto* v = f.find(a + ".attention.head_count_kv");
+    if (v && v->isArray() && v->elementType() != gguf::ValueType::String && v->elementType() != gguf::ValueType::Array) {
+        int64_t n = 0;
+        for (double h : v->numbers()) n += h > 0 ? 1 : 0;
+        return std::min(n, layers);
+    }
+    if (auto every = intKey(f, a + ".full_attention_interval"); every && *every > 0) return layers / *every;
+    return layers;
+}
+
 std::string stringKey(const gguf::File& f, const std::string& key) {
     const auto* v = f.find(key);
     return v && v->type() == gguf::ValueType::String ? std::string(v->asString()) : std::string();
@@ -95,8 +108,11 @@ void estimateSession(const gguf::File& f, Summary& s) {
     int64_t keyLen = intKey(f, a + ".attention.key_length").value_or(embd / heads);
     int64_t valueLen = intKey(f, a + ".attention.value_length").value_or(embd / heads);
     if (keyLen <= 0 || valueLen <= 0 || keyLen > (int64_t(1) << 40) || valueLen > (int64_t(1) << 40)) return;
-    s.sessionBytes = product({layers, s.ctx, kvHeads, keyLen + valueLen, 2});
-    s.sessionKind = "KV cache (f16)";
+    const int64_t kvLayers = attentionLayers(f, a, layers);
+    s.sessionBytes = product({kvLayers, s.ctx, kvHeads, keyLen + valueLen, 2});
+    s.sessionKind = kvLayers < layers ? "KV cache (f16) of " + std::to_string(kvLayers) + " attention layers" +
+                                            " (+ recurrent state)"
+                                      : "KV cache (f16)";
 }
 
 Summary summarize(const gguf::File& f, std::optional<int64_t> ctxOption) {

@@ -4,6 +4,8 @@
 // distributions; tensors are generated and quantized while the file is written
 // (the writer's Filler), so memory stays small.
 #include "command.h"
+#include "synth_common.h"
+#include "synth_hybrid.h"
 #include "synth_mamba.h"
 
 #include "cairn/error.h"
@@ -45,45 +47,9 @@ constexpr TransformerPreset kPresets[] = {
      true, 0.0},
 };
 
-// Deterministic normal numbers from a per-row seed (splitmix64 + Box–Muller).
-struct Rng {
-    uint64_t s;
-    uint64_t next() {
-        uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        return z ^ (z >> 31);
-    }
-    void normals(float* out, int64_t n, float stddev) {
-        for (int64_t i = 0; i < n; i += 2) {
-            const double u1 = (double(next() >> 11) + 1.0) * 0x1.0p-53, u2 = double(next() >> 11) * 0x1.0p-53;
-            const double r = std::sqrt(-2.0 * std::log(u1)) * stddev;
-            out[i] = float(r * std::cos(2 * M_PI * u2));
-            if (i + 1 < n) out[i + 1] = float(r * std::sin(2 * M_PI * u2));
-        }
-    }
-};
-
 // llama.cpp's Q4_K_M rule for attn_v / ffn_down: more bits in the first and last
 // eighth of the layers and every third layer between.
 bool useMoreBits(int64_t i, int64_t n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
-
-// The type a weight of `cols` columns gets; K formats fall back like llama-quantize
-// when the rows do not fill whole super-blocks.
-TensorType fitType(TensorType t, int64_t cols) {
-    if (cols % traits(t).blockSize == 0) return t;
-    switch (t) {
-        case TensorType::Q4_K: return TensorType::Q5_0;
-        case TensorType::Q6_K: return TensorType::Q8_0;
-        default: return TensorType::F16;
-    }
-}
-
-void copyVocabulary(gguf::Writer& w, const std::string& vocabPath) {
-    const auto vocab = gguf::File::open(vocabPath);
-    for (const auto& v : vocab.metadata())
-        if (v.key().substr(0, 10) == "tokenizer.") w.copyValue(v);
-}
 
 std::vector<float> llama3RopeFreqs(int64_t headDim, double base, double factor) {
     const double low = 1.0, high = 4.0, original = 8192.0;
@@ -216,6 +182,11 @@ int runSynth(Args& args) {
         if (tensorTypeName(t) == typeName || (typeName == "Q4_K_M" && t == TensorType::Q4_K)) type = t;
     if (!type) throw Error("cairn-cli synth", "unsupported --type '" + typeName + "' (F32, F16, Q8_0, Q4_0, Q4_K)");
 
+    if (const HybridPreset* h = findHybridPreset(preset)) {
+        ExecContext ctx(threads);
+        writeHybridModel(*h, *type, vocabDir, out, seed, ctx);
+        return 0;
+    }
     if (const MambaPreset* m = findMambaPreset(preset)) {
         writeMambaModel(*m, *type, vocabDir + "/ggml-vocab-mpt.gguf", out, seed);
         return 0;
@@ -229,6 +200,7 @@ int runSynth(Args& args) {
     std::string names;
     for (const auto& p : kPresets) names += std::string(names.empty() ? "" : ", ") + p.name;
     for (const auto& m : mambaPresets()) names += ", " + m.name;
+    for (const auto& h : hybridPresets()) names += ", " + std::string(h.name);
     throw Error("cairn-cli synth", "unknown preset '" + preset + "' (" + names + ")");
 }
 

@@ -7,10 +7,32 @@
 #include <QDir>
 #include <QFileInfo>
 
+#include <algorithm>
 #include <map>
+#include <string>
+#include <vector>
 
 namespace cairn::app {
 namespace {
+
+// KV heads of each layer: attention.head_count_kv is one number or, in hybrids
+// (lfm2, granitehybrid), one per layer with 0 for a recurrent layer; qwen35
+// has attention only every full_attention_interval layers.
+std::vector<int64_t> kvHeadsPerLayer(const gguf::File& f, const std::string& arch, int64_t layers, int64_t heads) {
+    std::vector<int64_t> out(size_t(std::clamp<int64_t>(layers, 0, 4096)), heads);
+    if (const auto* v = f.find(arch + ".attention.head_count_kv")) {
+        if (v->isArray() && v->elementType() != gguf::ValueType::String && v->elementType() != gguf::ValueType::Array) {
+            const auto n = v->numbers();
+            for (size_t l = 0; l < out.size(); ++l) out[l] = l < n.size() ? int64_t(n[l]) : 0;
+        } else if (v->isInteger()) {
+            std::fill(out.begin(), out.end(), v->asInt());
+        }
+    }
+    if (int64_t every = f.getInt(arch + ".full_attention_interval", 0); every > 0)
+        for (size_t l = 0; l < out.size(); ++l)
+            if ((int64_t(l) + 1) % every != 0) out[l] = 0;
+    return out;
+}
 
 uint64_t memoryBytes(const gguf::File& f, int64_t ctx) {
     std::string arch = f.architecture();
@@ -21,12 +43,21 @@ uint64_t memoryBytes(const gguf::File& f, int64_t ctx) {
         return uint64_t(layers * inner * (state + conv - 1) * 4);
     }
     int64_t embd = f.getInt(arch + ".embedding_length", 0);
-    int64_t heads = f.getInt(arch + ".attention.head_count", 0);
-    int64_t kvHeads = f.getInt(arch + ".attention.head_count_kv", heads);
+    const auto* headsValue = f.find(arch + ".attention.head_count");
+    int64_t heads = headsValue && headsValue->isInteger() ? headsValue->asInt() : 0;
+    if (headsValue && headsValue->isArray() && headsValue->elementType() != gguf::ValueType::String)
+        for (double h : headsValue->numbers()) heads = std::max(heads, int64_t(h));
     if (heads <= 0) return 0;
     int64_t keyLen = f.getInt(arch + ".attention.key_length", embd / heads);
     int64_t valueLen = f.getInt(arch + ".attention.value_length", embd / heads);
-    return uint64_t(layers * ctx * kvHeads * (keyLen + valueLen) * 2);
+    // Recurrent layers of a hybrid: a state per layer (f32), whatever the context.
+    int64_t inner = f.getInt(arch + ".ssm.inner_size", 0), state = f.getInt(arch + ".ssm.state_size", 0);
+    int64_t conv = std::max<int64_t>(f.getInt(arch + ".ssm.conv_kernel", f.getInt(arch + ".shortconv.l_cache", 1)), 1);
+    int64_t recurrentLayer = (inner > 0 ? inner * state + (inner + 2 * state) * (conv - 1) : embd * (conv - 1)) * 4;
+    uint64_t total = 0;
+    for (int64_t kv : kvHeadsPerLayer(f, arch, layers, heads))
+        total += kv > 0 ? uint64_t(ctx * kv * (keyLen + valueLen) * 2) : uint64_t(std::max<int64_t>(recurrentLayer, 0));
+    return total;
 }
 
 } // namespace

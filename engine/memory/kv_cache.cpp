@@ -58,6 +58,7 @@ std::vector<StateTensor> KvCache::state() {
                 t.cols = kind ? valueDim_ : keyDim_;
                 t.rowStride = kind ? vRow_ : kRow_;
                 t.data = data_.get() + (kind ? vOffset(l, h) : kOffset(l, h));
+                t.attention = true;
                 out.push_back(std::move(t));
             }
     return out;

@@ -12,4 +12,8 @@ void Memory::resizeForRestore(int64_t) {
     throw Error("memory", "this memory kind does not support snapshots");
 }
 
+void Memory::restoreCheckpoint(const Memory&) {
+    throw Error("memory", "this memory kind does not take checkpoints");
+}
+
 } // namespace cairn

@@ -16,7 +16,8 @@ constexpr int64_t kMaxStateFloats = int64_t(1) << 31;
 
 RecurrentState::RecurrentState(const RecurrentShape& shape) : shape_(shape) {
     const auto& s = shape;
-    if (s.layers <= 0 || s.channels <= 0 || s.convWidth < 0 || s.stateSize <= 0 || s.lanes <= 0 || s.lanes > 64 ||
+    if (s.layers <= 0 || s.channels <= 0 || s.convWidth < 0 || s.stateSize < 0 || s.convWidth + s.stateSize == 0 ||
+        s.lanes <= 0 || s.lanes > 64 ||
         s.convChannels < 0)
         throw Error("recurrent state", "invalid shape");
     const int64_t padded = s.blocks() * s.lanes, convPadded = s.convBlocks() * s.lanes;
@@ -42,6 +43,17 @@ void RecurrentState::truncate(int64_t n) {
 
 std::unique_ptr<Memory> RecurrentState::clone() const { return std::make_unique<RecurrentState>(*this); }
 
+void RecurrentState::restoreCheckpoint(const Memory& checkpoint) {
+    const auto* c = dynamic_cast<const RecurrentState*>(&checkpoint);
+    const RecurrentShape& a = shape_;
+    if (!c || c->shape_.layers != a.layers || c->shape_.channels != a.channels || c->shape_.convWidth != a.convWidth ||
+        c->shape_.stateSize != a.stateSize || c->shape_.lanes != a.lanes || c->shape_.convChannels != a.convChannels)
+        throw Error("recurrent state", "the checkpoint belongs to another memory");
+    conv_ = c->conv_;
+    ssm_ = c->ssm_;
+    size_ = c->size_;
+}
+
 void RecurrentState::reset() {
     std::fill(conv_.begin(), conv_.end(), 0.f);
     std::fill(ssm_.begin(), ssm_.end(), 0.f);
@@ -63,7 +75,7 @@ std::vector<StateTensor> RecurrentState::state() {
     for (int64_t l = 0; l < shape_.layers; ++l) {
         const std::string blk = "blk." + std::to_string(l);
         if (shape_.convWidth > 0) view(blk + ".conv", conv(l), shape_.convBlocks(), shape_.convWidth);
-        view(blk + ".ssm", ssm(l), shape_.blocks(), shape_.stateSize);
+        if (shape_.stateSize > 0) view(blk + ".ssm", ssm(l), shape_.blocks(), shape_.stateSize);
     }
     return out;
 }

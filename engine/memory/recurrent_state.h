@@ -15,7 +15,7 @@ struct RecurrentShape {
     int64_t layers = 0;
     int64_t channels = 0;   // d_inner
     int64_t convWidth = 0;  // d_conv - 1: previous inputs each channel's conv1d still needs
-    int64_t stateSize = 0;  // d_state
+    int64_t stateSize = 0;  // d_state (0: a conv-only layer, e.g. LFM2's short conv)
     int64_t lanes = 1;      // channel interleave of the layout (the kernels' SIMD lanes; 1 = plain)
     int64_t convChannels = 0;  // channels of the conv when they differ from the scan's (Mamba-2: x, B, C); 0 = channels
 
@@ -32,6 +32,7 @@ public:
     bool canTruncate() const override { return false; }
     void truncate(int64_t n) override;      // only n == size() (no-op) or n == 0 (reset)
     std::unique_ptr<Memory> clone() const override;
+    void restoreCheckpoint(const Memory& checkpoint) override;  // a copy of an equal-shaped state
     size_t bytes() const override { return (conv_.size() + ssm_.size()) * sizeof(float); }
 
     const RecurrentShape& shape() const { return shape_; }
@@ -51,7 +52,8 @@ public:
     void reset();
 
     // Snapshot views, F32 per layer in the stored layout: "blk.L.conv"
-    // [convBlocks·convWidth × lanes] and "blk.L.ssm" [blocks·stateSize × lanes].
+    // [convBlocks·convWidth × lanes] and "blk.L.ssm" [blocks·stateSize × lanes]
+    // (each only when its width is not zero).
     // Restoring sets the position count first.
     std::vector<StateTensor> state() override;
     void resizeForRestore(int64_t n) override;

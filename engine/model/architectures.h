@@ -16,5 +16,8 @@ std::unique_ptr<Model> loadQwen2(std::unique_ptr<gguf::File> file);
 std::unique_ptr<Model> loadQwen3(std::unique_ptr<gguf::File> file);
 std::unique_ptr<Model> loadMamba(std::unique_ptr<gguf::File> file);
 std::unique_ptr<Model> loadMamba2(std::unique_ptr<gguf::File> file);
+std::unique_ptr<Model> loadLfm2(std::unique_ptr<gguf::File> file);
+std::unique_ptr<Model> loadGraniteHybrid(std::unique_ptr<gguf::File> file);
+std::unique_ptr<Model> loadQwen35(std::unique_ptr<gguf::File> file);
 
 } // namespace cairn::model

@@ -20,10 +20,108 @@ std::vector<float> perChannel(const std::vector<float>& perHead, int64_t headDim
     return out;
 }
 
+void perToken(int64_t T, ExecContext& ctx, const std::function<void(int64_t)>& fn) {
+    ctx.parallelFor(T, 1, [&](int64_t b, int64_t end) { for (int64_t t = b; t < end; ++t) fn(t); });
+}
+
 } // namespace
 
 std::unique_ptr<Model> loadMamba2(std::unique_ptr<gguf::File> file) {
     return std::make_unique<Mamba2Model>(std::move(file));
+}
+
+void readMamba2Params(const gguf::File& f, const std::string& arch, Mamba2Params& p) {
+    const std::string a = arch + ".";
+    p.conv = requiredInt(f, a + "ssm.conv_kernel");
+    p.inner = requiredInt(f, a + "ssm.inner_size");
+    p.state = requiredInt(f, a + "ssm.state_size");
+    p.heads = requiredInt(f, a + "ssm.time_step_rank");
+    p.groups = requiredInt(f, a + "ssm.group_count");
+    if (p.inner <= 0 || p.heads <= 0 || p.groups <= 0 || p.inner > (1 << 22) || p.heads > p.inner ||
+        p.inner % p.heads || p.heads % p.groups)
+        throw Error("model", "implausible Mamba-2 hyperparameters (" + a + "ssm.inner_size " + std::to_string(p.inner) +
+                                 ", ssm.time_step_rank " + std::to_string(p.heads) + ", ssm.group_count " +
+                                 std::to_string(p.groups) + ")");
+    if (p.conv < 1 || p.conv > ssm::kMaxConv)
+        throw Error("model", a + "ssm.conv_kernel " + std::to_string(p.conv) + " is not supported (1 to " +
+                                 std::to_string(ssm::kMaxConv) + ")");
+    if (p.state < 1 || p.state > ssm::kMaxState)
+        throw Error("model", a + "ssm.state_size " + std::to_string(p.state) + " is not supported (1 to " +
+                                 std::to_string(ssm::kMaxState) + ")");
+    // Each group's channels are scanned as whole lane blocks.
+    if ((p.inner / p.groups) % ssm::kLanes)
+        throw Error("model", "Mamba-2 groups of " + std::to_string(p.inner / p.groups) +
+                                 " channels are not supported (a multiple of " + std::to_string(ssm::kLanes) +
+                                 " is needed)");
+}
+
+Mamba2Layer bindMamba2Layer(TensorBinder& bind, const std::string& b, const Mamba2Params& p) {
+    const int64_t e = p.embedding, di = p.inner, ds = p.state, nh = p.heads, cc = p.convChannels();
+    Mamba2Layer L;
+    L.in = bind.matrix(b + "ssm_in.weight", e, p.inProj());
+    L.convW = ssm::packLanes(bind.table(b + "ssm_conv1d.weight", p.conv, cc).data(), cc, p.conv);
+    L.convB = bind.has(b + "ssm_conv1d.bias") ? bind.vec(b + "ssm_conv1d.bias", cc) : std::vector<float>(size_t(cc));
+    L.dtBias = perChannel(bind.vec(b + "ssm_dt.bias", nh), p.headDim());
+    // A: one decay per head, the same for every state n of the head's channels.
+    const auto aHead = perChannel(bind.table(b + "ssm_a", 1, nh), p.headDim());
+    std::vector<float> a(size_t(di * ds));
+    for (int64_t c = 0; c < di; ++c)
+        for (int64_t n = 0; n < ds; ++n) a[size_t(c * ds + n)] = aHead[size_t(c)];
+    L.A = ssm::packLanes(a.data(), di, ds);
+    L.D = perChannel(bind.table(b + "ssm_d", 1, nh), p.headDim());
+    L.groupNorm = bind.table(b + "ssm_norm.weight", di / p.groups, p.groups);
+    L.out = bind.matrix(b + "ssm_out.weight", di, e);
+    return L;
+}
+
+RecurrentShape mamba2StateShape(const Mamba2Params& p, int64_t layers) {
+    return RecurrentShape{layers, p.inner, p.conv - 1, p.state, ssm::kLanes, p.convChannels()};
+}
+
+void mamba2Mix(const Mamba2Params& p, const Mamba2Layer& L, RecurrentState& st, int64_t l, const float* xn,
+               int64_t T, float* out, ExecContext& ctx) {
+    const int64_t e = p.embedding, di = p.inner, ds = p.state, ng = p.groups, nh = p.heads;
+    const int64_t cc = p.convChannels(), np = p.inProj(), hd = p.headDim(), cpg = di / ng;
+    std::vector<float> proj(size_t(T * np)), xbc(size_t(T * cc)), dt(size_t(T * di)), y(size_t(T * di));
+    // proj[t] = [z (di) | xBC (cc) | dt (heads)]
+    tensor::matmul(L.in, xn, e, T, proj.data(), np, ctx);
+    ssm::conv1dSilu(proj.data() + di, np, T, cc, p.conv, L.convW.data(), L.convB.data(), st.conv(l), xbc.data(), cc,
+                    ctx);
+    // Each head's dt for each of its channels.
+    perToken(T, ctx, [&](int64_t t) {
+        const float* dh = &proj[size_t(t * np + di + cc)];
+        float* o = &dt[size_t(t * di)];
+        for (int64_t h = 0; h < nh; ++h)
+            for (int64_t i = 0; i < hd; ++i) o[h * hd + i] = dh[h];
+    });
+    // One scan per group: its heads share B and C.
+    for (int64_t g = 0; g < ng; ++g) {
+        const int64_t c0 = g * cpg, blk0 = c0 / ssm::kLanes;
+        ssm::ScanInputs in;
+        in.tokens = T;
+        in.channels = cpg;
+        in.stateSize = ds;
+        in.x = xbc.data() + c0;
+        in.ldx = cc;
+        in.dt = dt.data() + c0;
+        in.lddt = di;
+        in.dtBias = L.dtBias.data() + c0;
+        in.B = xbc.data() + di + g * ds;
+        in.C = xbc.data() + di + ng * ds + g * ds;
+        in.ldbc = cc;
+        in.A = L.A.data() + blk0 * ds * ssm::kLanes;
+        in.D = L.D.data() + c0;
+        in.z = proj.data() + c0;
+        in.ldz = np;
+        ssm::selectiveScan(in, st.ssm(l) + blk0 * ds * ssm::kLanes, y.data() + c0, di, ctx);
+    }
+    // Grouped RMSNorm of the gated output, then the out-projection.
+    perToken(T, ctx, [&](int64_t t) {
+        for (int64_t g = 0; g < ng; ++g)
+            rmsNorm(&y[size_t(t * di + g * cpg)], &L.groupNorm[size_t(g * cpg)], &y[size_t(t * di + g * cpg)], cpg,
+                    p.eps);
+    });
+    tensor::matmul(L.out, y.data(), di, T, out, e, ctx);
 }
 
 Mamba2Model::Mamba2Model(std::unique_ptr<gguf::File> file) : Model(std::move(file)) {
@@ -41,28 +139,11 @@ void Mamba2Model::readParams() {
     const std::string a = f.architecture() + ".";
     p_.embedding = requiredInt(f, a + "embedding_length");
     p_.layers = requiredInt(f, a + "block_count");
-    p_.conv = requiredInt(f, a + "ssm.conv_kernel");
-    p_.inner = requiredInt(f, a + "ssm.inner_size");
-    p_.state = requiredInt(f, a + "ssm.state_size");
-    p_.heads = requiredInt(f, a + "ssm.time_step_rank");
-    p_.groups = requiredInt(f, a + "ssm.group_count");
     p_.eps = float(f.getFloat(a + "attention.layer_norm_rms_epsilon", 1e-5));
     p_.trainedContext = f.getInt(a + "context_length", 0);
-    if (p_.embedding <= 0 || p_.layers <= 0 || p_.inner <= 0 || p_.heads <= 0 || p_.groups <= 0 ||
-        p_.layers > 4096 || p_.embedding > (1 << 20) || p_.inner > (1 << 22) || p_.heads > p_.inner ||
-        p_.inner % p_.heads || p_.heads % p_.groups)
-        throw Error("model", "implausible Mamba-2 hyperparameters (embedding, layers, inner size, heads, groups)");
-    if (p_.conv < 1 || p_.conv > ssm::kMaxConv)
-        throw Error("model", "ssm.conv_kernel " + std::to_string(p_.conv) + " is not supported (1 to " +
-                                 std::to_string(ssm::kMaxConv) + ")");
-    if (p_.state < 1 || p_.state > ssm::kMaxState)
-        throw Error("model", "ssm.state_size " + std::to_string(p_.state) + " is not supported (1 to " +
-                                 std::to_string(ssm::kMaxState) + ")");
-    // Each group's channels are scanned as whole lane blocks.
-    if ((p_.inner / p_.groups) % ssm::kLanes)
-        throw Error("model", "Mamba-2 groups of " + std::to_string(p_.inner / p_.groups) +
-                                 " channels are not supported (a multiple of " + std::to_string(ssm::kLanes) +
-                                 " is needed)");
+    if (p_.embedding <= 0 || p_.layers <= 0 || p_.layers > 4096 || p_.embedding > (1 << 20))
+        throw Error("model", "implausible Mamba-2 hyperparameters (embedding, layers)");
+    readMamba2Params(f, f.architecture(), p_);
 }
 
 void Mamba2Model::bindTensors() {
@@ -70,98 +151,36 @@ void Mamba2Model::bindTensors() {
 
     head_ = bind.vocabularyHead(p_.embedding);
     p_.vocab = head_.vocab;
-
-    const int64_t e = p_.embedding, di = p_.inner, ds = p_.state, nh = p_.heads, cc = p_.convChannels();
-    layers_.resize(size_t(p_.layers));
     for (int64_t i = 0; i < p_.layers; ++i) {
         const std::string b = "blk." + std::to_string(i) + ".";
-        auto& L = layers_[size_t(i)];
-        L.norm = bind.vec(b + "attn_norm.weight", e);
-        L.in = bind.matrix(b + "ssm_in.weight", e, p_.inProj());
-        L.convW = ssm::packLanes(bind.table(b + "ssm_conv1d.weight", p_.conv, cc).data(), cc, p_.conv);
-        L.convB = bind.has(b + "ssm_conv1d.bias") ? bind.vec(b + "ssm_conv1d.bias", cc) : std::vector<float>(size_t(cc));
-        L.dtBias = perChannel(bind.vec(b + "ssm_dt.bias", nh), p_.headDim());
-        // A: one decay per head, the same for every state n of the head's channels.
-        const auto aHead = perChannel(bind.table(b + "ssm_a", 1, nh), p_.headDim());
-        std::vector<float> a(size_t(di * ds));
-        for (int64_t c = 0; c < di; ++c)
-            for (int64_t n = 0; n < ds; ++n) a[size_t(c * ds + n)] = aHead[size_t(c)];
-        L.A = ssm::packLanes(a.data(), di, ds);
-        L.D = perChannel(bind.table(b + "ssm_d", 1, nh), p_.headDim());
-        L.groupNorm = bind.table(b + "ssm_norm.weight", di / p_.groups, p_.groups);
-        L.out = bind.matrix(b + "ssm_out.weight", di, e);
+        norms_.push_back(bind.vec(b + "attn_norm.weight", p_.embedding));
+        layers_.push_back(bindMamba2Layer(bind, b, p_));
     }
     bind.requireAllUsed("mamba2");
 }
 
 std::unique_ptr<Memory> Mamba2Model::newMemory(const MemoryOptions&) const {
-    RecurrentShape s{p_.layers, p_.inner, p_.conv - 1, p_.state, ssm::kLanes, p_.convChannels()};
-    return std::make_unique<RecurrentState>(s);
+    return std::make_unique<RecurrentState>(mamba2StateShape(p_, p_.layers));
 }
 
 void Mamba2Model::forward(Memory& mem, std::span<const int32_t> tokens, bool allLogits, float* logits,
                           ExecContext& ctx) const {
     auto* st = dynamic_cast<RecurrentState*>(&mem);
-    if (!st || st->shape().layers != p_.layers || st->shape().channels != p_.inner ||
-        st->shape().convWidth != p_.conv - 1 || st->shape().stateSize != p_.state ||
-        st->shape().lanes != ssm::kLanes || st->shape().convChannels != p_.convChannels())
+    const RecurrentShape want = mamba2StateShape(p_, p_.layers);
+    if (!st || st->shape().layers != want.layers || st->shape().channels != want.channels ||
+        st->shape().convWidth != want.convWidth || st->shape().stateSize != want.stateSize ||
+        st->shape().lanes != want.lanes || st->shape().convChannels != want.convChannels)
         throw Error("model", "this memory was not made by this model");
     const int64_t T = int64_t(tokens.size());
     if (T == 0) return;
 
-    const int64_t e = p_.embedding, di = p_.inner, ds = p_.state, ng = p_.groups, nh = p_.heads;
-    const int64_t cc = p_.convChannels(), np = p_.inProj(), hd = p_.headDim(), cpg = di / ng;
-    std::vector<float> x(size_t(T * e)), xn(size_t(T * e)), proj(size_t(T * np)), xbc(size_t(T * cc)),
-        dt(size_t(T * di)), y(size_t(T * di));
+    const int64_t e = p_.embedding;
+    std::vector<float> x(size_t(T * e)), xn(size_t(T * e));
     embedTokens(*head_.tokenEmbd, tokens, x.data(), e);
-
-    auto perToken = [&](const std::function<void(int64_t)>& fn) {
-        ctx.parallelFor(T, 1, [&](int64_t b, int64_t end) { for (int64_t t = b; t < end; ++t) fn(t); });
-    };
-
     for (int64_t l = 0; l < p_.layers; ++l) {
-        const Mamba2Layer& L = layers_[size_t(l)];
-        perToken([&](int64_t t) { rmsNorm(&x[size_t(t * e)], L.norm.data(), &xn[size_t(t * e)], e, p_.eps); });
-        // proj[t] = [z (di) | xBC (cc) | dt (heads)]
-        tensor::matmul(L.in, xn.data(), e, T, proj.data(), np, ctx);
-        ssm::conv1dSilu(proj.data() + di, np, T, cc, p_.conv, L.convW.data(), L.convB.data(), st->conv(l),
-                        xbc.data(), cc, ctx);
-        // Each head's dt for each of its channels.
-        perToken([&](int64_t t) {
-            const float* dh = &proj[size_t(t * np + di + cc)];
-            float* out = &dt[size_t(t * di)];
-            for (int64_t h = 0; h < nh; ++h)
-                for (int64_t p = 0; p < hd; ++p) out[h * hd + p] = dh[h];
-        });
-        // One scan per group: its heads share B and C.
-        for (int64_t g = 0; g < ng; ++g) {
-            const int64_t c0 = g * cpg, blk0 = c0 / ssm::kLanes;
-            ssm::ScanInputs in;
-            in.tokens = T;
-            in.channels = cpg;
-            in.stateSize = ds;
-            in.x = xbc.data() + c0;
-            in.ldx = cc;
-            in.dt = dt.data() + c0;
-            in.lddt = di;
-            in.dtBias = L.dtBias.data() + c0;
-            in.B = xbc.data() + di + g * ds;
-            in.C = xbc.data() + di + ng * ds + g * ds;
-            in.ldbc = cc;
-            in.A = L.A.data() + blk0 * ds * ssm::kLanes;
-            in.D = L.D.data() + c0;
-            in.z = proj.data() + c0;
-            in.ldz = np;
-            ssm::selectiveScan(in, st->ssm(l) + blk0 * ds * ssm::kLanes, y.data() + c0, di, ctx);
-        }
-        // Grouped RMSNorm of the gated output, then the out-projection.
-        perToken([&](int64_t t) {
-            for (int64_t g = 0; g < ng; ++g)
-                rmsNorm(&y[size_t(t * di + g * cpg)], &L.groupNorm[size_t(g * cpg)], &y[size_t(t * di + g * cpg)], cpg,
-                        p_.eps);
-        });
-        tensor::matmul(L.out, y.data(), di, T, xn.data(), e, ctx);
-        perToken([&](int64_t t) { addInPlace(&x[size_t(t * e)], &xn[size_t(t * e)], e); });
+        perToken(T, ctx, [&](int64_t t) { rmsNorm(&x[size_t(t * e)], norms_[size_t(l)].data(), &xn[size_t(t * e)], e, p_.eps); });
+        mamba2Mix(p_, layers_[size_t(l)], *st, l, xn.data(), T, xn.data(), ctx);
+        perToken(T, ctx, [&](int64_t t) { addInPlace(&x[size_t(t * e)], &xn[size_t(t * e)], e); });
     }
     st->advance(T);
 

@@ -8,10 +8,12 @@
 
 #include "cairn/gguf.h"
 #include "cairn/model.h"
+#include "memory/recurrent_state.h"
 #include "model/tensor_binder.h"
 #include "tensor/matmul.h"
 
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace cairn::model {
@@ -30,8 +32,8 @@ struct Mamba2Params {
     int64_t inProj() const { return 2 * inner + 2 * groups * state + heads;}  // z, xBC, dt
 };
 
+// The Mamba-2 mixer of one layer (everything but its input norm), shared with granitehybrid.
 struct Mamba2Layer {
-    std::vector<float> norm;       // [embedding]
     tensor::MatrixView in;         // [inProj rows × embedding]
     std::vector<float> convW;      // lane-packed [conv] taps per xBC channel
     std::vector<float> convB;      // [convChannels]
@@ -41,6 +43,18 @@ struct Mamba2Layer {
     std::vector<float> groupNorm;  // [inner]: groups × (inner / groups)
     tensor::MatrixView out;        // [embedding rows × inner]
 };
+
+// Reads the `ARCH.ssm.*` keys into p (inner, state, conv, heads, groups) and
+// checks them; throws cairn::Error naming what is implausible or unsupported.
+void readMamba2Params(const gguf::File& f, const std::string& arch, Mamba2Params& p);
+// Binds blk.N.ssm_* (prefix "blk.N.").
+Mamba2Layer bindMamba2Layer(TensorBinder& bind, const std::string& prefix, const Mamba2Params& p);
+// out[t] = ssm_out · y[t] for the chunk's T normed inputs xn (rows of
+// embedding), carrying the conv and SSM state of `layer` of `st`.
+void mamba2Mix(const Mamba2Params& p, const Mamba2Layer& L, RecurrentState& st, int64_t layer, const float* xn,
+               int64_t T, float* out, ExecContext& ctx);
+// The recurrent state shape of a Mamba-2 layer.
+RecurrentShape mamba2StateShape(const Mamba2Params& p, int64_t layers);
 
 class Mamba2Model : public Model {
 public:
@@ -56,6 +70,7 @@ private:
 
     Mamba2Params p_;
     VocabularyHead head_;
+    std::vector<std::vector<float>> norms_;  // attn_norm per layer
     std::vector<Mamba2Layer> layers_;
 };
 

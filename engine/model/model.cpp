@@ -26,6 +26,9 @@ constexpr Architecture kArchitectures[] = {
     {"qwen3", model::loadQwen3},
     {"mamba", model::loadMamba},
     {"mamba2", model::loadMamba2},
+    {"lfm2", model::loadLfm2},
+    {"granitehybrid", model::loadGraniteHybrid},
+    {"qwen35", model::loadQwen35},
 };
 
 } // namespace

@@ -121,19 +121,19 @@ CAIRN_INLINE vf vsoftplus(const vf& v) {
 // (K − 1 + T) rows of L lanes: the carried inputs, then the chunk's.
 CAIRN_SSM_CLONES
 void convBlock(const float* x, int64_t ldx, int64_t T, int64_t c0, int64_t nv, int64_t K, const float* w,
-               const float* b, float* state, float* out, int64_t ldo, float* buf) {
+               const float* b, float* state, float* out, int64_t ldo, float* buf, bool silu) {
     const int64_t S = K - 1;
     std::memcpy(buf, state, sizeof(float) * size_t(S * L));
     for (int64_t t = 0; t < T; ++t) store(buf + (S + t) * L, loadPartial(x + t * ldx + c0, nv));
 
     vf wl[kMaxConv];
     for (int64_t k = 0; k < K; ++k) wl[k] = load(w + k * L);
-    const vf bl = loadPartial(b + c0, nv);
+    const vf bl = b ? loadPartial(b + c0, nv) : splat(0.0f);
 
     for (int64_t t = 0; t < T; ++t) {
         vf acc = bl;
         for (int64_t k = 0; k < K; ++k) acc += wl[k] * load(buf + (t + k) * L);
-        storePartial(out + t * ldo + c0, vsilu(acc), nv);
+        storePartial(out + t * ldo + c0, silu ? vsilu(acc) : acc, nv);
     }
     std::memcpy(state, buf + T * L, sizeof(float) * size_t(S * L));
 }
@@ -196,8 +196,10 @@ float expApprox(float x) { return vexp(splat(x))[0]; }
 float siluApprox(float x) { return vsilu(splat(x))[0]; }
 float softplusApprox(float x) { return vsoftplus(splat(x))[0]; }
 
-void conv1dSilu(const float* x, int64_t ldx, int64_t T, int64_t channels, int64_t K, const float* w,
-                const float* b, float* state, float* out, int64_t ldo, ExecContext& ctx) {
+namespace {
+
+void convChunk(const float* x, int64_t ldx, int64_t T, int64_t channels, int64_t K, const float* w, const float* b,
+               float* state, float* out, int64_t ldo, bool silu, ExecContext& ctx) {
     if (T <= 0 || channels <= 0) return;
     const int64_t blocks = laneBlocks(channels);
     ctx.parallelFor(blocks, grainFor(blocks, T * K * L, ctx.threads()), [&](int64_t begin, int64_t end) {
@@ -205,9 +207,21 @@ void conv1dSilu(const float* x, int64_t ldx, int64_t T, int64_t channels, int64_
         for (int64_t blk = begin; blk < end; ++blk) {
             const int64_t c0 = blk * L;
             convBlock(x, ldx, T, c0, std::min(L, channels - c0), K, w + blk * K * L, b, state + blk * (K - 1) * L,
-                      out, ldo, buf.data());
+                      out, ldo, buf.data(), silu);
         }
     });
+}
+
+} // namespace
+
+void conv1dSilu(const float* x, int64_t ldx, int64_t T, int64_t channels, int64_t K, const float* w,
+                const float* b, float* state, float* out, int64_t ldo, ExecContext& ctx) {
+    convChunk(x, ldx, T, channels, K, w, b, state, out, ldo, true, ctx);
+}
+
+void conv1d(const float* x, int64_t ldx, int64_t T, int64_t channels, int64_t K, const float* w, float* state,
+            float* out, int64_t ldo, ExecContext& ctx) {
+    convChunk(x, ldx, T, channels, K, w, nullptr, state, out, ldo, false, ctx);
 }
 
 void selectiveScan(const ScanInputs& in, float* h, float* y, int64_t ldy, ExecContext& ctx) {

@@ -42,12 +42,16 @@ std::vector<float> unpackLanes(const float* packed, int64_t channels, int64_t wi
 // xc[t][c] = SiLU(b[c] + Σ_{k<K} w[c][k] · x[t−K+1+k][c]), taps oldest first
 // (PyTorch Conv1d, no flip), where inputs before the chunk come from `state`.
 //   x:     T rows of `channels` inputs, `ldx` floats apart
-//   w:     lane-packed [K] taps per channel; b: [channels]
+//   w:     lane-packed [K] taps per channel; b: [channels] (null: no bias)
 //   state: lane-packed [K−1] per channel: the previous K−1 inputs, oldest
 //          first; replaced by the last K−1 inputs including this chunk's
 //   out:   T rows of `channels`, `ldo` floats apart
 void conv1dSilu(const float* x, int64_t ldx, int64_t T, int64_t channels, int64_t K, const float* w,
                 const float* b, float* state, float* out, int64_t ldo, ExecContext& ctx);
+// The same causal conv without bias and activation (LFM2's short conv):
+// out[t][c] = Σ_{k<K} w[c][k] · x[t−K+1+k][c].
+void conv1d(const float* x, int64_t ldx, int64_t T, int64_t channels, int64_t K, const float* w, float* state,
+            float* out, int64_t ldo, ExecContext& ctx);
 
 struct ScanInputs {
     int64_t tokens = 0, channels = 0, stateSize = 0;

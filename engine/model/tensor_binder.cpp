@@ -26,7 +26,7 @@ std::vector<float> TensorBinder::table(const std::string& name, int64_t ne0, int
     return vectorF32(t, ne0 * ne1);
 }
 
-VocabularyHead TensorBinder::vocabularyHead(int64_t embedding) {
+VocabularyHead TensorBinder::vocabularyHead(int64_t embedding, const std::string& finalNorm) {
     VocabularyHead h;
     h.tokenEmbd = &get("token_embd.weight");
     const auto& te = *h.tokenEmbd;
@@ -36,9 +36,14 @@ VocabularyHead TensorBinder::vocabularyHead(int64_t embedding) {
         throw Error("model", "tensor token_embd.weight has type " + std::string(tensorTypeName(te.type)) +
                                  ", which Cairn cannot compute with");
     h.vocab = te.ne[1];
-    h.outputNorm = vec("output_norm.weight", embedding);
+    h.outputNorm = vec(finalNorm, embedding);
     h.output = has("output.weight") ? matrix("output.weight", embedding, h.vocab) : matrixView(te);
     return h;
+}
+
+void TensorBinder::skip(std::string_view prefix) {
+    for (const auto& t : file_.tensors())
+        if (t.name.substr(0, prefix.size()) == prefix) used_.insert(std::string(t.name));
 }
 
 void TensorBinder::requireAllUsed(std::string_view implementation) const {

@@ -45,7 +45,12 @@ public:
     // A small 2-D table [ne0, ne1] as f32 values, ne0 fastest.
     std::vector<float> table(const std::string& name, int64_t ne0, int64_t ne1);
 
-    VocabularyHead vocabularyHead(int64_t embedding);
+    // `finalNorm`: the final RMSNorm's tensor (LFM2 names it token_embd_norm).
+    VocabularyHead vocabularyHead(int64_t embedding, const std::string& finalNorm = "output_norm.weight");
+
+    // Marks every tensor whose name starts with `prefix` as read: parts of the
+    // file Cairn deliberately does not run (Qwen3.5's multi-token-prediction layers).
+    void skip(std::string_view prefix);
 
     // A tensor no code reads means a feature we do not implement: refuse the file.
     void requireAllUsed(std::string_view implementation) const;

@@ -45,7 +45,7 @@ void Session::feed(std::span<const int32_t> tokens, ExecContext& ctx, const Feed
     if (common == tokens.size()) {
         for (const auto& c : checkpoints_) {
             if (c.position == int64_t(tokens.size()) && !memory_->canTruncate()) {
-                memory_ = c.memory->clone();
+                memory_->restoreCheckpoint(*c.memory);
                 tokens_.assign(tokens.begin(), tokens.end());
                 logits_ = c.logits;
                 stats_.lastReused = c.position;
@@ -71,7 +71,7 @@ void Session::rewindTo(int64_t keep) {
     for (const auto& c : checkpoints_)
         if (c.position <= keep && (!best || c.position > best->position)) best = &c;
     if (best) {
-        memory_ = best->memory->clone();
+        memory_->restoreCheckpoint(*best->memory);
         tokens_.resize(size_t(best->position));
         logits_ = best->logits;
         stats_.checkpointRestores++;
@@ -121,7 +121,7 @@ void Session::checkpoint() {
     const int64_t pos = int64_t(tokens_.size());
     for (const auto& c : checkpoints_)
         if (c.position == pos) return;
-    checkpoints_.push_back({pos, memory_->clone(), logits_});
+    checkpoints_.push_back({pos, memory_->checkpoint(), logits_});
     // Over budget: drop the oldest positions first; the newest are the ones
     // regenerate and edit-the-last-message need.
     auto bytes = [&] {

@@ -1,10 +1,11 @@
-// Snapshot format, version 2 (all integers little-endian):
+// Snapshot format, version 3 (all integers little-endian):
 //
 //   "CAIRNSNP"                 8 bytes magic
-//   u32 version                = 2 (version 1 is read too: it ends before the checkpoints)
+//   u32 version                = 3 (1 and 2 are read too: version 1 ends before the checkpoints;
+//                                version 2 has no hybrid checkpoints, otherwise the same bytes)
 //   u64 model fingerprint      modelFingerprint()
 //   u32 n, n bytes             architecture
-//   u32 kv storage             0 native, 1 f16, 2 q8_0 (attention memory only)
+//   u32 kv storage             0 native, 1 f16, 2 q8_0 (K/V tensors only)
 //   u64 n, n × i32             token ids
 //   u64 n, n × f32             logits after the last token
 //   state                      the memory after the last token:
@@ -14,7 +15,9 @@
 //     u64 position             1 … token count
 //     u8 current               1: the state above is this checkpoint's and nothing follows
 //     u64 n, n × f32           logits after the checkpoint's position
-//     state                    the memory at that position, as above
+//     state                    the memory at that position, as above, but only the tensors that
+//                              cannot be cut back (Memory::checkpoint(): for a hybrid model its
+//                              recurrent layers; the K/V rows are the state's above, cut back)
 //   u64 checksum               XXH3-64 of every byte before it
 //
 // The checkpoints are the latest message boundaries (kSnapshotCheckpoints), so
@@ -38,7 +41,7 @@ namespace cairn {
 namespace {
 
 constexpr char kMagic[8] = {'C', 'A', 'I', 'R', 'N', 'S', 'N', 'P'};
-constexpr uint32_t kVersion = 2;
+constexpr uint32_t kVersion = 3;
 constexpr size_t kSnapshotCheckpoints = 3;  // the reply's end, its prompt's end, the previous reply's end
 const char* const kWhere = "snapshot";
 
@@ -88,9 +91,9 @@ private:
     const uint8_t* end_;
 };
 
-TensorType storedType(const StateTensor& t, Session::KvStorage storage, bool attention) {
+TensorType storedType(const StateTensor& t, Session::KvStorage storage) {
     auto native = TensorType(t.typeId);
-    if (!attention || storage == Session::KvStorage::Native) return native;
+    if (!t.attention || storage == Session::KvStorage::Native) return native;
     if (storage == Session::KvStorage::Q8_0 && t.cols % 32 == 0) return TensorType::Q8_0;
     return TensorType::F16;
 }
@@ -115,14 +118,13 @@ void convertRow(TensorType from, const uint8_t* src, TensorType to, uint8_t* dst
 
 void writeState(ByteWriter& w, Memory& memory, Session::KvStorage storage) {
     auto state = memory.state();
-    const bool attention = memory.canTruncate();
     w.put<uint32_t>(uint32_t(state.size()));
     std::vector<float> tmp;
     std::vector<uint64_t> aligned;
     std::vector<uint8_t> row;
     for (const auto& t : state) {
         auto from = TensorType(t.typeId);
-        auto to = storedType(t, storage, attention);
+        auto to = storedType(t, storage);
         w.str(t.name);
         w.put<uint32_t>(uint32_t(to));
         w.put<int64_t>(t.rows);
@@ -226,7 +228,7 @@ void Session::restore(std::span<const uint8_t> snapshot) {
     ByteReader r(body);
     r.take(sizeof kMagic, "magic");
     auto version = r.get<uint32_t>("version");
-    if (version != 1 && version != kVersion)
+    if (version < 1 || version > kVersion)
         throw Error(kWhere, "unsupported snapshot version " + std::to_string(version) + " (this build reads 1 to " +
                                 std::to_string(kVersion) + ")");
     if (r.get<uint64_t>("fingerprint") != modelFingerprint(model_))
@@ -264,11 +266,11 @@ void Session::restore(std::span<const uint8_t> snapshot) {
                 throw Error(kWhere, "checkpoint at position " + std::to_string(position) + " has a bad flag");
             Checkpoint c{int64_t(position), nullptr, {}};
             if (current) {
-                c.memory = memory->clone();
+                c.memory = memory->checkpoint();
                 c.logits = logits;
             } else {
                 c.logits = readLogits(r, vocab);
-                c.memory = model_.newMemory(options_.memory);
+                c.memory = memory->checkpoint();  // the checkpoint layout, filled below
                 c.memory->resizeForRestore(int64_t(position));
                 readState(r, *c.memory);
             }

@@ -9,6 +9,7 @@
 #include "model_list_model.h"
 
 #include "app_test_support.h"
+#include "shared_data.h"
 #include "tiny_mamba.h"
 
 #include "cairn/store/store.h"
@@ -178,6 +179,20 @@ private slots:
         pending.attach(fresh);
         QCOMPARE(db.settings(fresh).value("topK", 0), 5);
         QCOMPARE(pending.overrideCount(), 1);
+    }
+
+    // The hybrid fixtures (per-layer head_count_kv arrays, recurrent layers) are listed with their
+    // architecture and a memory estimate, not as unusable files.
+    void hybridModelFiles() {
+        const QString fixtures = QString::fromStdString(test::sharedPath("fixtures"));
+        if (!QFileInfo::exists(fixtures + QStringLiteral("/lfm2-f16.gguf"))) QSKIP("needs ../shared");
+        for (const char* arch : {"lfm2", "granitehybrid", "qwen35"}) {
+            const QString file = fixtures + QStringLiteral("/%1-%2.gguf").arg(arch, arch == std::string("qwen35") ? "q8_0" : "f16");
+            auto info = describeModelFile(file);
+            QVERIFY2(info.error.isEmpty(), qPrintable(info.error));
+            QCOMPARE(info.architecture, QString(arch));
+            QVERIFY(info.ramEstimate > info.fileSize);
+        }
     }
 
     void dateSections() {

@@ -1,10 +1,13 @@
 // The bit-exactness invariants on the shared llama / qwen2 / qwen3 fixtures
-// (real vocabularies, quantized weights, YaRN, rope_freqs, q/k norms):
-// sequential steps ≡ any chunk size ≡ any thread count ≡ A then B, f32 and f16 KV.
+// (real vocabularies, quantized weights, YaRN, rope_freqs, q/k norms) and the
+// hybrid ones (attention + recurrent layers in one memory): sequential steps ≡
+// any chunk size (every size 1 … 64 for the hybrids) ≡ any thread count ≡ A
+// then B, f32 and f16 KV.
 #include "cairn/exec.h"
 #include "cairn/model.h"
 #include "cairn/tokenizer.h"
 #include "shared_data.h"
+#include "tensor/matmul.h"
 
 #include <QTest>
 
@@ -18,7 +21,8 @@ private slots:
     void invariants_data() {
         QTest::addColumn<QString>("name");
         for (const char* n : {"llama-spm-f16", "llama-spm-q8_0", "llama-spm-q4_0", "llama-spm-q4_k_m", "llama-bpe-q8_0",
-                              "qwen2-q8_0", "qwen3-q8_0"})
+                              "qwen2-q8_0", "qwen3-q8_0", "lfm2-f16", "lfm2-q8_0", "granitehybrid-f16",
+                              "granitehybrid-q8_0", "qwen35-q8_0"})
             QTest::newRow(n) << QString(n);
     }
 
@@ -46,10 +50,16 @@ private slots:
                 prefill(*model, *mem, tokens, chunk, true, all.data(), ctx);
                 return std::memcmp(all.data(), steps.data(), all.size() * 4) == 0;
             };
-            for (int64_t chunk : {1, 2, 3, 7, 16, 64})
+            std::vector<int64_t> chunks{1, 2, 3, 7, 16, 64};
+            if (model->info().recurrent) {  // the recurrences carry state across every chunk boundary
+                chunks.clear();
+                for (int64_t c = 1; c <= 64; ++c) chunks.push_back(c);
+            }
+            for (int64_t chunk : chunks)
                 QVERIFY2(run(chunk, 1), qPrintable(QString("chunk %1").arg(chunk)));
             QVERIFY2(run(64, 2), "2 threads");
             QVERIFY2(run(5, 3), "3 threads");
+            QVERIFY2(run(1, 3), "3 threads, steps");
 
             ExecContext ctx(2);
             auto mem = model->newMemory(mo);
@@ -60,6 +70,34 @@ private slots:
             prefill(*model, *mem, std::span(tokens).subspan(na), 64, false, last.data(), ctx);
             QVERIFY(std::memcmp(last.data(), &steps[(n - 1) * V], V * 4) == 0);
         }
+    }
+
+    // Every kernel path this CPU runs gives the scalar path's bits, so the
+    // conformance figures (measured on the best path) hold on each of them.
+    void kernelPathsAgree_data() { invariants_data(); }
+    void kernelPathsAgree() {
+        QFETCH(QString, name);
+        auto model = Model::load(test::sharedPath("fixtures/" + name.toStdString() + ".gguf"));
+        const auto tokens = model->tokenizer().encode("Every path, the same bits: scalar, AVX2 and AVX-512 alike.",
+                                                      true, true);
+        const size_t V = size_t(model->info().vocabSize), n = tokens.size();
+        auto run = [&] {
+            ExecContext ctx(2);
+            auto mem = model->newMemory({64, KvType::F16});
+            std::vector<float> all(n * V);
+            prefill(*model, *mem, tokens, 5, true, all.data(), ctx);
+            return all;
+        };
+        const auto paths = tensor::availableKernelPaths();
+        QVERIFY(tensor::forceKernelPath("scalar"));
+        const auto reference = run();
+        for (const std::string& path : paths) {
+            QVERIFY(tensor::forceKernelPath(path));
+            const auto got = run();
+            QVERIFY2(std::memcmp(got.data(), reference.data(), got.size() * 4) == 0,
+                     qPrintable(QString::fromStdString(path + " differs from scalar")));
+        }
+        tensor::forceKernelPath(paths.front());
     }
 };
 

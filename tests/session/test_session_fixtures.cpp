@@ -1,6 +1,9 @@
 // Session reuse and snapshot restore on the shared fixtures (real vocabularies
 // and shapes): turn 2 with reuse ≡ a fresh session fed both turns, regenerate
-// ≡ fresh, and a restored snapshot continues bit-identically.
+// ≡ fresh, and a restored snapshot continues bit-identically. For the hybrid
+// fixtures also: edits and regenerations at message boundaries restore the
+// recurrent layers from checkpoints that hold no KV rows, prefilling only what
+// follows the checkpoint, bit-identical to a fresh session.
 #include "shared_data.h"
 
 #include "cairn/chat_session.h"
@@ -30,7 +33,8 @@ private slots:
     void reuseAndRestore_data() {
         QTest::addColumn<QString>("fixture");
         for (const char* f : {"llama-spm-q4_k_m.gguf", "llama-bpe-q8_0.gguf", "qwen3-q8_0.gguf", "mamba-f16.gguf",
-                              "mamba-q8_0.gguf"})
+                              "mamba-q8_0.gguf", "lfm2-f16.gguf", "lfm2-q8_0.gguf", "granitehybrid-f16.gguf",
+                              "granitehybrid-q8_0.gguf", "qwen35-q8_0.gguf"})
             QTest::newRow(f) << QString(f);
     }
 
@@ -72,6 +76,104 @@ private slots:
             QVERIFY(sameBits(restored.logits(), s.logits()));
         }
         qInfo("%s: snapshot of %zu tokens = %zu bytes", qPrintable(fixture), s.tokens().size() - 4, blob.size());
+    }
+
+    void hybridCheckpoints_data() {
+        QTest::addColumn<QString>("fixture");
+        for (const char* f : {"lfm2-f16.gguf", "lfm2-q8_0.gguf", "granitehybrid-f16.gguf", "granitehybrid-q8_0.gguf",
+                              "qwen35-q8_0.gguf"})
+            QTest::newRow(f) << QString(f);
+    }
+
+    void hybridCheckpoints() {
+        QFETCH(QString, fixture);
+        auto model = Model::load(test::sharedPath("fixtures/" + fixture.toStdString()));
+        QVERIFY(model->info().recurrent);
+        const auto& tok = model->tokenizer();
+        const auto prompt1 = tok.encode("Tell me about the tides.", tok.addBos(), true);
+        const auto reply1 = tok.encode(" The moon pulls the sea twice a day.", false, true);
+        const auto prompt2 = tok.encode(" And the wind?", false, true);
+        const auto edited2 = tok.encode(" And the storms in winter?", false, true);
+        auto cat = [](std::vector<int32_t> a, const std::vector<int32_t>& b) {
+            a.insert(a.end(), b.begin(), b.end());
+            return a;
+        };
+        auto fresh = [&](const std::vector<int32_t>& tokens) {
+            Session f(*model);
+            f.feed(tokens, ctx);
+            return std::vector<float>(f.logits().begin(), f.logits().end());
+        };
+        const auto upToReply1 = cat(prompt1, reply1), upToPrompt2 = cat(upToReply1, prompt2);
+
+        Session s(*model);
+        QVERIFY(!s.memory().canTruncate());
+        s.feed(prompt1, ctx);
+        s.checkpoint();
+        for (size_t i = prompt1.size(); i < upToReply1.size(); ++i) s.append(upToReply1[i], ctx);
+        s.checkpoint();
+        s.feed(upToPrompt2, ctx);
+        s.checkpoint();
+        QCOMPARE(s.checkpointCount(), size_t(3));
+        QCOMPARE(s.stats().lastPrefilled, int64_t(prompt2.size()));
+        QVERIFY(sameBits(s.logits(), fresh(upToPrompt2)));
+
+        // A checkpoint holds the recurrent layers only: far smaller than a full copy, no K/V tensor.
+        auto cp = s.memory().checkpoint();
+        auto full = s.memory().clone();
+        QCOMPARE(cp->size(), s.memory().size());
+        QVERIFY(cp->bytes() < full->bytes());
+        for (const auto& t : cp->state()) QVERIFY2(!t.attention, t.name.c_str());
+        bool hasKv = false;
+        for (const auto& t : full->state()) hasKv |= t.attention;
+        QVERIFY(hasKv);
+        qInfo("%s at %lld tokens: checkpoint %zu bytes, full clone %zu bytes", qPrintable(fixture),
+              (long long)s.memory().size(), cp->bytes(), full->bytes());
+
+        // Regenerate the second reply: the checkpoint at the prompt's end, nothing prefilled.
+        for (int i = 0; i < 5; ++i) s.append(Sampler::greedy(s.logits()), ctx);
+        s.feed(upToPrompt2, ctx);
+        QCOMPARE(s.stats().lastPrefilled, int64_t(0));
+        QVERIFY(sameBits(s.logits(), fresh(upToPrompt2)));
+        const int32_t next = Sampler::greedy(s.logits());
+        s.append(next, ctx);
+        QVERIFY(sameBits(s.logits(), fresh(cat(upToPrompt2, {next}))));
+
+        // Edit the second message: back to the first reply's end, only the new message is prefilled.
+        const auto edited = cat(upToReply1, edited2);
+        s.feed(edited, ctx);
+        QCOMPARE(s.stats().lastPrefilled, int64_t(edited2.size()));
+        QVERIFY(sameBits(s.logits(), fresh(edited)));
+
+        // Edit inside the first message: no checkpoint before it, everything is read again.
+        auto early = prompt1;
+        early.back() = early.back() == 0 ? 1 : early.back() - 1;
+        s.feed(early, ctx);
+        QCOMPARE(s.stats().lastPrefilled, int64_t(early.size()));
+        QVERIFY(sameBits(s.logits(), fresh(early)));
+
+        // Snapshot with checkpoints → restore → regenerate from the stored checkpoint, then continue.
+        Session t(*model);
+        t.feed(prompt1, ctx);
+        t.checkpoint();
+        for (size_t i = prompt1.size(); i < upToReply1.size(); ++i) t.append(upToReply1[i], ctx);
+        t.checkpoint();
+        t.feed(upToPrompt2, ctx);
+        t.checkpoint();
+        for (int i = 0; i < 3; ++i) t.append(Sampler::greedy(t.logits()), ctx);
+        t.checkpoint();
+        for (auto storage : {Session::KvStorage::Native, Session::KvStorage::F16}) {
+            const auto blob = t.snapshot(storage);
+            Session r(*model);
+            r.restore(blob);
+            QCOMPARE(r.tokens(), t.tokens());
+            QCOMPARE(r.checkpointCount(), size_t(3));
+            r.feed(upToPrompt2, ctx);
+            QCOMPARE(r.stats().lastPrefilled, int64_t(0));
+            QVERIFY(sameBits(r.logits(), fresh(upToPrompt2)));
+            r.feed(edited, ctx);
+            QCOMPARE(r.stats().lastPrefilled, int64_t(edited2.size()));
+            QVERIFY(sameBits(r.logits(), fresh(edited)));
+        }
     }
 };
 

@@ -23,7 +23,7 @@ struct ModelInfo {
     int64_t layers = 0;
     int64_t embedding = 0;
     uint64_t parameters = 0;
-    bool recurrent = false;    // state cannot be rewound (Mamba)
+    bool recurrent = false;    // some state cannot be rewound (Mamba, hybrids): sessions take checkpoints
 };
 
 struct MemoryOptions {
@@ -42,10 +42,11 @@ struct StateTensor {
     int64_t cols = 0;
     size_t rowStride = 0;
     uint8_t* data = nullptr;
+    bool attention = false;  // K/V rows: cut back on rewind, may be stored in a smaller type
 };
 
 // One conversation's model state: KV cache for attention layers, conv/SSM
-// state for recurrent layers.
+// state for recurrent layers (a hybrid model has both, one kind per layer).
 class Memory {
 public:
     virtual ~Memory() = default;
@@ -53,8 +54,18 @@ public:
     virtual int64_t capacity() const = 0;   // positions it can hold
     virtual bool canTruncate() const = 0;   // attention memory can be cut back; recurrent cannot
     virtual void truncate(int64_t n) = 0;   // keep positions [0, n); throws cairn::Error if impossible
-    virtual std::unique_ptr<Memory> clone() const = 0;  // an independent copy (checkpoint)
+    virtual std::unique_ptr<Memory> clone() const = 0;  // an independent, complete copy
     virtual size_t bytes() const = 0;       // bytes allocated
+
+    // Checkpoints of memory that cannot be cut back (canTruncate() false):
+    // checkpoint() keeps what a later restoreCheckpoint() needs to bring this
+    // memory back to the current position — a full copy for recurrent memory,
+    // only the recurrent layers' state plus the position for a hybrid (its
+    // attention layers are cut back instead). restoreCheckpoint() takes one of
+    // this memory's own checkpoints at or before size(); throws cairn::Error
+    // for anything else.
+    virtual std::unique_ptr<Memory> checkpoint() const { return clone(); }
+    virtual void restoreCheckpoint(const Memory& checkpoint);
 
     // Snapshot support. state() views the current state in place; restoring
     // calls resizeForRestore(n) first, then fills the views of state().

@@ -1,0 +1,50 @@
+// Helpers shared by the `cairn-cli synth` writers: deterministic random
+// numbers, the weight type llama-quantize falls back to, the vocabulary copy.
+#pragma once
+
+#include "cairn/gguf.h"
+#include "cairn/tensor_type.h"
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+namespace cairn::cli {
+
+// Deterministic normal numbers from a per-row seed (splitmix64 + Box–Muller).
+struct Rng {
+    uint64_t s;
+    uint64_t next() {
+        uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return z ^ (z >> 31);
+    }
+    void normals(float* out, int64_t n, float stddev) {
+        for (int64_t i = 0; i < n; i += 2) {
+            const double u1 = (double(next() >> 11) + 1.0) * 0x1.0p-53, u2 = double(next() >> 11) * 0x1.0p-53;
+            const double r = std::sqrt(-2.0 * std::log(u1)) * stddev;
+            out[i] = float(r * std::cos(2 * M_PI * u2));
+            if (i + 1 < n) out[i + 1] = float(r * std::sin(2 * M_PI * u2));
+        }
+    }
+};
+
+// The type a weight of `cols` columns gets; K formats fall back like llama-quantize
+// when the rows do not fill whole super-blocks.
+inline TensorType fitType(TensorType t, int64_t cols) {
+    if (cols % traits(t).blockSize == 0) return t;
+    switch (t) {
+        case TensorType::Q4_K: return TensorType::Q5_0;
+        case TensorType::Q6_K: return TensorType::Q8_0;
+        default: return TensorType::F16;
+    }
+}
+
+inline void copyVocabulary(gguf::Writer& w, const std::string& vocabPath) {
+    const auto vocab = gguf::File::open(vocabPath);
+    for (const auto& v : vocab.metadata())
+        if (v.key().substr(0, 10) == "tokenizer.") w.copyValue(v);
+}
+
+} // namespace cairn::cli
