@@ -15,11 +15,13 @@
 namespace cairn::chat {
 
 // Default limits (ChatRenderLimits()). Measured on the 24 real templates of
-// ../shared/templates with all 528 renderings (tests/chat/test_chat_budget.cpp,
-// `budgetMarginsOnRealTemplates` prints them): at most ~33,000 steps, ~360 KiB
-// alive and depth 27. The limits leave a margin of ~600x in steps, ~350x in bytes
-// and ~18x in depth, and bound a hostile template to well under a second of work
-// and well under 1 GiB of memory (transient copies are at most a few times maxBytes).
+// ../shared/templates over all 528 renderings (test_chat_templates,
+// budgetMarginsOnRealTemplates, prints them): at most 1,571 steps (Nemotron Nano v2,
+// long_message), 13,374 bytes alive (Devstral, assistant_first) and depth 8 (Qwen3,
+// thinking) -- margins of ~6,400x, ~2,500x and ~62x, room for conversations of
+// thousands of messages. A hostile template stops within ~1.5 s of work (the slowest
+// member of tests/chat/hostile on a loaded 2-core machine) and holds at most a few
+// times maxBytes (transient copies of a value; the whole corpus peaks at ~250 MiB RSS).
 constexpr uint64_t kDefaultMaxSteps = 10'000'000;
 constexpr uint64_t kDefaultMaxBytes = uint64_t(32) << 20;
 constexpr uint32_t kDefaultMaxDepth = 500;

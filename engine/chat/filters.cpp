@@ -174,6 +174,8 @@ const std::map<std::string, FilterFn>& filters() {
          }},
         {"attr", [](const Value& v, const CallArgs& a) {
              Params p("attr", a, {"name"});
+             // An attribute only: a dict's items are not attributes (jinja2 checks getattr_static).
+             if (v.isDict() && !isMethod(v, p[0].str())) return Value::undefined("'dict object' has no attribute '" + p[0].str() + "'");
              return getAttribute(v, p[0].str());
          }},
         {"batch", [](const Value& v, const CallArgs& a) {
@@ -447,6 +449,14 @@ const std::map<std::string, FilterFn>& filters() {
          }},
         {"truncate", [](const Value& v, const CallArgs& a) {
              Params p("truncate", a, {"length", "killwords", "end", "leeway"});
+             if (v.isList() || v.isDict()) {
+                 // len() works; a short one is returned as it is, a long one cannot take `end`.
+                 int64_t n = int64_t(length(v)), len = p.has(0) ? p[0].asInt() : 255;
+                 int64_t leeway = p.has(3) && !p[3].isNone() ? p[3].asInt() : 5, limit;
+                 if (__builtin_add_overflow(len, leeway, &limit)) limit = INT64_MAX;
+                 if (n <= limit) return v;
+                 raiseError("can only concatenate " + v.typeName() + " (not \"str\") to " + v.typeName());
+             }
              if (!v.isString() && !v.isUndefined()) raiseError("object of type '" + v.typeName() + "' has no len()");
              std::string s = v.str();
              int64_t len = p.has(0) ? p[0].asInt() : 255, leeway = p.has(3) && !p[3].isNone() ? p[3].asInt() : 5;

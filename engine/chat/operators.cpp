@@ -131,7 +131,8 @@ std::string percentFormat(const std::string& fmt, const Value& args) {
         default: raiseError(std::string("unsupported format character '") + conv + "'");
         }
     }
-    if (next < list.size() && (args.isList() && args.asList().tuple))
+    // Python complains about unused arguments unless they came as a mapping (a dict or a list).
+    if (next < list.size() && !args.isDict() && !(args.isList() && !args.asList().tuple))
         raiseError("not all arguments converted during string formatting");
     return out;
 }

@@ -96,7 +96,14 @@ public:
     Value(std::shared_ptr<Function> f) : v_(std::move(f)) {}
     Value(std::shared_ptr<NamespaceData> n) : v_(std::move(n)) {}
 
-    static Value undefined(std::string name = {}) { Value v; v.v_ = UndefinedValue{std::move(name)}; return v; }
+    // `name` is cut to a few hundred bytes: an Undefined is copied by value, and its
+    // message may quote what the template looked up.
+    static Value undefined(std::string name = {}) {
+        if (name.size() > 300) name = name.substr(0, 300) + "...";
+        Value v;
+        v.v_ = UndefinedValue{std::move(name)};
+        return v;
+    }
     static Value none() { return Value(NoneValue{}); }
     static Value list(std::vector<Value> items = {}, bool tuple = false);
     static Value dict();

@@ -108,6 +108,7 @@ CASES = [
  ("format filter", "{{ '%s and %s'|format('a', 'b') }} {{ '%(x)s!'|format(x=1) }}", {}),
  ("huge slice steps", "{{ [1, 2, 3][::9223372036854775807] }}{{ 'abc'[1::9223372036854775807] }}{{ [1, 2, 3][::-9223372036854775807] }}{{ 'abc'[-9223372036854775807:9223372036854775807:9223372036854775807] }}{{ [1, 2, 3][-9223372036854775807::-9223372036854775807] }}{{ [1, 2, 3][9223372036854775807:-9223372036854775807:-1]|length }}{{ [1, 2, 3][::-9223372036854775807 - 1] }}{{ 'abc'[2:0:-9223372036854775807 - 1] }}", {}),
  ("huge range steps", "{{ range(0, 9223372036854775807, 4611686018427387904)|list }}{{ range(-9223372036854775807 - 1, 9223372036854775807, 9223372036854775807)|list }}{{ range(9223372036854775807, -9223372036854775807 - 1, -9223372036854775807 - 1)|list }}{{ range(100000)|length }}", {}),
+ ("tests and filters on odd inputs", "{{ nope is callable }} {{ 1.5 is even }} {{ 1.5 is odd }} {{ 3 is odd }} {{ -3 is odd }} {{ 4.0 is even }} {{ {'k': 1}|attr('k') is defined }} {{ {'k': 1}|attr('items') is defined }} {{ [1]|truncate(5) }} {{ 'x' % [] }} {{ 'x' % {'a': 1} }}", {}),
  ("namespace holding itself", "{% set ns = namespace(a=1) %}{% set ns.self = ns %}{{ ns }}|{% set a = namespace() %}{% set b = namespace(a=a) %}{% set a.b = b %}{{ a }}|{{ [a, b] }}|{{ {'a': a} }}|{{ ns == ns }}{{ [ns] == [ns] }}{{ ns in [ns] }}{{ ns.self.self is sameas ns }}", {}),
 ]
 ERRORS = [
@@ -142,6 +143,9 @@ ERRORS = [
  ("indent of undefined", "{{ nope|indent }}"),
  ("indent of none", "{{ none|indent(2, true) }}"),
  ("truncate of none", "{{ none|truncate(3) }}"),
+ ("odd of a string", "{{ 'ab' is odd }}"),
+ ("filter test of a list", "{{ [] is filter }}"),
+ ("string modulo int", "{{ 'ab' % 2 }}"),
  ("namespace to json", "{% set ns = namespace() %}{{ ns|tojson }}"),
 ]
 PARSE_ERRORS = [

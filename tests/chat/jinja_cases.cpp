@@ -163,6 +163,7 @@ b'.splitlines() }}|{{ 'ab'.center(6, '*') }})J", R"J({})J", R"J(hi|hi|a|a|['a', 
     {"format filter", R"J({{ '%s and %s'|format('a', 'b') }} {{ '%(x)s!'|format(x=1) }})J", R"J({})J", R"J(a and b 1!)J"},
     {"huge slice steps", R"J({{ [1, 2, 3][::9223372036854775807] }}{{ 'abc'[1::9223372036854775807] }}{{ [1, 2, 3][::-9223372036854775807] }}{{ 'abc'[-9223372036854775807:9223372036854775807:9223372036854775807] }}{{ [1, 2, 3][-9223372036854775807::-9223372036854775807] }}{{ [1, 2, 3][9223372036854775807:-9223372036854775807:-1]|length }}{{ [1, 2, 3][::-9223372036854775807 - 1] }}{{ 'abc'[2:0:-9223372036854775807 - 1] }})J", R"J({})J", R"J([1]b[3]a[]3[3]c)J"},
     {"huge range steps", R"J({{ range(0, 9223372036854775807, 4611686018427387904)|list }}{{ range(-9223372036854775807 - 1, 9223372036854775807, 9223372036854775807)|list }}{{ range(9223372036854775807, -9223372036854775807 - 1, -9223372036854775807 - 1)|list }}{{ range(100000)|length }})J", R"J({})J", R"J([0, 4611686018427387904][-9223372036854775808, -1, 9223372036854775806][9223372036854775807, -1]100000)J"},
+    {"tests and filters on odd inputs", R"J({{ nope is callable }} {{ 1.5 is even }} {{ 1.5 is odd }} {{ 3 is odd }} {{ -3 is odd }} {{ 4.0 is even }} {{ {'k': 1}|attr('k') is defined }} {{ {'k': 1}|attr('items') is defined }} {{ [1]|truncate(5) }} {{ 'x' % [] }} {{ 'x' % {'a': 1} }})J", R"J({})J", R"J(True False False True True True False True [1] x x)J"},
     {"namespace holding itself", R"J({% set ns = namespace(a=1) %}{% set ns.self = ns %}{{ ns }}|{% set a = namespace() %}{% set b = namespace(a=a) %}{% set a.b = b %}{{ a }}|{{ [a, b] }}|{{ {'a': a} }}|{{ ns == ns }}{{ [ns] == [ns] }}{{ ns in [ns] }}{{ ns.self.self is sameas ns }})J", R"J({})J", R"J(<Namespace {'a': 1, 'self': <Namespace {...}>}>|<Namespace {'b': <Namespace {'a': <Namespace {...}>}>}>|[<Namespace {'b': <Namespace {'a': <Namespace {...}>}>}>, <Namespace {'a': <Namespace {'b': <Namespace {...}>}>}>]|{'a': <Namespace {'b': <Namespace {'a': <Namespace {...}>}>}>}|TrueTrueTrueTrue)J"},
 };
 const size_t kRenderCaseCount = sizeof kRenderCases / sizeof kRenderCases[0];
@@ -200,6 +201,9 @@ const ErrorCase kRuntimeErrors[] = {
     {"indent of undefined", R"J({{ nope|indent }})J"},  // UndefinedError
     {"indent of none", R"J({{ none|indent(2, true) }})J"},  // TypeError
     {"truncate of none", R"J({{ none|truncate(3) }})J"},  // TypeError
+    {"odd of a string", R"J({{ 'ab' is odd }})J"},  // TypeError
+    {"filter test of a list", R"J({{ [] is filter }})J"},  // TypeError
+    {"string modulo int", R"J({{ 'ab' % 2 }})J"},  // TypeError
     {"namespace to json", R"J({% set ns = namespace() %}{{ ns|tojson }})J"},  // TypeError
 };
 const size_t kRuntimeErrorCount = sizeof kRuntimeErrors / sizeof kRuntimeErrors[0];

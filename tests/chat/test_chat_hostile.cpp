@@ -91,6 +91,7 @@ const std::map<std::string, Expectation> kExpected = {
     {"range_huge_step", {false, "[0, 4611686018427387904][-9223372036854775808, -1, 9223372036854775806][9223372036854775807, -1]"}},
     {"range_huge_count", {true, "MAX_RANGE"}},
     {"int_overflow", {true, "integer overflow"}},
+    {"undefined_with_huge_name", {false, "10000False"}},
 };
 
 } // namespace
