@@ -47,7 +47,11 @@ std::vector<Value> sorted(std::vector<Value> items, bool reverse, std::function<
     std::vector<std::pair<Value, Value>> keyed;
     keyed.reserve(items.size());
     for (auto& v : items) keyed.emplace_back(key(v), v);
+    workComparisons(keyed.size() * 20);
+    // jinja2's sort keys are lists, compared item by item with == first: equal keys (two
+    // Undefined for a missing attribute) keep their order instead of raising.
     std::stable_sort(keyed.begin(), keyed.end(), [reverse](const auto& a, const auto& b) {
+        if (a.first.equals(b.first)) return false;
         return reverse ? compareValues(b.first, a.first) < 0 : compareValues(a.first, b.first) < 0;
     });
     std::vector<Value> out;
@@ -348,7 +352,7 @@ const std::map<std::string, FilterFn>& filters() {
              bool cs = p[0].truthy();
              auto key = [&](const Value& x) { return sortKey(p.has(1) ? lookupPath(x, p[1]) : x, cs); };
              Value best = items[0];
-             for (auto& x : items) if (compareValues(key(x), key(best)) > 0) best = x;
+             for (size_t i = 1; i < items.size(); ++i) if (compareValues(key(items[i]), key(best)) > 0) best = items[i];
              return best;
          }},
         {"min", [](const Value& v, const CallArgs& a) {
@@ -358,7 +362,7 @@ const std::map<std::string, FilterFn>& filters() {
              bool cs = p[0].truthy();
              auto key = [&](const Value& x) { return sortKey(p.has(1) ? lookupPath(x, p[1]) : x, cs); };
              Value best = items[0];
-             for (auto& x : items) if (compareValues(key(x), key(best)) < 0) best = x;
+             for (size_t i = 1; i < items.size(); ++i) if (compareValues(key(items[i]), key(best)) < 0) best = items[i];
              return best;
          }},
         {"pprint", [](const Value& v, const CallArgs&) { return Value(v.repr()); }},

@@ -23,7 +23,7 @@ bool remainderIs(const Value& v, int64_t r) {
 
 // jinja2 looks the name up in a dict: a list or dict is unhashable.
 bool namedIn(const Value& v, bool (*has)(const std::string&)) {
-    if (v.isList() || v.isDict()) raiseError("unhashable type: '" + v.typeName() + "'");
+    if ((v.isList() && !v.asList().tuple) || v.isDict()) raiseError("unhashable type: '" + v.typeName() + "'");
     return v.isString() && has(v.asString());
 }
 

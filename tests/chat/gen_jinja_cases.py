@@ -109,6 +109,7 @@ CASES = [
  ("huge slice steps", "{{ [1, 2, 3][::9223372036854775807] }}{{ 'abc'[1::9223372036854775807] }}{{ [1, 2, 3][::-9223372036854775807] }}{{ 'abc'[-9223372036854775807:9223372036854775807:9223372036854775807] }}{{ [1, 2, 3][-9223372036854775807::-9223372036854775807] }}{{ [1, 2, 3][9223372036854775807:-9223372036854775807:-1]|length }}{{ [1, 2, 3][::-9223372036854775807 - 1] }}{{ 'abc'[2:0:-9223372036854775807 - 1] }}", {}),
  ("huge range steps", "{{ range(0, 9223372036854775807, 4611686018427387904)|list }}{{ range(-9223372036854775807 - 1, 9223372036854775807, 9223372036854775807)|list }}{{ range(9223372036854775807, -9223372036854775807 - 1, -9223372036854775807 - 1)|list }}{{ range(100000)|length }}", {}),
  ("tests and filters on odd inputs", "{{ nope is callable }} {{ 1.5 is even }} {{ 1.5 is odd }} {{ 3 is odd }} {{ -3 is odd }} {{ 4.0 is even }} {{ {'k': 1}|attr('k') is defined }} {{ {'k': 1}|attr('items') is defined }} {{ [1]|truncate(5) }} {{ 'x' % [] }} {{ 'x' % {'a': 1} }}", {}),
+ ("sort and max with missing attributes", "{{ 'ab'|sort(attribute='k') }} {{ [1, 'a']|sort(attribute='k') }} {{ {'k': 1}|max(attribute='k') }} {{ (1, 2) is filter }} {{ [3, 1, 2]|max }} {{ [3, 1, 2]|min }}", {}),
  ("namespace holding itself", "{% set ns = namespace(a=1) %}{% set ns.self = ns %}{{ ns }}|{% set a = namespace() %}{% set b = namespace(a=a) %}{% set a.b = b %}{{ a }}|{{ [a, b] }}|{{ {'a': a} }}|{{ ns == ns }}{{ [ns] == [ns] }}{{ ns in [ns] }}{{ ns.self.self is sameas ns }}", {}),
 ]
 ERRORS = [
