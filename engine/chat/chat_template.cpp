@@ -1,4 +1,26 @@
 // The public chat-template API over the Jinja interpreter, and the ChatML fallback.
+//
+// How engine/chat renders a template (jinja2 3.1 as Hugging Face configures it):
+//   lexer.cpp        source -> tokens (whitespace control: trim_blocks, lstrip_blocks, -/+)
+//   parser.cpp       tokens -> AST (ast.h). One nesting limit (200) covers every construct:
+//                    blocks, parentheses, and chains parsed in a loop (a + b + ..., a.b.c,
+//                    a|f|g, x if c else y if ...) count one level per link, so neither the
+//                    parser, the evaluator nor the tree's destructor recurses deeper.
+//   interpreter.cpp  AST -> text: statements, scopes (Scope), macros, loops, globals
+//                    (range, dict, namespace, joiner, cycler, raise_exception, strftime_now).
+//   value.h/.cpp     values: shared immutable strings, lists, dicts, namespaces, functions;
+//                    repr (with cycle detection: <Namespace {...}>), ==, <, tojson.
+//   operators.cpp    Python operators, attribute/item access, slicing, iteration.
+//   filters.cpp, tests.cpp, methods.cpp   the builtins, each with jinja2 3.1's handling of
+//                    none/undefined/false-y inputs and argument defaults.
+//   budget.h/.cpp    one evaluation budget per render (ChatRenderLimits): steps (nodes
+//                    evaluated, loop iterations, builtin work), bytes alive (every string,
+//                    list, dict, namespace, function, scope and output buffer charges its
+//                    bytes while it lives; multiplying builtins check before allocating),
+//                    recursion depth and stack (evaluation, repr, ==, <, tojson), and the
+//                    caller's cancel flag, read with the step count. Destruction of values
+//                    is iterative (sweep() in value.cpp), so a value nested a million deep
+//                    cannot overflow the stack when it dies.
 #include "cairn/chat_template.h"
 
 #include "interpreter.h"
@@ -25,8 +47,11 @@ std::string ChatTemplate::render(const nlohmann::ordered_json& messages, const C
     if (!messages.is_array()) throw Error("chat template", "messages must be a JSON array");
     chat::RenderEnvironment env;
     env.clock = options.clock;
+    env.limits = options.limits;
+    env.cancel = options.cancel;
+    env.stats = options.stats;
     auto& vars = env.variables;
-    vars["messages"] = chat::Value::fromJson(messages);
+    vars["messages"] = chat::Value::fromJson(messages, options.limits.maxDepth);
     vars["tools"] = chat::Value::none();
     vars["documents"] = chat::Value::none();
     vars["add_generation_prompt"] = chat::Value(options.addGenerationPrompt);
@@ -34,7 +59,7 @@ std::string ChatTemplate::render(const nlohmann::ordered_json& messages, const C
     vars["eos_token"] = chat::Value(options.eosToken);
     if (options.extraVariables) {
         if (!options.extraVariables->is_object()) throw Error("chat template", "extra variables must be a JSON object");
-        for (const auto& [k, v] : options.extraVariables->items()) vars[k] = chat::Value::fromJson(v);
+        for (const auto& [k, v] : options.extraVariables->items()) vars[k] = chat::Value::fromJson(v, options.limits.maxDepth);
     }
     try {
         return chat::renderProgram(impl_->program, env);
@@ -70,6 +95,8 @@ ChatRendering renderChat(const std::string& templateSource, const std::vector<Ch
         try {
             r.text = ChatTemplate(templateSource).render(messages, options);
             return r;
+        } catch (const TemplateCancelled&) {
+            throw;
         } catch (const Error& e) {
             r.fallbackReason = std::string("the model's chat template failed (") + e.what() + ")";
         }

@@ -47,7 +47,11 @@ std::vector<Value> sorted(std::vector<Value> items, bool reverse, std::function<
     std::vector<std::pair<Value, Value>> keyed;
     keyed.reserve(items.size());
     for (auto& v : items) keyed.emplace_back(key(v), v);
+    workComparisons(keyed.size() * 20);
+    // jinja2's sort keys are lists, compared item by item with == first: equal keys (two
+    // Undefined for a missing attribute) keep their order instead of raising.
     std::stable_sort(keyed.begin(), keyed.end(), [reverse](const auto& a, const auto& b) {
+        if (a.first.equals(b.first)) return false;
         return reverse ? compareValues(b.first, a.first) < 0 : compareValues(a.first, b.first) < 0;
     });
     std::vector<Value> out;
@@ -64,6 +68,7 @@ CallArgs restArgs(const CallArgs& args, size_t from) {
 
 Value selectOrReject(const Value& input, const CallArgs& args, bool byAttribute, bool select) {
     std::vector<Value> out;
+    if (!input.truthy()) return Value::list();  // jinja2: `if value:` (none, undefined, 0 and "" give nothing)
     size_t testIndex = byAttribute ? 1 : 0;
     if (byAttribute && args.positional.empty()) raiseError("selectattr/rejectattr need an attribute");
     for (const auto& item : iterate(input)) {
@@ -97,12 +102,19 @@ std::string jinjaTitle(const std::string& s) {
 }
 
 std::string indentText(std::string s, const Value& widthV, bool first, bool blank) {
-    std::string indention = widthV.isString() ? widthV.asString() : std::string(size_t(std::clamp<int64_t>(widthV.isUndefined() ? 4 : widthV.asInt(), 0, 1 << 16)), ' ');
+    int64_t width = widthV.isString() ? 0 : std::max<int64_t>(0, widthV.isUndefined() ? 4 : widthV.asInt());
+    ensureBytes(uint64_t(width));
+    std::string indention = widthV.isString() ? widthV.asString() : std::string(size_t(width), ' ');
     s += "\n";  // jinja2's quirk so that splitlines keeps a final empty line
     CallArgs none;
     std::vector<std::string> lines;
     Value split = callMethod(Value(s), "splitlines", none);
     for (const auto& v : split.asList().items) lines.push_back(v.asString());
+    // Every line gains the indention: charge the result before building it.
+    uint64_t total = s.size() + indention.size();
+    for (size_t i = 0; i < lines.size(); ++i) total += indention.size() + 1;
+    ensureBytes(total);
+    workBytes(total);
     std::string rv;
     if (blank) {
         for (size_t i = 0; i < lines.size(); ++i) rv += (i ? "\n" + indention : "") + lines[i];
@@ -166,19 +178,26 @@ const std::map<std::string, FilterFn>& filters() {
          }},
         {"attr", [](const Value& v, const CallArgs& a) {
              Params p("attr", a, {"name"});
+             // An attribute only: a dict's items are not attributes (jinja2 checks getattr_static).
+             if (v.isDict() && !isMethod(v, p[0].str())) return Value::undefined("'dict object' has no attribute '" + p[0].str() + "'");
              return getAttribute(v, p[0].str());
          }},
         {"batch", [](const Value& v, const CallArgs& a) {
              Params p("batch", a, {"linecount", "fill_with"});
-             int64_t n = p[0].asInt();
-             if (n <= 0) raiseError("batch size must be positive");
+             int64_t n = p[0].asInt();  // <= 0: one batch with everything, as jinja2's loop gives
              std::vector<Value> out, cur;
              for (auto& item : iterate(v)) {
-                 cur.push_back(item);
                  if (int64_t(cur.size()) == n) { out.push_back(Value::list(cur)); cur.clear(); }
+                 cur.push_back(item);
              }
              if (!cur.empty()) {
-                 if (p.has(1)) while (int64_t(cur.size()) < n) cur.push_back(p[1]);
+                 if (p.has(1) && !p[1].isNone() && int64_t(cur.size()) < n) {
+                     // The fill multiplies: charge it before it is made.
+                     uint64_t fill = uint64_t(n) - cur.size();
+                     ensureBytes(uint64_t(n) > UINT64_MAX / sizeof(Value) ? UINT64_MAX : uint64_t(n) * sizeof(Value));
+                     work(fill);
+                     cur.resize(size_t(n), p[1]);
+                 }
                  out.push_back(Value::list(cur));
              }
              return Value::list(out);
@@ -197,8 +216,11 @@ const std::map<std::string, FilterFn>& filters() {
          }},
         {"dictsort", [](const Value& v, const CallArgs& a) {
              Params p("dictsort", a, {"case_sensitive", "by", "reverse"});
-             if (!v.isDict()) raiseError("You can only sort by either \"key\" or \"value\"");
              bool bySecond = p[1].isString() && p[1].asString() == "value";
+             if (p.has(1) && !bySecond && !(p[1].isString() && p[1].asString() == "key"))
+                 raiseError("You can only sort by either \"key\" or \"value\"");
+             if (v.isUndefined()) raiseUndefined(v);
+             if (!v.isDict()) raiseError("'" + v.typeName() + "' object has no attribute 'items'");
              bool cs = p[0].truthy();
              std::vector<Value> pairs;
              for (const auto& [k, val] : v.asDict().items) pairs.push_back(Value::list({k, val}, true));
@@ -224,6 +246,7 @@ const std::map<std::string, FilterFn>& filters() {
          }},
         {"float", [](const Value& v, const CallArgs& a) {
              Params p("float", a, {"default"});
+             if (v.isUndefined()) raiseUndefined(v);  // float(Undefined) raises in jinja2
              Value fallback = p.has(0) ? p[0] : Value(0.0);
              if (v.isNumber()) return Value(v.asDouble());
              double d;
@@ -231,6 +254,8 @@ const std::map<std::string, FilterFn>& filters() {
              return fallback;
          }},
         {"format", [](const Value& v, const CallArgs& a) {
+             if (!a.named.empty() && !a.positional.empty())
+                 raiseError("can't handle positional and keyword arguments at the same time");
              if (!a.named.empty()) {
                  Value d = Value::dict();
                  for (const auto& [k, val] : a.named) d.mutableDict().set(Value(k), val);
@@ -240,10 +265,13 @@ const std::map<std::string, FilterFn>& filters() {
          }},
         {"indent", [](const Value& v, const CallArgs& a) {
              Params p("indent", a, {"width", "first", "blank"});
+             if (v.isUndefined()) raiseUndefined(v);
+             if (!v.isString()) raiseError("unsupported operand type(s) for +=: '" + v.typeName() + "' and 'str'");
              return Value(indentText(v.str(), p[0], p[1].truthy(), p[2].truthy()));
          }},
         {"int", [](const Value& v, const CallArgs& a) {
              Params p("int", a, {"default", "base"});
+             if (v.isUndefined()) raiseUndefined(v);  // int(Undefined) raises in jinja2
              Value fallback = p.has(0) ? p[0] : Value(int64_t(0));
              if (v.isFloat()) {
                  double d = v.asDouble();
@@ -267,14 +295,24 @@ const std::map<std::string, FilterFn>& filters() {
          }},
         {"join", [](const Value& v, const CallArgs& a) {
              Params p("join", a, {"d", "attribute"});
-             std::string sep = p.has(0) ? p[0].str() : "", out;
-             bool first = true;
+             std::string sep = p.has(0) ? p[0].str() : "";
+             bool byAttribute = p.has(1) && !p[1].isNone();
+             std::vector<std::string> parts;
+             uint64_t total = 0;
              for (const auto& item : iterate(v)) {
-                 if (!first) out += sep;
-                 first = false;
-                 out += (p.has(1) ? lookupPath(item, p[1]) : item).str();
+                 // Charged before the joined text exists: the separator repeats once per item.
+                 parts.push_back((byAttribute ? lookupPath(item, p[1]) : item).str());
+                 total += parts.back().size() + (parts.size() > 1 ? sep.size() : 0);
+                 ensureBytes(2 * total);
              }
-             return Value(out);
+             workBytes(total);
+             std::string out;
+             out.reserve(total);
+             for (size_t i = 0; i < parts.size(); ++i) {
+                 if (i) out += sep;
+                 out += parts[i];
+             }
+             return Value(std::move(out));
          }},
         {"last", [](const Value& v, const CallArgs&) {
              auto items = iterate(v);
@@ -285,6 +323,7 @@ const std::map<std::string, FilterFn>& filters() {
         {"lower", [](const Value& v, const CallArgs&) { return Value(unicode::lower(v.str())); }},
         {"map", [](const Value& v, const CallArgs& a) {
              std::vector<Value> out;
+             if (!v.truthy()) return Value::list();  // jinja2: `if value:`
              if (a.positional.empty()) {
                  Value attribute, fallback;
                  for (const auto& [k, val] : a.named) {
@@ -292,10 +331,11 @@ const std::map<std::string, FilterFn>& filters() {
                      else if (k == "default") fallback = val;
                      else raiseError("map() got an unexpected keyword argument '" + k + "'");
                  }
-                 if (attribute.isUndefined()) raiseError("map requires a filter name or attribute=");
+                 if (attribute.isUndefined()) raiseError("map requires a filter argument");
+                 bool hasFallback = !fallback.isUndefined() && !fallback.isNone();
                  for (const auto& item : iterate(v)) {
                      Value x = lookupPath(item, attribute);
-                     out.push_back(x.isUndefined() && !fallback.isUndefined() ? fallback : x);
+                     out.push_back(x.isUndefined() && hasFallback ? fallback : x);
                  }
                  return Value::list(out);
              }
@@ -312,7 +352,7 @@ const std::map<std::string, FilterFn>& filters() {
              bool cs = p[0].truthy();
              auto key = [&](const Value& x) { return sortKey(p.has(1) ? lookupPath(x, p[1]) : x, cs); };
              Value best = items[0];
-             for (auto& x : items) if (compareValues(key(x), key(best)) > 0) best = x;
+             for (size_t i = 1; i < items.size(); ++i) if (compareValues(key(items[i]), key(best)) > 0) best = items[i];
              return best;
          }},
         {"min", [](const Value& v, const CallArgs& a) {
@@ -322,7 +362,7 @@ const std::map<std::string, FilterFn>& filters() {
              bool cs = p[0].truthy();
              auto key = [&](const Value& x) { return sortKey(p.has(1) ? lookupPath(x, p[1]) : x, cs); };
              Value best = items[0];
-             for (auto& x : items) if (compareValues(key(x), key(best)) < 0) best = x;
+             for (size_t i = 1; i < items.size(); ++i) if (compareValues(key(items[i]), key(best)) < 0) best = items[i];
              return best;
          }},
         {"pprint", [](const Value& v, const CallArgs&) { return Value(v.repr()); }},
@@ -330,6 +370,7 @@ const std::map<std::string, FilterFn>& filters() {
         {"rejectattr", [](const Value& v, const CallArgs& a) { return selectOrReject(v, a, true, false); }},
         {"replace", [](const Value& v, const CallArgs& a) {
              Params p("replace", a, {"old", "new", "count"});
+             if (!p.has(0) || !p.has(1)) raiseError("replace() missing required arguments 'old' and 'new'");
              return Value(pyReplace(v.str(), p[0].str(), p[1].str(), p.has(2) && !p[2].isNone() ? p[2].asInt() : -1));
          }},
         {"reverse", [](const Value& v, const CallArgs&) {
@@ -354,17 +395,24 @@ const std::map<std::string, FilterFn>& filters() {
              Params p("slice", a, {"slices", "fill_with"});
              auto items = iterate(v);
              int64_t slices = p[0].asInt();
-             if (slices <= 0) raiseError("slice count must be positive");
-             size_t per = items.size() / size_t(slices), extra = items.size() % size_t(slices), offset = 0;
+             if (slices == 0) raiseError("integer division or modulo by zero");
+             if (slices < 0) return Value::list();  // range(slices) is empty
+             // Each slice is a list even when empty: the count is charged before they are made.
+             ensureBytes(uint64_t(slices) > UINT64_MAX / (2 * kObjectBytes) ? UINT64_MAX : uint64_t(slices) * 2 * kObjectBytes);
+             work(uint64_t(slices));
+             uint64_t n = items.size(), per = n / uint64_t(slices), extra = n % uint64_t(slices), offset = 0;
+             bool fill = p.has(1) && !p[1].isNone();
              std::vector<Value> out;
-             for (int64_t i = 0; i < slices; ++i) {
-                 size_t start = offset + size_t(i) * per, end = start + per;
-                 if (size_t(i) < extra) ++offset;
-                 std::vector<Value> part(items.begin() + long(start), items.begin() + long(end + (size_t(i) < extra ? 1 : 0)));
-                 if (p.has(1) && size_t(i) >= extra && extra) part.push_back(p[1]);
-                 out.push_back(Value::list(part));
+             out.reserve(size_t(slices));
+             for (uint64_t i = 0; i < uint64_t(slices); ++i) {
+                 uint64_t start = offset + i * per;  // <= n: no overflow
+                 if (i < extra) ++offset;
+                 uint64_t end = std::min<uint64_t>(n, offset + (i + 1) * per);
+                 std::vector<Value> part(items.begin() + long(start), items.begin() + long(std::max(start, end)));
+                 if (fill && i >= extra) part.push_back(p[1]);  // jinja2 fills every slice when none has extra
+                 out.push_back(Value::list(std::move(part)));
              }
-             return Value::list(out);
+             return Value::list(std::move(out));
          }},
         {"sort", [](const Value& v, const CallArgs& a) {
              Params p("sort", a, {"reverse", "case_sensitive", "attribute"});
@@ -386,7 +434,11 @@ const std::map<std::string, FilterFn>& filters() {
              JsonDumpOptions o;
              o.ensureAscii = p[0].truthy();
              if (p[1].isString()) o.indentString = p[1].asString(), o.indent = 0;
-             else if (p[1].isNumber()) o.indent = int(std::clamp<int64_t>(p[1].asInt(), 0, 64));
+             else if (p[1].isNumber()) {
+                 int64_t indent = std::max<int64_t>(0, p[1].asInt());
+                 ensureBytes(uint64_t(indent));  // one indentation unit is made up front
+                 o.indent = int(std::min<int64_t>(indent, INT32_MAX));
+             }
              if (o.indent >= 0) o.itemSeparator = ",";
              if (p[2].isList() && p[2].asList().items.size() == 2) {
                  o.itemSeparator = p[2].asList().items[0].str();
@@ -401,11 +453,25 @@ const std::map<std::string, FilterFn>& filters() {
          }},
         {"truncate", [](const Value& v, const CallArgs& a) {
              Params p("truncate", a, {"length", "killwords", "end", "leeway"});
+             if (v.isList() || v.isDict()) {
+                 // len() works; a short one is returned as it is, a long one cannot take `end`.
+                 int64_t n = int64_t(length(v)), len = p.has(0) ? p[0].asInt() : 255;
+                 int64_t leeway = p.has(3) && !p[3].isNone() ? p[3].asInt() : 5, limit;
+                 if (__builtin_add_overflow(len, leeway, &limit)) limit = INT64_MAX;
+                 if (n <= limit) return v;
+                 raiseError("can only concatenate " + v.typeName() + " (not \"str\") to " + v.typeName());
+             }
+             if (!v.isString() && !v.isUndefined()) raiseError("object of type '" + v.typeName() + "' has no len()");
              std::string s = v.str();
-             int64_t len = p.has(0) ? p[0].asInt() : 255, leeway = p.has(3) ? p[3].asInt() : 5;
+             int64_t len = p.has(0) ? p[0].asInt() : 255, leeway = p.has(3) && !p[3].isNone() ? p[3].asInt() : 5;
              std::string end = p.has(2) ? p[2].str() : "...";
+             if (len < int64_t(unicode::length(end))) raiseError("expected length >= " + std::to_string(unicode::length(end)) + ", got " + std::to_string(len));
+             if (leeway < 0) raiseError("expected leeway >= 0, got " + std::to_string(leeway));
+             workBytes(s.size());
              auto cps = unicode::decode(s);
-             if (int64_t(cps.size()) <= len + leeway) return Value(s);
+             int64_t limit;
+             if (__builtin_add_overflow(len, leeway, &limit)) limit = INT64_MAX;
+             if (int64_t(cps.size()) <= limit) return Value(s);
              int64_t keep = std::max<int64_t>(0, len - int64_t(unicode::length(end)));
              std::u32string head = cps.substr(0, size_t(keep));
              if (!p[1].truthy()) {
@@ -417,8 +483,10 @@ const std::map<std::string, FilterFn>& filters() {
         {"unique", [](const Value& v, const CallArgs& a) {
              Params p("unique", a, {"case_sensitive", "attribute"});
              std::vector<Value> out, seen;
+             bool byAttribute = p.has(1) && !p[1].isNone();
              for (const auto& item : iterate(v)) {
-                 Value key = sortKey(p.has(1) ? lookupPath(item, p[1]) : item, p[0].truthy());
+                 Value key = sortKey(byAttribute ? lookupPath(item, p[1]) : item, p[0].truthy());
+                 workComparisons(seen.size());  // quadratic: the step budget bounds it
                  bool dup = false;
                  for (const auto& s : seen) if (s.equals(key)) { dup = true; break; }
                  if (dup) continue;

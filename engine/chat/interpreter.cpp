@@ -6,36 +6,83 @@
 #include <chrono>
 
 namespace cairn::chat {
+
+Scope::~Scope() {
+    for (auto& [name, v] : vars) sweep(v);
+    finishSweep();
+}
+
+void Scope::set(const std::string& name, Value v) {
+    auto it = vars.find(name);
+    if (it != vars.end()) {
+        it->second = std::move(v);
+        return;
+    }
+    charge.add(kObjectBytes + name.size());
+    vars.emplace(name, std::move(v));
+}
+
 namespace {
 
-constexpr size_t kMaxOutputBytes = size_t(64) << 20;
 constexpr int kMaxCallDepth = 200;
-constexpr int64_t kMaxRange = 1 << 20;
+// jinja2's sandbox refuses longer ranges (MAX_RANGE), so no real template relies on them.
+constexpr int64_t kMaxRange = 100000;
 
 using ScopePtr = std::shared_ptr<Scope>;
+
+// A rendering buffer (the whole output, a macro's or a block's body), charged as it grows.
+class Output {
+public:
+    void append(std::string_view s) {
+        workBytes(s.size());
+        charge_.add(s.size());
+        text_ += s;
+    }
+    void appendValue(const Value& v) {
+        if (v.isString()) append(v.asString());
+        else if (!v.isUndefined()) append(v.str());
+    }
+    std::string take() {
+        charge_.reset();
+        return std::move(text_);
+    }
+
+private:
+    std::string text_;
+    Charge charge_;
+};
+
+// Python's len(range(start, stop, step)), without overflow.
+int64_t rangeLength(int64_t start, int64_t stop, int64_t step) {
+    __int128 span = step > 0 ? __int128(stop) - start : __int128(start) - stop;
+    if (span <= 0) return 0;
+    __int128 s = step > 0 ? __int128(step) : -__int128(step);
+    __int128 n = (span + s - 1) / s;
+    return n > INT64_MAX ? INT64_MAX : int64_t(n);
+}
 
 class Interpreter {
 public:
     Interpreter(const RenderEnvironment& env) : env_(env) {
         globals_ = std::make_shared<Scope>();
         installGlobals();
-        for (const auto& [k, v] : env.variables) globals_->vars[k] = v;
+        for (const auto& [k, v] : env.variables) globals_->set(k, v);
     }
 
     std::string run(const Program& program) {
         auto top = std::make_shared<Scope>();
         top->parent = globals_;
-        std::string out;
+        Output out;
         struct BreakCycles {
             std::vector<std::weak_ptr<NamespaceData>>& created;
             // `{% set ns.self = ns %}` makes a reference cycle: empty every namespace at the end.
             ~BreakCycles() {
                 for (auto& w : created)
-                    if (auto ns = w.lock()) ns->attributes.items.clear();
+                    if (auto ns = w.lock()) ns->attributes.clear();
             }
         } breakCycles{namespaces_};
         exec(program.body, out, top);
-        return out;
+        return out.take();
     }
 
 private:
@@ -45,7 +92,17 @@ private:
     ScopePtr globals_;
     int depth_ = 0;
     std::vector<Value> blockValues_;  // the rendered body seen by a filter block / block set
-    std::vector<std::weak_ptr<NamespaceData>> namespaces_;  // every namespace() made while rendering
+    std::vector<std::weak_ptr<NamespaceData>> namespaces_;  // the namespace()s made while rendering
+    size_t namespacesPruneAt_ = 64;
+    std::vector<Value> loopKeys_;  // the `loop` object's attribute names, made once per render
+
+    const std::vector<Value>& loopKeys() {
+        if (loopKeys_.empty())
+            for (const char* k : {"index", "index0", "revindex", "revindex0", "first", "last", "length", "depth",
+                                  "depth0", "previtem", "nextitem", "cycle"})
+                loopKeys_.emplace_back(k);
+        return loopKeys_;
+    }
 
     struct DepthGuard {
         int& d;
@@ -81,18 +138,21 @@ private:
             else { start = a.positional[0].asInt(); stop = a.positional[1].asInt(); }
             if (a.positional.size() == 3) step = a.positional[2].asInt();
             if (step == 0) raiseError("range() arg 3 must not be zero");
+            int64_t n = rangeLength(start, stop, step);
+            if (n > kMaxRange)
+                raiseError("Range too big. The sandbox blocks ranges larger than MAX_RANGE (" + std::to_string(kMaxRange) + ").");
+            ensureBytes(uint64_t(n) * sizeof(Value));
+            work(uint64_t(n));
             std::vector<Value> out;
-            for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
-                if (int64_t(out.size()) >= kMaxRange) raiseError("range too large");
-                out.emplace_back(i);
-            }
+            out.reserve(size_t(n));
+            for (int64_t i = 0; i < n; ++i) out.emplace_back(int64_t(start + __int128(i) * step));  // within [start, stop)
             return Value::list(std::move(out));
         });
         g["dict"] = Value::function("dict", [](CallArgs& a) {
             Value d = Value::dict();
             if (!a.positional.empty()) {
                 const Value& src = a.positional[0];
-                if (src.isDict()) d.mutableDict().items = src.asDict().items;
+                if (src.isDict()) d.mutableDict().assign(src.asDict().items);
                 else
                     for (const auto& pair : iterate(src)) {
                         auto kv = iterate(pair);
@@ -105,7 +165,7 @@ private:
         });
         g["namespace"] = Value::function("namespace", [this](CallArgs& a) {
             auto ns = std::make_shared<NamespaceData>();
-            namespaces_.push_back(ns);
+            remember(ns);
             for (const auto& src : a.positional) {
                 if (!src.isDict()) raiseError("namespace() positional argument must be a mapping");
                 for (const auto& [k, v] : src.asDict().items) ns->attributes.set(k, v);
@@ -130,11 +190,11 @@ private:
         });
         g["joiner"] = Value::function("joiner", [](CallArgs& a) {
             Params p("joiner", a, {"sep"});
-            std::string sep = p.has(0) ? p[0].str() : ", ";
+            Value sep = p.has(0) ? Value(p[0].str()) : Value(", ");
             auto used = std::make_shared<bool>(false);
             return Value::function("joiner", [sep, used](CallArgs&) {
                 if (!*used) { *used = true; return Value(""); }
-                return Value(sep);
+                return sep;
             });
         });
         g["cycler"] = Value::function("cycler", [](CallArgs& a) {
@@ -152,32 +212,44 @@ private:
         });
     }
 
+    // The registry that breaks namespace cycles at the end: expired entries are dropped
+    // as it grows, so it stays proportional to the namespaces alive.
+    void remember(const std::shared_ptr<NamespaceData>& ns) {
+        if (namespaces_.size() >= namespacesPruneAt_) {
+            std::erase_if(namespaces_, [](const auto& w) { return w.expired(); });
+            namespacesPruneAt_ = std::max<size_t>(64, namespaces_.size() * 2);
+        }
+        namespaces_.push_back(ns);
+    }
+
     // ---- statements ----
 
-    Flow exec(const Body& body, std::string& out, const ScopePtr& scope) {
+    Flow exec(const Body& body, Output& out, const ScopePtr& scope) {
         for (const auto& stmt : body) {
             Flow f;
             try {
+                work(1);
                 f = execOne(*stmt, out, scope);
+            } catch (const TemplateCancelled&) {
+                throw;
             } catch (const TemplateError& e) {
                 if (e.where() != "chat template") throw;
                 throw TemplateError("chat template, line " + std::to_string(stmt->line), e.reason());
             }
             if (f != Flow::Normal) return f;
-            if (out.size() > kMaxOutputBytes) raiseError("rendering larger than 64 MiB");
         }
         return Flow::Normal;
     }
 
     void assign(const std::vector<std::string>& names, const Value& v, Scope& scope) {
         if (names.size() == 1) {
-            scope.vars[names[0]] = v;
+            scope.set(names[0], v);
             return;
         }
         auto items = iterate(v);
         if (items.size() != names.size())
             raiseError("cannot unpack " + std::to_string(items.size()) + " values into " + std::to_string(names.size()) + " names");
-        for (size_t i = 0; i < names.size(); ++i) scope.vars[names[i]] = items[i];
+        for (size_t i = 0; i < names.size(); ++i) scope.set(names[i], items[i]);
     }
 
     Value applyBlockFilter(const Expr& filter, std::string text, const ScopePtr& scope) {
@@ -186,10 +258,10 @@ private:
         return eval(filter, scope);
     }
 
-    Flow execOne(const Stmt& s, std::string& out, const ScopePtr& scope) {
+    Flow execOne(const Stmt& s, Output& out, const ScopePtr& scope) {
         switch (s.type) {
-        case Stmt::Type::Text: out += s.text; return Flow::Normal;
-        case Stmt::Type::Output: out += eval(*s.expr, scope).str(); return Flow::Normal;
+        case Stmt::Type::Text: out.append(s.text); return Flow::Normal;
+        case Stmt::Type::Output: out.appendValue(eval(*s.expr, scope)); return Flow::Normal;
         case Stmt::Type::If:
             for (const auto& [cond, body] : s.branches)
                 if (!cond || eval(*cond, scope).truthy()) return exec(body, out, scope);
@@ -204,24 +276,24 @@ private:
             return Flow::Normal;
         }
         case Stmt::Type::SetBlock: {
-            std::string text;
+            Output text;
             DepthGuard guard(depth_);
             exec(s.body, text, child(scope));
-            Value v = s.expr ? applyBlockFilter(*s.expr, std::move(text), scope) : Value(std::move(text));
-            scope->vars[s.names[0]] = v;
+            Value v = s.expr ? applyBlockFilter(*s.expr, text.take(), scope) : Value(text.take());
+            scope->set(s.names[0], v);
             return Flow::Normal;
         }
-        case Stmt::Type::Macro: scope->vars[s.text] = makeMacro(s.text, s.params, s.body, scope); return Flow::Normal;
+        case Stmt::Type::Macro: scope->set(s.text, makeMacro(s.text, s.params, s.body, scope)); return Flow::Normal;
         case Stmt::Type::CallBlock: {
             Value caller = makeMacro("caller", s.params, s.body, scope, true);
-            out += evalCall(*s.expr, scope, &caller).str();
+            out.appendValue(evalCall(*s.expr, scope, &caller));
             return Flow::Normal;
         }
         case Stmt::Type::FilterBlock: {
-            std::string text;
+            Output text;
             DepthGuard guard(depth_);
             exec(s.body, text, child(scope));
-            out += applyBlockFilter(*s.expr, std::move(text), scope).str();
+            out.appendValue(applyBlockFilter(*s.expr, text.take(), scope));
             return Flow::Normal;
         }
         case Stmt::Type::Break: return Flow::Break;
@@ -229,18 +301,19 @@ private:
         case Stmt::Type::Scope: {
             DepthGuard guard(depth_);
             auto inner = child(scope);
-            for (const auto& p : s.params) inner->vars[p.name] = eval(*p.defaultValue, scope);
+            for (const auto& p : s.params) inner->set(p.name, eval(*p.defaultValue, scope));
             return exec(s.body, out, inner);
         }
         }
         return Flow::Normal;
     }
 
-    void execFor(const Stmt& s, std::string& out, const ScopePtr& scope) {
+    void execFor(const Stmt& s, Output& out, const ScopePtr& scope) {
         std::vector<Value> items = iterate(eval(*s.expr, scope));
         if (s.condition) {
             std::vector<Value> kept;
             for (auto& item : items) {
+                work(1);
                 auto filterScope = child(scope);
                 assign(s.names, item, *filterScope);
                 if (eval(*s.condition, filterScope).truthy()) kept.push_back(std::move(item));
@@ -254,28 +327,31 @@ private:
         }
         int64_t n = int64_t(items.size());
         for (int64_t i = 0; i < n; ++i) {
+            work(kLoopIterationSteps);
             auto iterScope = child(scope);
             assign(s.names, items[size_t(i)], *iterScope);
             auto loop = std::make_shared<NamespaceData>();
             loop->assignable = false;
-            auto& a = loop->attributes.items;
+            std::vector<std::pair<Value, Value>> a;
             a.reserve(12);
-            a.emplace_back(Value("index"), Value(i + 1));
-            a.emplace_back(Value("index0"), Value(i));
-            a.emplace_back(Value("revindex"), Value(n - i));
-            a.emplace_back(Value("revindex0"), Value(n - i - 1));
-            a.emplace_back(Value("first"), Value(i == 0));
-            a.emplace_back(Value("last"), Value(i == n - 1));
-            a.emplace_back(Value("length"), Value(n));
-            a.emplace_back(Value("depth"), Value(int64_t(1)));
-            a.emplace_back(Value("depth0"), Value(int64_t(0)));
-            a.emplace_back(Value("previtem"), i > 0 ? items[size_t(i - 1)] : Value::undefined("there is no previous item"));
-            a.emplace_back(Value("nextitem"), i + 1 < n ? items[size_t(i + 1)] : Value::undefined("there is no next item"));
-            a.emplace_back(Value("cycle"), Value::function("cycle", [i](CallArgs& args) {
+            const auto& k = loopKeys();
+            a.emplace_back(k[0], Value(i + 1));
+            a.emplace_back(k[1], Value(i));
+            a.emplace_back(k[2], Value(n - i));
+            a.emplace_back(k[3], Value(n - i - 1));
+            a.emplace_back(k[4], Value(i == 0));
+            a.emplace_back(k[5], Value(i == n - 1));
+            a.emplace_back(k[6], Value(n));
+            a.emplace_back(k[7], Value(int64_t(1)));
+            a.emplace_back(k[8], Value(int64_t(0)));
+            a.emplace_back(k[9], i > 0 ? items[size_t(i - 1)] : Value::undefined("there is no previous item"));
+            a.emplace_back(k[10], i + 1 < n ? items[size_t(i + 1)] : Value::undefined("there is no next item"));
+            a.emplace_back(k[11], Value::function("cycle", [i](CallArgs& args) {
                 if (args.positional.empty()) raiseError("no items for cycling given");
                 return args.positional[size_t(i) % args.positional.size()];
             }));
-            iterScope->vars["loop"] = Value(loop);
+            loop->attributes.assign(std::move(a));
+            iterScope->set("loop", Value(loop));
             if (exec(s.body, out, iterScope) == Flow::Break) break;
         }
     }
@@ -299,7 +375,7 @@ private:
         auto scope = child(closure);
         std::vector<Value> varargs;
         for (size_t i = 0; i < args.positional.size(); ++i) {
-            if (i < params.size()) scope->vars[params[i].name] = args.positional[i];
+            if (i < params.size()) scope->set(params[i].name, args.positional[i]);
             else varargs.push_back(args.positional[i]);
         }
         Value kwargs = Value::dict();
@@ -310,20 +386,20 @@ private:
                 if (i < args.positional.size()) raiseError("macro '" + name + "' got multiple values for argument '" + k + "'");
                 isParam = true;
             }
-            if (isParam || k == "caller") scope->vars[k] = v;
+            if (isParam || k == "caller") scope->set(k, v);
             else kwargs.mutableDict().set(Value(k), v);
         }
         for (size_t i = args.positional.size(); i < params.size(); ++i) {
             if (scope->vars.count(params[i].name)) continue;
-            scope->vars[params[i].name] = params[i].defaultValue
-                                              ? eval(*params[i].defaultValue, scope)
-                                              : Value::undefined("parameter '" + params[i].name + "' was not provided");
+            scope->set(params[i].name, params[i].defaultValue
+                                           ? eval(*params[i].defaultValue, scope)
+                                           : Value::undefined("parameter '" + params[i].name + "' was not provided"));
         }
-        scope->vars["varargs"] = Value::list(std::move(varargs));
-        scope->vars["kwargs"] = kwargs;
-        std::string out;
+        scope->set("varargs", Value::list(std::move(varargs)));
+        scope->set("kwargs", kwargs);
+        Output out;
         exec(body, out, scope);
-        return Value(std::move(out));
+        return Value(out.take());
     }
 
     // ---- expressions ----
@@ -362,6 +438,8 @@ private:
     }
 
     Value eval(const Expr& e, const ScopePtr& scope) {
+        work(1);
+        Budget::Depth depth;
         switch (e.type) {
         case Expr::Type::Literal: return e.value;
         case Expr::Type::Name: return lookup(scope, e.name);
@@ -438,6 +516,13 @@ private:
 } // namespace
 
 std::string renderProgram(const Program& program, const RenderEnvironment& environment) {
+    Budget budget(environment.limits, environment.cancel);
+    struct Report {
+        const Budget& budget;
+        ChatRenderStats* stats;
+        ~Report() { if (stats) *stats = budget.stats(); }
+    } report{budget, environment.stats};
+    Budget::Active active(budget);
     Interpreter interpreter(environment);
     return interpreter.run(program);
 }

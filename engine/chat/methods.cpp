@@ -52,11 +52,17 @@ bool matchesAffix(const std::string& s, const Value& affix, bool prefix, const c
     return test(affix);
 }
 
+// Parts of a split become values: charged (a string value each) before they pile up.
+void chargeParts(size_t parts) {
+    if (parts % 1024 == 0) ensureBytes(parts * (sizeof(std::string) + sizeof(Value) + kObjectBytes));
+}
+
 std::vector<std::string> splitLines(const std::string& s, bool keepEnds) {
     auto cps = unicode::decode(s);
     std::vector<std::string> out;
     std::u32string cur;
     for (size_t i = 0; i < cps.size(); ++i) {
+        chargeParts(out.size() + 1);
         char32_t c = cps[i];
         bool brk = c == '\n' || c == '\r' || c == 0x0B || c == 0x0C || c == 0x1C || c == 0x1D || c == 0x1E ||
                    c == 0x85 || c == 0x2028 || c == 0x2029;
@@ -76,7 +82,9 @@ std::vector<std::string> splitLines(const std::string& s, bool keepEnds) {
 std::string pyFormat(const std::string& fmt, const CallArgs& args) {
     std::string out;
     size_t autoIndex = 0;
+    workBytes(fmt.size());
     for (size_t i = 0; i < fmt.size(); ++i) {
+        if (i % 4096 == 0) ensureBytes(out.size() + 4096);
         char c = fmt[i];
         if (c == '{' && i + 1 < fmt.size() && fmt[i + 1] == '{') { out += '{'; ++i; continue; }
         if (c == '}' && i + 1 < fmt.size() && fmt[i + 1] == '}') { out += '}'; ++i; continue; }
@@ -110,16 +118,19 @@ std::string pyFormat(const std::string& fmt, const CallArgs& args) {
             size_t p = 0;
             if (spec.size() >= 2 && (spec[1] == '<' || spec[1] == '>' || spec[1] == '^')) { fill = spec[0]; align = spec[1]; p = 2; }
             else if (spec[0] == '<' || spec[0] == '>' || spec[0] == '^') { align = spec[0]; p = 1; }
-            size_t width = 0;
-            while (p < spec.size() && ::isdigit(static_cast<unsigned char>(spec[p]))) width = width * 10 + size_t(spec[p++] - '0');
+            uint64_t width = 0;
+            while (p < spec.size() && ::isdigit(static_cast<unsigned char>(spec[p])))
+                width = std::min<uint64_t>(width * 10 + uint64_t(spec[p++] - '0'), UINT64_MAX / 16);
             size_t len = unicode::length(text);
             if (width > len) {
-                size_t pad = std::min<size_t>(width - len, 1 << 20);
+                ensureBytes(out.size() + width);
+                size_t pad = size_t(width - len);
                 if (align == '<') text += std::string(pad, fill);
                 else if (align == '>') text = std::string(pad, fill) + text;
                 else text = std::string(pad / 2, fill) + text + std::string(pad - pad / 2, fill);
             }
         }
+        ensureBytes(out.size() + text.size());
         out += text;
         i = close;
     }
@@ -129,9 +140,12 @@ std::string pyFormat(const std::string& fmt, const CallArgs& args) {
 std::string pad(const std::string& s, int64_t width, const std::string& fillArg, char align) {
     size_t len = unicode::length(s);
     if (width <= int64_t(len)) return s;
-    size_t total = std::min<size_t>(size_t(width) - len, 1 << 20);
+    size_t total = size_t(width) - len;
     std::string fill = fillArg.empty() ? " " : fillArg;
-    auto rep = [&](size_t n) { std::string r; for (size_t i = 0; i < n; ++i) r += fill; return r; };
+    // The fill is charged before it is made (`'x'.center(10**12)`).
+    ensureBytes(total > UINT64_MAX / 8 ? UINT64_MAX : s.size() + total * fill.size());
+    workBytes(total * fill.size());
+    auto rep = [&](size_t n) { std::string r; r.reserve(n * fill.size()); for (size_t i = 0; i < n; ++i) r += fill; return r; };
     if (align == '<') return s + rep(total);
     if (align == '>') return rep(total) + s;
     size_t left = total / 2 + (total & size_t(width) & 1);
@@ -139,6 +153,7 @@ std::string pad(const std::string& s, int64_t width, const std::string& fillArg,
 }
 
 Value stringMethod(const std::string& s, const std::string& name, const CallArgs& args) {
+    workBytes(s.size());
     if (name == "strip" || name == "lstrip" || name == "rstrip") {
         Params p(name, args, {"chars"});
         return Value(pyStrip(s, p[0], name != "rstrip", name != "lstrip"));
@@ -215,15 +230,22 @@ Value stringMethod(const std::string& s, const std::string& name, const CallArgs
     }
     if (name == "join") {
         Params p(name, args, {"iterable"});
-        std::string out;
-        size_t i = 0;
-        for (const auto& item : iterate(p[0])) {
-            if (!item.isString())
-                raiseError("sequence item " + std::to_string(i) + ": expected str instance, " + item.typeName() + " found");
-            if (i++) out += s;
-            out += item.asString();
+        auto items = iterate(p[0]);
+        uint64_t total = 0;
+        for (size_t i = 0; i < items.size(); ++i) {
+            if (!items[i].isString())
+                raiseError("sequence item " + std::to_string(i) + ": expected str instance, " + items[i].typeName() + " found");
+            total += items[i].asString().size() + (i ? s.size() : 0);
         }
-        return Value(out);
+        ensureBytes(total);  // the separator repeats once per item
+        workBytes(total);
+        std::string out;
+        out.reserve(total);
+        for (size_t i = 0; i < items.size(); ++i) {
+            if (i) out += s;
+            out += items[i].asString();
+        }
+        return Value(std::move(out));
     }
     if (name == "format") return Value(pyFormat(s, args));
     if (name.rfind("is", 0) == 0) {
@@ -293,6 +315,7 @@ std::vector<std::string> pySplit(const std::string& s, const Value& sep, int64_t
         size_t start = 0;
         for (;;) {
             if (maxSplit >= 0 && int64_t(out.size()) >= maxSplit) break;
+            chargeParts(out.size() + 1);
             size_t pos = s.find(d, start);
             if (pos == std::string::npos) break;
             out.push_back(s.substr(start, pos - start));
@@ -305,6 +328,7 @@ std::vector<std::string> pySplit(const std::string& s, const Value& sep, int64_t
     auto cps = unicode::decode(s);
     size_t i = 0, n = cps.size();
     while (i < n) {
+        chargeParts(out.size() + 1);
         while (i < n && unicode::isSpace(cps[i])) ++i;
         if (i >= n) break;
         if (maxSplit >= 0 && int64_t(out.size()) >= maxSplit) {
@@ -323,6 +347,18 @@ std::vector<std::string> pySplit(const std::string& s, const Value& sep, int64_t
 
 std::string pyReplace(const std::string& s, const std::string& from, const std::string& to, int64_t count) {
     std::string out;
+    // Count the replacements first, so that the result is charged before it is built.
+    workBytes(s.size());
+    uint64_t n = 0;
+    if (from.empty()) {
+        n = unicode::length(s) + 1;
+    } else {
+        for (size_t pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + from.size())) ++n;
+    }
+    if (count >= 0) n = std::min<uint64_t>(n, uint64_t(count));
+    if (to.size() > from.size())
+        ensureBytes(n > UINT64_MAX / 2 / (to.size() + 1) ? UINT64_MAX : s.size() + n * (to.size() - from.size()));
+    workBytes(size_t(std::min<uint64_t>(n * to.size(), UINT64_MAX / 2)));
     if (from.empty()) {
         // Python inserts `to` between every code point (and at both ends).
         int64_t done = 0;
@@ -363,6 +399,9 @@ Value callMethod(const Value& obj, const std::string& name, CallArgs& args) {
         const DictData& d = obj.asDict();
         if (kDictMutators.count(name))
             raiseError("SecurityError: access to attribute '" + name + "' of 'dict' object is unsafe.");
+        work(d.items.size());
+        if (name == "items" || name == "keys" || name == "values" || name == "copy")
+            ensureBytes(d.items.size() * (name == "items" ? sizeof(Value) + 2 * kObjectBytes : 2 * sizeof(Value)));
         if (name == "items") {
             std::vector<Value> out;
             for (const auto& [k, v] : d.items) out.push_back(Value::list({k, v}, true));
@@ -380,7 +419,7 @@ Value callMethod(const Value& obj, const std::string& name, CallArgs& args) {
         }
         if (name == "copy") {
             Value copy = Value::dict();
-            copy.mutableDict().items = d.items;
+            copy.mutableDict().assign(d.items);
             return copy;
         }
     }
@@ -388,6 +427,7 @@ Value callMethod(const Value& obj, const std::string& name, CallArgs& args) {
         const auto& items = obj.asList().items;
         if (kListMutators.count(name))
             raiseError("SecurityError: access to attribute '" + name + "' of '" + obj.typeName() + "' object is unsafe.");
+        work(items.size());
         if (name == "index" || name == "count") {
             Params p(name, args, {"value"});
             int64_t n = 0;
@@ -396,7 +436,7 @@ Value callMethod(const Value& obj, const std::string& name, CallArgs& args) {
                 if (name == "index") return Value(int64_t(i));
                 ++n;
             }
-            if (name == "index") raiseError(p[0].repr() + " is not in list");
+            if (name == "index") raiseError(shortRepr(p[0]) + " is not in list");
             return Value(n);
         }
         if (name == "copy") return Value::list(items);

@@ -13,7 +13,6 @@
 namespace cairn::chat {
 
 namespace {
-constexpr size_t kMaxStringBytes = size_t(64) << 20;  // a rendering larger than this is an error, not an OOM
 
 [[noreturn]] void unsupported(const std::string& op, const Value& a, const Value& b) {
     raiseError("unsupported operand type(s) for " + op + ": '" + a.typeName() + "' and '" + b.typeName() + "'");
@@ -29,21 +28,41 @@ bool addOverflow(int64_t a, int64_t b, int64_t* r) { return __builtin_add_overfl
 bool subOverflow(int64_t a, int64_t b, int64_t* r) { return __builtin_sub_overflow(a, b, r); }
 bool mulOverflow(int64_t a, int64_t b, int64_t* r) { return __builtin_mul_overflow(a, b, r); }
 
+// `bytes` times `n`, saturating (what a repetition would allocate, charged before it does).
+uint64_t times(uint64_t bytes, uint64_t n) {
+    uint64_t r;
+    return __builtin_mul_overflow(bytes, n, &r) ? UINT64_MAX : r;
+}
+
 Value repeat(const Value& seq, int64_t n) {
     if (n < 0) n = 0;
     if (seq.isString()) {
         const std::string& s = seq.asString();
-        if (!s.empty() && uint64_t(n) > kMaxStringBytes / s.size()) raiseError("string repetition too large");
+        ensureBytes(times(s.size(), uint64_t(n)));
+        workBytes(s.size() * size_t(n));
         std::string out;
         out.reserve(s.size() * size_t(n));
         for (int64_t i = 0; i < n; ++i) out += s;
         return Value(std::move(out));
     }
     const auto& l = seq.asList();
-    if (!l.items.empty() && uint64_t(n) > (uint64_t(1) << 24) / l.items.size()) raiseError("list repetition too large");
+    ensureBytes(times(l.items.size() * sizeof(Value), uint64_t(n)));
+    work(l.items.size() * size_t(n));
     std::vector<Value> out;
+    out.reserve(l.items.size() * size_t(n));
     for (int64_t i = 0; i < n; ++i) out.insert(out.end(), l.items.begin(), l.items.end());
     return Value::list(std::move(out), l.tuple);
+}
+
+// a + b for strings, charged before the result is allocated.
+Value concat(const std::string& a, const std::string& b) {
+    ensureBytes(uint64_t(a.size()) + b.size());
+    workBytes(a.size() + b.size());
+    std::string s;
+    s.reserve(a.size() + b.size());
+    s += a;
+    s += b;
+    return Value(std::move(s));
 }
 
 double pyFloorMod(double a, double b) {
@@ -60,19 +79,40 @@ std::string percentFormat(const std::string& fmt, const Value& args) {
     size_t next = 0;
     std::string out;
     for (size_t i = 0; i < fmt.size(); ++i) {
+        if (i % 4096 == 0) ensureBytes(out.size() + 4096);
         if (fmt[i] != '%') { out += fmt[i]; continue; }
         if (++i >= fmt.size()) raiseError("incomplete format");
         if (fmt[i] == '%') { out += '%'; continue; }
+        // %(name)s takes the value from a mapping.
+        const Value* named = nullptr;
+        if (fmt[i] == '(') {
+            size_t close = fmt.find(')', i);
+            if (close == std::string::npos) raiseError("incomplete format key");
+            if (!args.isDict()) raiseError("format requires a mapping");
+            named = args.asDict().find(fmt.substr(i + 1, close - i - 1));
+            if (!named) raiseError("KeyError: " + shortRepr(Value(fmt.substr(i + 1, close - i - 1))));
+            i = close + 1;
+        }
         std::string spec = "%";
         while (i < fmt.size() && std::string("-+ #0123456789.").find(fmt[i]) != std::string::npos) spec += fmt[i++];
         if (i >= fmt.size()) raiseError("incomplete format");
         char conv = fmt[i];
-        if (next >= list.size()) raiseError("not enough arguments for format string");
-        const Value& v = list[next++];
+        if (!named && next >= list.size()) raiseError("not enough arguments for format string");
+        const Value& v = named ? *named : list[next++];
         char buf[512];
         switch (conv) {
-        case 's': out += v.str(); break;
-        case 'r': out += v.repr(); break;
+        case 's': {
+            std::string piece = v.str();
+            ensureBytes(out.size() + piece.size());
+            out += piece;
+            break;
+        }
+        case 'r': {
+            std::string piece = v.repr();
+            ensureBytes(out.size() + piece.size());
+            out += piece;
+            break;
+        }
         case 'd': case 'i':
             if (!v.isNumber()) raiseError("%d format: a real number is required, not " + v.typeName());
             std::snprintf(buf, sizeof buf, (spec + "lld").c_str(), (long long)(v.isFloat() ? int64_t(v.asDouble()) : v.asInt()));
@@ -91,7 +131,8 @@ std::string percentFormat(const std::string& fmt, const Value& args) {
         default: raiseError(std::string("unsupported format character '") + conv + "'");
         }
     }
-    if (next < list.size() && (args.isList() && args.asList().tuple))
+    // Python complains about unused arguments unless they came as a mapping (a dict or a list).
+    if (next < list.size() && !args.isDict() && !(args.isList() && !args.asList().tuple))
         raiseError("not all arguments converted during string formatting");
     return out;
 }
@@ -110,7 +151,16 @@ std::string quotedObjectName(const Value& v) {
 
 } // namespace
 
-void raiseError(const std::string& message) { throw TemplateError("chat template", message); }
+void raiseError(const std::string& message) {
+    // One line of bounded length, whatever the template put in it (raise_exception(huge)).
+    constexpr size_t kMaxMessage = 300;
+    std::u32string cps = unicode::decode(std::string_view(message).substr(0, kMaxMessage * 4));
+    bool cut = cps.size() > kMaxMessage || message.size() > kMaxMessage * 4;
+    if (cps.size() > kMaxMessage) cps.resize(kMaxMessage);
+    for (auto& c : cps)
+        if (c < 0x20 || c == 0x7F) c = ' ';
+    throw TemplateError("chat template", unicode::encode(cps) + (cut ? "..." : ""));
+}
 
 void raiseUndefined(const Value& undefined) {
     const std::string& name = undefined.undefinedName();
@@ -142,9 +192,8 @@ Params::Params(const std::string& function, const CallArgs& args, std::initializ
 
 Value binaryOp(const std::string& op, const Value& a, const Value& b) {
     if (op == "~") {
-        std::string s = a.str() + b.str();
-        if (s.size() > kMaxStringBytes) raiseError("string too large");
-        return Value(std::move(s));
+        if (a.isString() && b.isString()) return concat(a.asString(), b.asString());
+        return concat(a.isString() ? a.asString() : a.str(), b.isString() ? b.asString() : b.str());
     }
     if (a.isUndefined()) raiseUndefined(a);
     if (b.isUndefined()) raiseUndefined(b);
@@ -155,12 +204,13 @@ Value binaryOp(const std::string& op, const Value& a, const Value& b) {
             if (anyFloat) return Value(a.asDouble() + b.asDouble());
             return Value(checkedInt(addOverflow, a.asInt(), b.asInt()));
         }
-        if (a.isString() && b.isString()) {
-            if (a.asString().size() + b.asString().size() > kMaxStringBytes) raiseError("string too large");
-            return Value(a.asString() + b.asString());
-        }
+        if (a.isString() && b.isString()) return concat(a.asString(), b.asString());
         if (a.isList() && b.isList() && a.asList().tuple == b.asList().tuple) {
-            auto items = a.asList().items;
+            ensureBytes((a.asList().items.size() + b.asList().items.size()) * sizeof(Value));
+            work(a.asList().items.size() + b.asList().items.size());
+            std::vector<Value> items;
+            items.reserve(a.asList().items.size() + b.asList().items.size());
+            items = a.asList().items;
             items.insert(items.end(), b.asList().items.begin(), b.asList().items.end());
             return Value::list(std::move(items), a.asList().tuple);
         }
@@ -241,8 +291,10 @@ bool contains(const Value& container, const Value& item) {
     switch (container.kind()) {
     case Value::Kind::String:
         if (!item.isString()) raiseError("'in <string>' requires string as left operand, not " + item.typeName());
+        workBytes(container.asString().size());
         return container.asString().find(item.asString()) != std::string::npos;
     case Value::Kind::List:
+        work(container.asList().items.size());
         for (const auto& v : container.asList().items)
             if (v.equals(item)) return true;
         return false;
@@ -256,7 +308,14 @@ std::vector<Value> iterate(const Value& v) {
     switch (v.kind()) {
     case Value::Kind::Undefined: return {};
     case Value::Kind::String: {
+        // One string value per code point: charged before they exist (a 64 MiB string
+        // would need gigabytes).
+        size_t n = unicode::length(v.asString());
+        ensureBytes(n * (sizeof(Value) + kObjectBytes + 16));
+        workBytes(v.asString().size());
+        work(n);
         std::vector<Value> out;
+        out.reserve(n);
         for (char32_t c : unicode::decode(v.asString())) {
             std::string s;
             unicode::append(s, c);
@@ -264,9 +323,15 @@ std::vector<Value> iterate(const Value& v) {
         }
         return out;
     }
-    case Value::Kind::List: return v.asList().items;
+    case Value::Kind::List:
+        work(v.asList().items.size());
+        ensureBytes(v.asList().items.size() * sizeof(Value));
+        return v.asList().items;
     case Value::Kind::Dict: {
+        work(v.asDict().items.size());
+        ensureBytes(v.asDict().items.size() * sizeof(Value));
         std::vector<Value> out;
+        out.reserve(v.asDict().items.size());
         for (const auto& kv : v.asDict().items) out.push_back(kv.first);
         return out;
     }
@@ -277,7 +342,7 @@ std::vector<Value> iterate(const Value& v) {
 size_t length(const Value& v) {
     switch (v.kind()) {
     case Value::Kind::Undefined: return 0;
-    case Value::Kind::String: return unicode::length(v.asString());
+    case Value::Kind::String: workBytes(v.asString().size()); return unicode::length(v.asString());
     case Value::Kind::List: return v.asList().items.size();
     case Value::Kind::Dict: return v.asDict().items.size();
     default: raiseError("object of type '" + v.typeName() + "' has no len()");
@@ -316,6 +381,7 @@ Value getItem(const Value& obj, const Value& key) {
         break;
     case Value::Kind::String:
         if (key.isInt() || key.isBool()) {
+            workBytes(obj.asString().size());
             auto cps = unicode::decode(obj.asString());
             int64_t i = key.asInt(), n = int64_t(cps.size());
             if (i < 0) i += n;
@@ -329,7 +395,7 @@ Value getItem(const Value& obj, const Value& key) {
     default: break;
     }
     if (key.isString()) return getAttribute(obj, key.asString());
-    return Value::undefined(quotedObjectName(obj) + " has no element " + key.repr());
+    return Value::undefined(quotedObjectName(obj) + " has no element " + shortRepr(key));
 }
 
 Value getSlice(const Value& obj, const Value& startV, const Value& stopV, const Value& stepV) {
@@ -351,9 +417,15 @@ Value getSlice(const Value& obj, const Value& startV, const Value& stopV, const 
             return std::clamp<int64_t>(x, -1, n - 1);
         };
         int64_t start = clamp(startO, step > 0 ? 0 : n - 1), stop = clamp(stopO, step > 0 ? n : -1);
-        for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) take(size_t(i));
+        // Indices start + k*step in 128 bits: a huge step must not overflow past the end.
+        __int128 span = step > 0 ? __int128(stop) - start : __int128(start) - stop;
+        __int128 stride = step > 0 ? __int128(step) : -__int128(step);
+        int64_t count = span <= 0 ? 0 : int64_t((span + stride - 1) / stride);
+        work(uint64_t(count));
+        for (int64_t k = 0; k < count; ++k) take(size_t(start + __int128(k) * step));
     };
     if (obj.isString()) {
+        workBytes(obj.asString().size());
         auto cps = unicode::decode(obj.asString());
         std::u32string out;
         pick(int64_t(cps.size()), [&](size_t i) { out.push_back(cps[i]); });

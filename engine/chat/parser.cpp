@@ -73,12 +73,33 @@ private:
         return e;
     }
 
+    // Every construct counts against one nesting limit, so that neither this parser nor
+    // the evaluator and the tree's destructor recurse deeper than kMaxNesting levels.
+    static constexpr int kMaxNesting = 200;
+
     struct DepthGuard {
         int& d;
         DepthGuard(int& depth, const Parser& p) : d(depth) {
-            if (++d > 200) p.fail(p.peek(), "template nested too deeply");
+            if (++d > kMaxNesting) p.fail(p.peek(), "template nested too deeply (more than " + std::to_string(kMaxNesting) + " levels)");
         }
         ~DepthGuard() { --d; }
+    };
+
+    // A chain parsed in a loop (a + b + c, a.b.c, a|f|g, ...) builds a tree one level deeper
+    // per link: each link counts as a level until the chain ends.
+    class ChainGuard {
+    public:
+        explicit ChainGuard(Parser& p) : p_(p) {}
+        ~ChainGuard() { p_.depth_ -= links_; }
+        void link() {
+            ++links_;
+            if (++p_.depth_ > kMaxNesting)
+                p_.fail(p_.peek(), "expression chain nested too deeply (more than " + std::to_string(kMaxNesting) + " levels)");
+        }
+
+    private:
+        Parser& p_;
+        int links_ = 0;
     };
 
     // Parses statements until a block whose keyword is in `ends`; returns that keyword
@@ -295,8 +316,12 @@ private:
     // `| name(args) | name ...` applied to `input` (filter blocks, block sets).
     ExprPtr parseFilterChain(ExprPtr input) {
         acceptOp("|");
+        ChainGuard chain(*this);
         ExprPtr e = parseFilter(std::move(input));
-        while (acceptOp("|")) e = parseFilter(std::move(e));
+        while (acceptOp("|")) {
+            chain.link();
+            e = parseFilter(std::move(e));
+        }
         return e;
     }
 
@@ -335,7 +360,9 @@ private:
 
     ExprPtr parseConditional() {
         ExprPtr e = parseOr();
+        ChainGuard chain(*this);
         while (isName("if")) {
+            chain.link();
             int line = next().line;
             auto c = node(Expr::Type::Conditional, line);
             c->a = parseOr();
@@ -356,13 +383,15 @@ private:
 
     ExprPtr parseOr() {
         ExprPtr e = parseAnd();
-        while (isName("or")) { int line = next().line; e = binary("or", std::move(e), parseAnd(), line); }
+        ChainGuard chain(*this);
+        while (isName("or")) { chain.link(); int line = next().line; e = binary("or", std::move(e), parseAnd(), line); }
         return e;
     }
 
     ExprPtr parseAnd() {
         ExprPtr e = parseNot();
-        while (isName("and")) { int line = next().line; e = binary("and", std::move(e), parseNot(), line); }
+        ChainGuard chain(*this);
+        while (isName("and")) { chain.link(); int line = next().line; e = binary("and", std::move(e), parseNot(), line); }
         return e;
     }
 
@@ -411,7 +440,9 @@ private:
 
     ExprPtr parseMath1() {
         ExprPtr e = parseConcat();
+        ChainGuard chain(*this);
         while (isOp("+") || isOp("-")) {
+            chain.link();
             const Token& t = next();
             e = binary(t.text, std::move(e), parseConcat(), t.line);
         }
@@ -420,7 +451,9 @@ private:
 
     ExprPtr parseConcat() {
         ExprPtr e = parseMath2();
+        ChainGuard chain(*this);
         while (isOp("~")) {
+            chain.link();
             int line = next().line;
             e = binary("~", std::move(e), parseMath2(), line);
         }
@@ -429,7 +462,9 @@ private:
 
     ExprPtr parseMath2() {
         ExprPtr e = parsePow();
+        ChainGuard chain(*this);
         while (isOp("*") || isOp("/") || isOp("//") || isOp("%")) {
+            chain.link();
             const Token& t = next();
             e = binary(t.text, std::move(e), parsePow(), t.line);
         }
@@ -438,7 +473,9 @@ private:
 
     ExprPtr parsePow() {
         ExprPtr e = parseUnary(true);
+        ChainGuard chain(*this);
         while (isOp("**")) {
+            chain.link();
             int line = next().line;
             e = binary("**", std::move(e), parseUnary(true), line);
         }
@@ -542,7 +579,9 @@ private:
     }
 
     ExprPtr parsePostfix(ExprPtr e) {
+        ChainGuard chain(*this);
         for (;;) {
+            if (isOp(".") || isOp("[") || isOp("(")) chain.link();
             if (isOp(".")) {
                 int line = next().line;
                 if (peek().type == T::Integer) {
@@ -635,7 +674,9 @@ private:
     }
 
     ExprPtr parseFilterExpr(ExprPtr e) {
+        ChainGuard chain(*this);
         for (;;) {
+            if (isOp("|") || isName("is") || isOp("(")) chain.link();
             if (isOp("|")) {
                 next();
                 e = parseFilter(std::move(e));

@@ -15,25 +15,31 @@ const Value& arg(const CallArgs& a, const char* test) {
     return a.positional[0];
 }
 
-bool isOdd(const Value& v) {
+// jinja2: `value % 2 == 1` and `value % 2 == 0` (1.5 is neither; a string raises).
+bool remainderIs(const Value& v, int64_t r) {
     if (v.isUndefined()) raiseUndefined(v);
-    if (!v.isInt() && !v.isBool()) return binaryOp("%", v, Value(int64_t(2))).equals(Value(int64_t(1)));
-    return ((v.asInt() % 2) + 2) % 2 == 1;
+    return binaryOp("%", v, Value(int64_t(2))).equals(Value(r));
+}
+
+// jinja2 looks the name up in a dict: a list or dict is unhashable.
+bool namedIn(const Value& v, bool (*has)(const std::string&)) {
+    if ((v.isList() && !v.asList().tuple) || v.isDict()) raiseError("unhashable type: '" + v.typeName() + "'");
+    return v.isString() && has(v.asString());
 }
 
 const std::map<std::string, TestFn>& tests() {
     static const std::map<std::string, TestFn> table = {
         {"boolean", [](const Value& v, const CallArgs&) { return v.isBool(); }},
-        {"callable", [](const Value& v, const CallArgs&) { return v.isFunction(); }},
+        {"callable", [](const Value& v, const CallArgs&) { return v.isFunction() || v.isUndefined(); }},
         {"defined", [](const Value& v, const CallArgs&) { return !v.isUndefined(); }},
         {"divisibleby", [](const Value& v, const CallArgs& a) {
              return binaryOp("%", v, arg(a, "divisibleby")).equals(Value(int64_t(0)));
          }},
         {"eq", [](const Value& v, const CallArgs& a) { return v.equals(arg(a, "eq")); }},
         {"escaped", [](const Value&, const CallArgs&) { return false; }},
-        {"even", [](const Value& v, const CallArgs&) { return !isOdd(v); }},
+        {"even", [](const Value& v, const CallArgs&) { return remainderIs(v, 0); }},
         {"false", [](const Value& v, const CallArgs&) { return v.isBool() && !v.asBool(); }},
-        {"filter", [](const Value& v, const CallArgs&) { return v.isString() && hasFilter(v.asString()); }},
+        {"filter", [](const Value& v, const CallArgs&) { return namedIn(v, hasFilter); }},
         {"float", [](const Value& v, const CallArgs&) { return v.isFloat(); }},
         {"ge", [](const Value& v, const CallArgs& a) { return compareValues(v, arg(a, "ge")) >= 0; }},
         {"gt", [](const Value& v, const CallArgs& a) { return compareValues(v, arg(a, "gt")) > 0; }},
@@ -52,13 +58,13 @@ const std::map<std::string, TestFn>& tests() {
         {"ne", [](const Value& v, const CallArgs& a) { return !v.equals(arg(a, "ne")); }},
         {"none", [](const Value& v, const CallArgs&) { return v.isNone(); }},
         {"number", [](const Value& v, const CallArgs&) { return v.isNumber(); }},
-        {"odd", [](const Value& v, const CallArgs&) { return isOdd(v); }},
+        {"odd", [](const Value& v, const CallArgs&) { return remainderIs(v, 1); }},
         {"sameas", [](const Value& v, const CallArgs& a) { return v.sameAs(arg(a, "sameas")); }},
         {"sequence", [](const Value& v, const CallArgs&) {
              return v.isString() || v.isList() || v.isDict() || v.isUndefined();
          }},
         {"string", [](const Value& v, const CallArgs&) { return v.isString(); }},
-        {"test", [](const Value& v, const CallArgs&) { return v.isString() && hasTest(v.asString()); }},
+        {"test", [](const Value& v, const CallArgs&) { return namedIn(v, hasTest); }},
         {"true", [](const Value& v, const CallArgs&) { return v.isBool() && v.asBool(); }},
         {"undefined", [](const Value& v, const CallArgs&) { return v.isUndefined(); }},
         {"upper", [](const Value& v, const CallArgs&) {

@@ -12,28 +12,98 @@
 
 namespace cairn::chat {
 
+namespace {
+
+// Containers released while another container is being destroyed wait here, so that
+// destruction is a loop rather than a recursion as deep as the value.
+thread_local std::vector<Value> t_swept;
+thread_local bool t_sweeping = false;
+
+} // namespace
+
+void sweep(Value& v) {
+    if (v.holdsContainer()) t_swept.push_back(std::move(v));
+    v = Value();
+}
+
+void finishSweep() {
+    if (t_sweeping) return;
+    t_sweeping = true;
+    while (!t_swept.empty()) {
+        Value v = std::move(t_swept.back());
+        t_swept.pop_back();
+    }  // v's destructor may queue more
+    t_sweeping = false;
+    if (t_swept.capacity() > 4096) std::vector<Value>().swap(t_swept);
+}
+
+StringData::StringData(std::string s) : text(std::move(s)) { charge.add(kObjectBytes + text.size()); }
+
+void ListData::account() { charge.add(kObjectBytes + items.capacity() * sizeof(Value)); }
+
+ListData::~ListData() {
+    for (auto& v : items) sweep(v);
+    finishSweep();
+}
+
+DictData::~DictData() { clear(); }
+
+void DictData::clear() {
+    for (auto& [k, v] : items) {
+        sweep(k);
+        sweep(v);
+    }
+    items.clear();
+    finishSweep();
+}
+
+void DictData::account() {
+    if (items.capacity() <= chargedCapacity_) return;
+    charge_.add((chargedCapacity_ ? 0 : kObjectBytes) + (items.capacity() - chargedCapacity_) * sizeof(items[0]));
+    chargedCapacity_ = items.capacity();
+}
+
 const Value* DictData::find(const Value& key) const {
+    workComparisons(items.size());
     for (const auto& [k, v] : items)
         if (k.equals(key)) return &v;
     return nullptr;
 }
 
 const Value* DictData::find(const std::string& key) const {
+    workComparisons(items.size());
     for (const auto& [k, v] : items)
         if (k.isString() && k.asString() == key) return &v;
     return nullptr;
 }
 
 void DictData::set(const Value& key, Value value) {
+    workComparisons(items.size());
     for (auto& [k, v] : items)
         if (k.equals(key)) { v = std::move(value); return; }
-    items.emplace_back(key, std::move(value));
+    append(key, std::move(value));
+}
+
+void DictData::append(Value key, Value value) {
+    if (items.size() == items.capacity()) {
+        // Charge the grown storage before the vector allocates it.
+        ensureBytes(std::max<size_t>(4, items.capacity() * 2) * sizeof(items[0]));
+    }
+    items.emplace_back(std::move(key), std::move(value));
+    account();
+}
+
+void DictData::assign(std::vector<std::pair<Value, Value>> all) {
+    clear();
+    items = std::move(all);
+    account();
 }
 
 Value Value::list(std::vector<Value> items, bool tuple) {
     auto l = std::make_shared<ListData>();
     l->items = std::move(items);
     l->tuple = tuple;
+    l->account();
     return Value(std::move(l));
 }
 
@@ -43,6 +113,7 @@ Value Value::function(std::string name, std::function<Value(CallArgs&)> fn) {
     auto f = std::make_shared<Function>();
     f->name = std::move(name);
     f->call = std::move(fn);
+    f->charge.add(2 * kObjectBytes + f->name.size());
     return Value(std::move(f));
 }
 
@@ -140,6 +211,72 @@ std::string Value::str() const {
     }
 }
 
+namespace {
+
+// Appends to a temporary text that is not charged yet: checks that it would still fit.
+void appendChecked(std::string& out, std::string_view piece) {
+    workBytes(piece.size());
+    ensureBytes(out.size() + piece.size());
+    out += piece;
+}
+
+// Python repr; `active` holds the containers being printed, so that a namespace holding
+// itself prints as <Namespace {...}> like Python's recursion guard.
+void reprInto(std::string& out, const Value& v, std::vector<const void*>& active) {
+    using Kind = Value::Kind;
+    const void* self = v.isList() ? (const void*)&v.asList() : v.isDict() ? (const void*)&v.asDict()
+                       : v.isNamespace() ? (const void*)&v.asNamespace() : nullptr;
+    if (self && std::find(active.begin(), active.end(), self) != active.end()) {
+        appendChecked(out, v.isList() ? (v.asList().tuple ? "(...)" : "[...]") : v.isDict() ? "{...}" : "<Namespace {...}>");
+        return;
+    }
+    Budget::Depth depth;
+    auto items = [&](const DictData& d) {
+        bool first = true;
+        for (const auto& [k, x] : d.items) {
+            if (!first) appendChecked(out, ", ");
+            first = false;
+            reprInto(out, k, active);
+            appendChecked(out, ": ");
+            reprInto(out, x, active);
+        }
+    };
+    switch (v.kind()) {
+    case Kind::String: appendChecked(out, reprString(v.asString())); return;
+    case Kind::List: {
+        const auto& l = v.asList();
+        active.push_back(self);
+        appendChecked(out, l.tuple ? "(" : "[");
+        for (size_t i = 0; i < l.items.size(); ++i) {
+            if (i) appendChecked(out, ", ");
+            reprInto(out, l.items[i], active);
+        }
+        if (l.tuple && l.items.size() == 1) appendChecked(out, ",");
+        appendChecked(out, l.tuple ? ")" : "]");
+        active.pop_back();
+        return;
+    }
+    case Kind::Dict:
+        active.push_back(self);
+        appendChecked(out, "{");
+        items(v.asDict());
+        appendChecked(out, "}");
+        active.pop_back();
+        return;
+    case Kind::Namespace:
+        active.push_back(self);
+        appendChecked(out, "<Namespace {");
+        items(v.asNamespace().attributes);
+        appendChecked(out, "}>");
+        active.pop_back();
+        return;
+    case Kind::Function: appendChecked(out, "<function " + v.asFunction()->name + ">"); return;
+    default: appendChecked(out, v.repr()); return;
+    }
+}
+
+} // namespace
+
 std::string Value::repr() const {
     switch (kind()) {
     case Kind::Undefined: return "Undefined";
@@ -147,35 +284,28 @@ std::string Value::repr() const {
     case Kind::Bool: return asBool() ? "True" : "False";
     case Kind::Int: return std::to_string(asInt());
     case Kind::Float: return formatFloat(asDouble());
-    case Kind::String: return reprString(asString());
-    case Kind::List: {
-        const auto& l = asList();
-        std::string out = l.tuple ? "(" : "[";
-        for (size_t i = 0; i < l.items.size(); ++i) out += (i ? ", " : "") + l.items[i].repr();
-        if (l.tuple && l.items.size() == 1) out += ",";
-        return out + (l.tuple ? ")" : "]");
-    }
-    case Kind::Dict: {
-        std::string out = "{";
-        bool first = true;
-        for (const auto& [k, v] : asDict().items) {
-            out += (first ? "" : ", ") + k.repr() + ": " + v.repr();
-            first = false;
-        }
-        return out + "}";
-    }
-    case Kind::Function: return "<function " + asFunction()->name + ">";
-    case Kind::Namespace: {
-        std::string out = "<Namespace {";
-        bool first = true;
-        for (const auto& [k, v] : asNamespace().attributes.items) {
-            out += (first ? "" : ", ") + k.repr() + ": " + v.repr();
-            first = false;
-        }
-        return out + "}>";
+    default: {
+        std::string out;
+        std::vector<const void*> active;
+        reprInto(out, *this, active);
+        return out;
     }
     }
-    return {};
+}
+
+std::string shortRepr(const Value& v, size_t max) {
+    std::string r;
+    if (v.isString()) {
+        // Never print a whole huge string in a message.
+        std::string head = unicode::encode(std::u32string_view(unicode::decode(std::string_view(v.asString()).substr(0, max * 4))).substr(0, max + 1));
+        r = reprString(head);
+    } else if (v.holdsContainer()) {
+        r = "<" + v.typeName() + ">";
+    } else {
+        r = v.repr();
+    }
+    if (unicode::length(r) <= max) return r;
+    return unicode::encode(std::u32string_view(unicode::decode(r)).substr(0, max)) + "...";
 }
 
 std::string Value::typeName() const {
@@ -195,6 +325,7 @@ std::string Value::typeName() const {
 }
 
 bool Value::equals(const Value& o) const {
+    work(1);
     if (isNumber() && o.isNumber()) {
         if (isFloat() || o.isFloat()) return asDouble() == o.asDouble();
         return asInt() == o.asInt();
@@ -202,8 +333,12 @@ bool Value::equals(const Value& o) const {
     if (kind() != o.kind()) return false;
     switch (kind()) {
     case Kind::Undefined: case Kind::None: return true;
-    case Kind::String: return asString() == o.asString();
+    case Kind::String:
+        workBytes(asString().size());
+        return asString() == o.asString();
     case Kind::List: {
+        if (&asList() == &o.asList()) return true;
+        Budget::Depth depth;
         const auto &a = asList().items, &b = o.asList().items;
         if (asList().tuple != o.asList().tuple || a.size() != b.size()) return false;
         for (size_t i = 0; i < a.size(); ++i)
@@ -211,6 +346,8 @@ bool Value::equals(const Value& o) const {
         return true;
     }
     case Kind::Dict: {
+        if (&asDict() == &o.asDict()) return true;
+        Budget::Depth depth;
         const auto &a = asDict(), &b = o.asDict();
         if (a.items.size() != b.items.size()) return false;
         for (const auto& [k, v] : a.items) {
@@ -240,6 +377,7 @@ bool Value::sameAs(const Value& o) const {
 }
 
 int compareValues(const Value& a, const Value& b) {
+    work(1);
     if (a.isNumber() && b.isNumber()) {
         if (a.isFloat() || b.isFloat()) {
             double x = a.asDouble(), y = b.asDouble();
@@ -249,10 +387,12 @@ int compareValues(const Value& a, const Value& b) {
         return x < y ? -1 : (x > y ? 1 : 0);
     }
     if (a.isString() && b.isString()) {
+        workBytes(std::min(a.asString().size(), b.asString().size()));
         int c = a.asString().compare(b.asString());  // UTF-8 byte order = code point order
         return c < 0 ? -1 : (c > 0 ? 1 : 0);
     }
     if (a.isList() && b.isList() && a.asList().tuple == b.asList().tuple) {
+        Budget::Depth depth;
         const auto &x = a.asList().items, &y = b.asList().items;
         for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
             if (x[i].equals(y[i])) continue;
@@ -264,7 +404,8 @@ int compareValues(const Value& a, const Value& b) {
                                              b.typeName() + "'");
 }
 
-Value Value::fromJson(const nlohmann::ordered_json& j) {
+Value Value::fromJson(const nlohmann::ordered_json& j, uint32_t maxDepth) {
+    if ((j.is_array() || j.is_object()) && maxDepth == 0) throw Error("chat template", "a variable is nested too deeply");
     switch (j.type()) {
     case nlohmann::ordered_json::value_t::null: return none();
     case nlohmann::ordered_json::value_t::boolean: return Value(j.get<bool>());
@@ -279,12 +420,12 @@ Value Value::fromJson(const nlohmann::ordered_json& j) {
     case nlohmann::ordered_json::value_t::array: {
         std::vector<Value> items;
         items.reserve(j.size());
-        for (const auto& e : j) items.push_back(fromJson(e));
+        for (const auto& e : j) items.push_back(fromJson(e, maxDepth - 1));
         return list(std::move(items));
     }
     case nlohmann::ordered_json::value_t::object: {
         Value d = dict();
-        for (const auto& [k, v] : j.items()) d.mutableDict().items.emplace_back(Value(k), fromJson(v));
+        for (const auto& [k, v] : j.items()) d.mutableDict().append(Value(k), fromJson(v, maxDepth - 1));
         return d;
     }
     default: return none();
@@ -294,8 +435,12 @@ Value Value::fromJson(const nlohmann::ordered_json& j) {
 namespace {
 
 void dumpString(std::string& out, const std::string& s, bool ensureAscii) {
+    workBytes(s.size());
+    ensureBytes(out.size() + s.size() + 2);
     out += '"';
+    size_t n = 0;
     for (char32_t c : unicode::decode(s)) {
+        if (++n % 4096 == 0) ensureBytes(out.size());  // escapes grow the text up to 6x
         switch (c) {
         case '"': out += "\\\""; continue;
         case '\\': out += "\\\\"; continue;
@@ -320,6 +465,7 @@ void dumpString(std::string& out, const std::string& s, bool ensureAscii) {
         }
     }
     out += '"';
+    ensureBytes(out.size());
 }
 
 std::string jsonKey(const Value& k) {
@@ -336,29 +482,34 @@ std::string jsonKey(const Value& k) {
 
 void dumpValue(std::string& out, const Value& v, const JsonDumpOptions& o, int depth) {
     bool pretty = o.indent >= 0 || !o.indentString.empty();
+    const std::string spaces = o.indentString.empty() && o.indent > 0 ? std::string(size_t(o.indent), ' ') : std::string();
+    const std::string& unit = o.indentString.empty() ? spaces : o.indentString;
     auto newline = [&](int level) {
-        out += '\n';
-        for (int i = 0; i < level; ++i) out += o.indentString.empty() ? std::string(size_t(o.indent), ' ') : o.indentString;
+        // Charged before it grows: indentation multiplies with depth and item count.
+        appendChecked(out, "\n");
+        workBytes(unit.size() * size_t(level));
+        ensureBytes(out.size() + unit.size() * size_t(level));
+        for (int i = 0; i < level; ++i) out += unit;
     };
-    if (depth > 200) throw TemplateError("chat template", "tojson: value nested too deeply");
+    Budget::Depth guard;
     switch (v.kind()) {
-    case Value::Kind::None: out += "null"; return;
-    case Value::Kind::Bool: out += v.asBool() ? "true" : "false"; return;
-    case Value::Kind::Int: out += std::to_string(v.asInt()); return;
+    case Value::Kind::None: appendChecked(out, "null"); return;
+    case Value::Kind::Bool: appendChecked(out, v.asBool() ? "true" : "false"); return;
+    case Value::Kind::Int: appendChecked(out, std::to_string(v.asInt())); return;
     case Value::Kind::Float: {
         double d = v.asDouble();
-        if (std::isnan(d)) out += "NaN";
-        else if (std::isinf(d)) out += d < 0 ? "-Infinity" : "Infinity";
-        else out += formatFloat(d);
+        if (std::isnan(d)) appendChecked(out, "NaN");
+        else if (std::isinf(d)) appendChecked(out, d < 0 ? "-Infinity" : "Infinity");
+        else appendChecked(out, formatFloat(d));
         return;
     }
     case Value::Kind::String: dumpString(out, v.asString(), o.ensureAscii); return;
     case Value::Kind::List: {
         const auto& items = v.asList().items;
-        if (items.empty()) { out += "[]"; return; }
+        if (items.empty()) { appendChecked(out, "[]"); return; }
         out += '[';
         for (size_t i = 0; i < items.size(); ++i) {
-            if (i) out += o.itemSeparator;
+            if (i) appendChecked(out, o.itemSeparator);
             if (pretty) newline(depth + 1);
             dumpValue(out, items[i], o, depth + 1);
         }
@@ -369,15 +520,17 @@ void dumpValue(std::string& out, const Value& v, const JsonDumpOptions& o, int d
     case Value::Kind::Dict: {
         std::vector<std::pair<std::string, const Value*>> entries;
         for (const auto& [k, val] : v.asDict().items) entries.emplace_back(jsonKey(k), &val);
-        if (entries.empty()) { out += "{}"; return; }
-        if (o.sortKeys)
+        if (entries.empty()) { appendChecked(out, "{}"); return; }
+        if (o.sortKeys) {
+            workComparisons(entries.size() * 20);
             std::stable_sort(entries.begin(), entries.end(), [](auto& a, auto& b) { return a.first < b.first; });
+        }
         out += '{';
         for (size_t i = 0; i < entries.size(); ++i) {
-            if (i) out += o.itemSeparator;
+            if (i) appendChecked(out, o.itemSeparator);
             if (pretty) newline(depth + 1);
             dumpString(out, entries[i].first, o.ensureAscii);
-            out += o.keySeparator;
+            appendChecked(out, o.keySeparator);
             dumpValue(out, *entries[i].second, o, depth + 1);
         }
         if (pretty) newline(depth);

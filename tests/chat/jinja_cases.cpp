@@ -153,6 +153,19 @@ b'.splitlines() }}|{{ 'ab'.center(6, '*') }})J", R"J({})J", R"J(hi|hi|a|a|['a', 
     {"loop cycle and changed count", R"J({% for x in range(5) %}{{ loop.cycle('a', 'b', 'c') }}{% endfor %} {{ range(5)|select('odd')|list }} {{ range(5)|list|length }})J", R"J({})J", R"J(abcab [1, 3] 5)J"},
     {"with block", R"J({% set a = 1 %}{% with a = 2, b = a %}{{ a }}{{ b }}{% set c = 3 %}{% endwith %}{{ a }}[{{ c }}])J", R"J({})J", R"J(211[])J"},
     {"percent format", R"J({{ '%s-%d' % ('a', 3) }} {{ '%05.1f' % 3.14159 }} {{ '%s'|format('x') }})J", R"J({})J", R"J(a-3 003.1 x)J"},
+    {"false-y inputs to select and map", R"J({{ none|select|list }}{{ none|reject('odd')|list }}{{ none|selectattr('a')|list }}{{ none|rejectattr('a', 'none')|list }}{{ none|map('upper')|list }}{{ none|map(attribute='a')|list }}{{ nope|selectattr('a')|list }}{{ nope|map(attribute='a')|list }}{{ 0|select|list }}{{ ''|map('upper')|list }}{{ false|reject|list }}|{% for t in tools|selectattr('type', 'equalto', 'function') %}x{% else %}no tools{% endfor %})J", R"J({"tools": null})J", R"J([][][][][][][][][][][]|no tools)J"},
+    {"undefined inputs to filters", R"J([{{ nope|join(',') }}][{{ nope|list }}][{{ nope|length }}][{{ nope|unique|list }}][{{ nope|sort }}][{{ nope|batch(2)|list }}][{{ nope|slice(2)|list }}][{{ nope|sum }}][{{ nope|items|list }}][{{ nope|reverse|list }}][{{ nope|trim }}][{{ nope|upper }}][{{ nope|string }}][{{ nope|wordcount }}][{{ nope|first is defined }}][{{ nope|max is defined }}][{{ nope|title }}][{{ nope|replace('a', 'b') }}][{{ nope|center(3) }}][{{ nope|count }}][{{ nope|capitalize }}][{{ nope|lower }}][{{ nope|default(none) }}])J", R"J({})J", R"J([][[]][0][[]][[]][[]][[[], []]][0][[]][[]][][][][0][False][False][][][   ][0][][][None])J"},
+    {"none inputs to string filters", R"J({{ none|trim }} {{ none|upper }} {{ none|string }} {{ none|wordcount }} {{ none|default('d') }} {{ none|default('d', true) }} {{ none|int }} {{ none|float }} {{ none|tojson }} {{ none|replace('o', '0') }} [{{ none|center(8) }}] {{ none|title }} {{ none|capitalize }} {{ none|e }} {{ none|pprint }})J", R"J({})J", R"J(None NONE None 1 None d 0 0.0 null N0ne [  None  ] None None None None)J"},
+    {"false-y inputs", R"J({{ false|select|list }} {{ []|first is defined }} {{ ''|list }} {{ 0|string }} {{ false|tojson }} [{{ []|join(',') }}] {{ {}|items|list }} {{ {}|dictsort }} {{ ''|wordcount }} {{ []|sum }} {{ []|unique|list }} {{ 0|default('z', true) }} {{ []|batch(3)|list }} {{ []|slice(2)|list }})J", R"J({})J", R"J([] False [] 0 false [] [] [] 0 0 [] z [] [[], []])J"},
+    {"batch and slice details", R"J({{ [1,2,3]|batch(0)|list }} {{ [1,2,3]|batch(-1)|list }} {{ [1,2,3]|batch(2, none)|list }} {{ [1,2,3]|batch(2, 'x')|list }} {{ [1,2,3]|slice(2, 'x')|list }} {{ [1,2,3,4]|slice(2, 'x')|list }} {{ [1,2,3]|slice(-1)|list }} {{ [1,2,3]|slice(5)|list }} {{ [1,2,3]|slice(2, none)|list }})J", R"J({})J", R"J([[], [1, 2, 3]] [[1, 2, 3]] [[1, 2], [3]] [[1, 2], [3, 'x']] [[1, 2], [3, 'x']] [[1, 2, 'x'], [3, 4, 'x']] [] [[1], [2], [3], [], []] [[1, 2], [3]])J"},
+    {"map join and unique defaults", R"J({{ messages|map(attribute='nothing', default='d')|list }} {{ messages|map(attribute='nothing', default=none)|list }} {{ messages|join(', ', attribute='role') }} {{ [1, 2]|join(attribute=none) }} {{ messages|unique(attribute='role')|map(attribute='role')|list }} {{ 'abc'|replace('b', 'x', none) }} {{ 'a b c d e f'|truncate(5, leeway=none) }} {{ ['A', 'a']|unique(attribute=none)|list }})J", R"J({"d": {"b": 1, "a": [1.5, "é", null, true], "s": "q\"\n<\t\u0001"}, "m": {"role": "user", "items": 3}, "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "u1"}, {"role": "user", "content": "u2"}], "dd": {"a": 1, "b": 2}})J", R"J(['d', 'd', 'd'] [Undefined, Undefined, Undefined] system, user, user 12 ['system', 'user'] axc a... ['A'])J"},
+    {"dictsort by", R"J({{ {'b': 1, 'a': 2}|dictsort(by='value') }} {{ {'b': 1, 'a': 2}|dictsort(false, 'key', true) }})J", R"J({})J", R"J([('b', 1), ('a', 2)] [('b', 1), ('a', 2)])J"},
+    {"format filter", R"J({{ '%s and %s'|format('a', 'b') }} {{ '%(x)s!'|format(x=1) }})J", R"J({})J", R"J(a and b 1!)J"},
+    {"huge slice steps", R"J({{ [1, 2, 3][::9223372036854775807] }}{{ 'abc'[1::9223372036854775807] }}{{ [1, 2, 3][::-9223372036854775807] }}{{ 'abc'[-9223372036854775807:9223372036854775807:9223372036854775807] }}{{ [1, 2, 3][-9223372036854775807::-9223372036854775807] }}{{ [1, 2, 3][9223372036854775807:-9223372036854775807:-1]|length }}{{ [1, 2, 3][::-9223372036854775807 - 1] }}{{ 'abc'[2:0:-9223372036854775807 - 1] }})J", R"J({})J", R"J([1]b[3]a[]3[3]c)J"},
+    {"huge range steps", R"J({{ range(0, 9223372036854775807, 4611686018427387904)|list }}{{ range(-9223372036854775807 - 1, 9223372036854775807, 9223372036854775807)|list }}{{ range(9223372036854775807, -9223372036854775807 - 1, -9223372036854775807 - 1)|list }}{{ range(100000)|length }})J", R"J({})J", R"J([0, 4611686018427387904][-9223372036854775808, -1, 9223372036854775806][9223372036854775807, -1]100000)J"},
+    {"tests and filters on odd inputs", R"J({{ nope is callable }} {{ 1.5 is even }} {{ 1.5 is odd }} {{ 3 is odd }} {{ -3 is odd }} {{ 4.0 is even }} {{ {'k': 1}|attr('k') is defined }} {{ {'k': 1}|attr('items') is defined }} {{ [1]|truncate(5) }} {{ 'x' % [] }} {{ 'x' % {'a': 1} }})J", R"J({})J", R"J(True False False True True True False True [1] x x)J"},
+    {"sort and max with missing attributes", R"J({{ 'ab'|sort(attribute='k') }} {{ [1, 'a']|sort(attribute='k') }} {{ {'k': 1}|max(attribute='k') }} {{ (1, 2) is filter }} {{ [3, 1, 2]|max }} {{ [3, 1, 2]|min }})J", R"J({})J", R"J(['a', 'b'] [1, 'a'] k False 3 1)J"},
+    {"namespace holding itself", R"J({% set ns = namespace(a=1) %}{% set ns.self = ns %}{{ ns }}|{% set a = namespace() %}{% set b = namespace(a=a) %}{% set a.b = b %}{{ a }}|{{ [a, b] }}|{{ {'a': a} }}|{{ ns == ns }}{{ [ns] == [ns] }}{{ ns in [ns] }}{{ ns.self.self is sameas ns }})J", R"J({})J", R"J(<Namespace {'a': 1, 'self': <Namespace {...}>}>|<Namespace {'b': <Namespace {'a': <Namespace {...}>}>}>|[<Namespace {'b': <Namespace {'a': <Namespace {...}>}>}>, <Namespace {'a': <Namespace {'b': <Namespace {...}>}>}>]|{'a': <Namespace {'b': <Namespace {'a': <Namespace {...}>}>}>}|TrueTrueTrueTrue)J"},
 };
 const size_t kRenderCaseCount = sizeof kRenderCases / sizeof kRenderCases[0];
 
@@ -172,6 +185,27 @@ const ErrorCase kRuntimeErrors[] = {
     {"len of int", R"J({{ 5|length }})J"},  // TypeError
     {"in on none", R"J({{ 'a' in none }})J"},  // TypeError
     {"unknown filter", R"J({% if true %}{{ 1|nosuchfilter }}{% endif %})J"},  // TemplateRuntimeError
+    {"dictsort by something else", R"J({{ {'a': 1}|dictsort(by='x') }})J"},  // FilterArgumentError
+    {"format with positional and keyword", R"J({{ '%s'|format('a', x=1) }})J"},  // FilterArgumentError
+    {"slice into zero", R"J({{ [1]|slice(0)|list }})J"},  // ZeroDivisionError
+    {"range past MAX_RANGE", R"J({{ range(100001)|list }})J"},  // OverflowError
+    {"truncate shorter than its end", R"J({{ 'abcdef'|truncate(2) }})J"},  // AssertionError
+    {"truncate with negative leeway", R"J({{ 'abcdef'|truncate(4, leeway=-1) }})J"},  // AssertionError
+    {"join of none", R"J({{ none|join(',') }})J"},  // TypeError
+    {"list of none", R"J({{ none|list }})J"},  // TypeError
+    {"first of none", R"J({{ none|first }})J"},  // TypeError
+    {"dictsort of none", R"J({{ none|dictsort }})J"},  // AttributeError
+    {"length of none", R"J({{ none|length }})J"},  // TypeError
+    {"sum of none", R"J({{ none|sum }})J"},  // TypeError
+    {"int of undefined", R"J({{ nope|int }})J"},  // UndefinedError
+    {"float of undefined", R"J({{ nope|float }})J"},  // UndefinedError
+    {"indent of undefined", R"J({{ nope|indent }})J"},  // UndefinedError
+    {"indent of none", R"J({{ none|indent(2, true) }})J"},  // TypeError
+    {"truncate of none", R"J({{ none|truncate(3) }})J"},  // TypeError
+    {"odd of a string", R"J({{ 'ab' is odd }})J"},  // TypeError
+    {"filter test of a list", R"J({{ [] is filter }})J"},  // TypeError
+    {"string modulo int", R"J({{ 'ab' % 2 }})J"},  // TypeError
+    {"namespace to json", R"J({% set ns = namespace() %}{{ ns|tojson }})J"},  // TypeError
 };
 const size_t kRuntimeErrorCount = sizeof kRuntimeErrors / sizeof kRuntimeErrors[0];
 

@@ -7,8 +7,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <QElapsedTimer>
 #include <QRegularExpression>
 #include <QTest>
+
+#include <atomic>
+#include <thread>
 
 using namespace cairn;
 
@@ -258,6 +262,104 @@ private slots:
             }
         }
         QVERIFY(parsed > 0 && renderedOk > 0 && parsed < 3000);
+    }
+
+    // ---- the evaluation budget ----
+
+    static std::string renderError(const std::string& source, const ChatRenderOptions& o) {
+        try {
+            ChatTemplate(source).render(nlohmann::ordered_json::array(), o);
+        } catch (const TemplateError& e) {
+            return e.what();
+        }
+        return "rendered";
+    }
+
+    void budgetLimitsAreNamed() {
+        ChatRenderOptions o;
+        o.limits.maxSteps = 1000;
+        std::string e = renderError("{% for i in range(100000) %}{% endfor %}", o);
+        QVERIFY2(e.find("exceeded the step budget (1000 steps)") != std::string::npos, e.c_str());
+        o = ChatRenderOptions();
+        o.limits.maxBytes = 1 << 20;
+        e = renderError("{{ 'x' * 2000000 }}", o);
+        QVERIFY2(e.find("exceeded the memory budget (1 MiB)") != std::string::npos, e.c_str());
+        QCOMPARE(renderError("{{ ('x' * 500000)|length }}", o), std::string("rendered"));
+        o = ChatRenderOptions();
+        o.limits.maxDepth = 50;
+        e = renderError("{% set ns = namespace(x=1) %}{% for i in range(100) %}{% set ns.x = [ns.x] %}{% endfor %}{{ ns.x }}", o);
+        QVERIFY2(e.find("exceeded the depth limit (50 levels)") != std::string::npos, e.c_str());
+        QVERIFY2(e.find('\n') == std::string::npos, e.c_str());
+    }
+
+    void budgetCountsEveryKindOfUse() {
+        ChatRenderStats stats;
+        ChatRenderOptions o;
+        o.stats = &stats;
+        std::string out = ChatTemplate("{% for m in messages %}{{ [m.content] * 3 }}{% endfor %}")
+                              .render(std::vector<ChatMessage>{{"user", std::string(10000, 'a')}}, o);
+        QCOMPARE(out.size(), size_t(30012));  // ['a...', 'a...', 'a...']
+        QVERIFY(stats.steps > 3);
+        QVERIFY2(stats.peakBytes >= out.size(), std::to_string(stats.peakBytes).c_str());  // the output is charged
+        QVERIFY2(stats.peakBytes < 10 * out.size(), std::to_string(stats.peakBytes).c_str());
+        QVERIFY(stats.peakDepth >= 2);
+        // A failing render reports what it used too.
+        o.limits.maxSteps = 100;
+        QVERIFY_THROWS_EXCEPTION(TemplateError, ChatTemplate("{% for i in range(1000) %}{% endfor %}").render(std::vector<ChatMessage>{}, o));
+        QVERIFY(stats.steps > 100 && stats.steps < 5000);  // range(1000) is charged as a whole
+    }
+
+    void cancelStopsARender() {
+        std::atomic<bool> cancel{true};
+        ChatRenderOptions o;
+        o.cancel = &cancel;
+        QVERIFY_THROWS_EXCEPTION(TemplateCancelled, ChatTemplate("{% for i in range(100000) %}{% endfor %}").render(std::vector<ChatMessage>{}, o));
+        // From another thread, while a template loops (it would need 2^40 iterations).
+        cancel = false;
+        o.limits.maxSteps = UINT64_MAX / 2;
+        ChatTemplate endless("{% for a in range(1024) %}{% for b in range(1024) %}{% for c in range(1024) %}"
+                             "{% for d in range(1024) %}{% endfor %}{% endfor %}{% endfor %}{% endfor %}");
+        std::thread stopper([&] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            cancel = true;
+        });
+        QElapsedTimer timer;
+        timer.start();
+        bool cancelled = false;
+        try {
+            endless.render(std::vector<ChatMessage>{}, o);
+        } catch (const TemplateCancelled& e) {
+            cancelled = std::string(e.what()).find("cancelled") != std::string::npos;
+        }
+        stopper.join();
+        QVERIFY(cancelled);
+        QVERIFY2(timer.elapsed() < 3000, std::to_string(timer.elapsed()).c_str());
+        // renderChat does not replace a cancelled render with ChatML.
+        QVERIFY_THROWS_EXCEPTION(TemplateCancelled, renderChat("{% for i in range(100000) %}{% endfor %}", {}, o));
+    }
+
+    void renderChatFallsBackWhenTheBudgetIsExceeded() {
+        ChatRenderOptions o;
+        o.limits.maxSteps = 1000;
+        auto r = renderChat("{% for i in range(100000) %}{% endfor %}x", {{"user", "hi"}}, o);
+        QVERIFY(r.usedFallback);
+        QVERIFY2(r.fallbackReason.find("step budget") != std::string::npos, r.fallbackReason.c_str());
+        QCOMPARE(r.text, renderChatML({{"user", "hi"}}, false));
+    }
+
+    void deepVariablesAreRefused() {
+        nlohmann::ordered_json deep = 1;
+        for (int i = 0; i < 2000; ++i) deep = nlohmann::ordered_json::array({deep});
+        ChatRenderOptions o;
+        o.extraVariables = std::make_shared<nlohmann::ordered_json>(nlohmann::ordered_json{{"deep", deep}});
+        QVERIFY_THROWS_EXCEPTION(Error, ChatTemplate("{{ deep }}").render(std::vector<ChatMessage>{}, o));
+    }
+
+    void errorMessagesAreBoundedLines() {
+        std::string e = renderError("{{ raise_exception('line one\nline two ' * 1000) }}", {});
+        QVERIFY2(e.find('\n') == std::string::npos, e.c_str());
+        QVERIFY2(e.size() < 400, e.c_str());
+        QVERIFY2(e.find("line one line two") != std::string::npos, e.c_str());
     }
 
     void movedTemplateStillRenders() {

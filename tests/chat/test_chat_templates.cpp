@@ -185,6 +185,42 @@ private slots:
         for (const auto& f : mustFailures) std::printf("FAILED prefix stability: %s\n", f.c_str());
         QVERIFY(mustFailures.empty());
     }
+
+    // The evaluation budget's default limits against what the real templates use: every
+    // rendering must stay far below them (the margins are written in engine/chat/budget.h).
+    void budgetMarginsOnRealTemplates() {
+        auto templates = loadTemplates();
+        ChatRenderStats most;
+        std::string mostSteps, mostBytes, mostDepth;
+        int renders = 0;
+        for (const auto& t : templates) {
+            ChatTemplate compiled(t.source);
+            for (const auto& c : t.expected["cases"]) {
+                std::string conv = c["conversation"].get<std::string>();
+                ChatRenderOptions o = optionsFor(t, c["add_generation_prompt"].get<bool>());
+                ChatRenderStats stats;
+                o.stats = &stats;
+                try { compiled.render(conversation(conv), o); } catch (const Error&) {}
+                ++renders;
+                std::string label = t.name + " / " + conv;
+                if (stats.steps > most.steps) { most.steps = stats.steps; mostSteps = label; }
+                if (stats.peakBytes > most.peakBytes) { most.peakBytes = stats.peakBytes; mostBytes = label; }
+                if (stats.peakDepth > most.peakDepth) { most.peakDepth = stats.peakDepth; mostDepth = label; }
+            }
+        }
+        const ChatRenderLimits limits;
+        std::printf("budget over %d renderings: at most %llu steps (%s; limit %llu, %.0fx), %llu bytes (%s; limit %llu, %.0fx), "
+                    "depth %u (%s; limit %u, %.0fx)\n",
+                    renders, (unsigned long long)most.steps, mostSteps.c_str(), (unsigned long long)limits.maxSteps,
+                    double(limits.maxSteps) / double(most.steps), (unsigned long long)most.peakBytes, mostBytes.c_str(),
+                    (unsigned long long)limits.maxBytes, double(limits.maxBytes) / double(most.peakBytes), most.peakDepth,
+                    mostDepth.c_str(), limits.maxDepth, double(limits.maxDepth) / double(most.peakDepth));
+        QCOMPARE(renders, 528);
+        QVERIFY(most.steps > 0 && most.peakBytes > 0 && most.peakDepth > 0);
+        QVERIFY(most.steps * 100 < limits.maxSteps);
+        QVERIFY(most.peakBytes * 100 < limits.maxBytes);
+        QVERIFY(uint64_t(most.peakDepth) * 10 < limits.maxDepth);
+    }
 };
 
 CAIRN_CONFORMANCE_MAIN(TestChatTemplates)

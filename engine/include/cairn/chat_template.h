@@ -7,6 +7,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <atomic>
+#include <cstdint>
 #include <ctime>
 #include <functional>
 #include <memory>
@@ -19,6 +21,29 @@ namespace cairn {
 class TemplateError : public Error {
 public:
     using Error::Error;
+};
+
+// A render stopped through ChatRenderOptions::cancel (not the template's fault: no fallback).
+class TemplateCancelled : public TemplateError {
+public:
+    using TemplateError::TemplateError;
+};
+
+// The evaluation budget of one render. A template that exceeds a limit fails with a
+// TemplateError naming it ("chat template: exceeded the step budget (N steps)"). The
+// defaults and the margins measured on the real templates are in engine/chat/budget.h.
+struct ChatRenderLimits {
+    uint64_t maxSteps;   // nodes evaluated, loop iterations and builtin work (~64 bytes or 8 comparisons a step)
+    uint64_t maxBytes;   // bytes alive at once in the template's values and its output
+    uint32_t maxDepth;   // evaluation recursion and value nesting
+    ChatRenderLimits();  // the defaults
+};
+
+// What a render used (filled in also when it fails).
+struct ChatRenderStats {
+    uint64_t steps = 0;
+    uint64_t peakBytes = 0;
+    uint32_t peakDepth = 0;
 };
 
 struct ChatMessage {
@@ -35,6 +60,11 @@ struct ChatRenderOptions {
     std::shared_ptr<const nlohmann::ordered_json> extraVariables;
     // What strftime_now() sees; unset means the current local time.
     std::function<std::tm()> clock;
+    ChatRenderLimits limits;
+    // Checked with the step count; when it becomes true the render throws TemplateCancelled.
+    const std::atomic<bool>* cancel = nullptr;
+    // When set, receives what the render used.
+    ChatRenderStats* stats = nullptr;
 };
 
 class ChatTemplate {
@@ -66,7 +96,8 @@ struct ChatRendering {
 };
 
 // Renders with `templateSource` (the model's template, may be empty) and falls back to
-// ChatML when it is missing, does not parse or fails to render.
+// ChatML when it is missing, does not parse, fails to render or exceeds its budget.
+// A cancelled render (TemplateCancelled) is rethrown, not replaced by ChatML.
 ChatRendering renderChat(const std::string& templateSource, const std::vector<ChatMessage>& messages,
                          const ChatRenderOptions& options = {});
 
