@@ -9,6 +9,13 @@ Item {
     id: root
     property ChatController controller
 
+    // Links in replies in the theme's colour (the model renders them).
+    Binding {
+        target: root.controller ? root.controller.messages : null
+        property: "linkColor"
+        value: Theme.accent
+    }
+
     ListView {
         id: list
         objectName: "messageList"
@@ -43,6 +50,7 @@ Item {
             onEditRequested: (id, text) => root.controller.editMessage(id, text)
             onRegenerateRequested: (id) => root.controller.regenerate(id)
             onBranchRequested: (id, delta) => root.controller.switchBranch(id, delta)
+            onLinkRequested: (link) => root.controller.openLink(link)
         }
     }
 
@@ -52,12 +60,14 @@ Item {
         spacing: 8
         width: Math.min(parent.width - 48, 520)
         Label {
+            textFormat: Text.PlainText
             Layout.alignment: Qt.AlignHCenter
             text: qsTr("What shall we talk about?")
             font.pixelSize: 24
             color: Theme.text
         }
         Label {
+            textFormat: Text.PlainText
             Layout.fillWidth: true
             horizontalAlignment: Text.AlignHCenter
             wrapMode: Text.Wrap

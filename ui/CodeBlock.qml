@@ -28,7 +28,10 @@ Rectangle {
             Layout.leftMargin: 12
             Layout.rightMargin: 4
             Label {
+                textFormat: Text.PlainText
+                objectName: "codeLanguage"
                 text: root.language !== "" ? root.language : qsTr("code")
+                elide: Text.ElideRight
                 color: Theme.mutedText
                 font.pixelSize: 12
                 Layout.fillWidth: true
@@ -55,6 +58,7 @@ Rectangle {
             Layout.fillWidth: true
             Layout.margins: 12
             text: root.code
+            textFormat: TextEdit.PlainText
             readOnly: true
             selectByMouse: true
             wrapMode: TextEdit.WrapAnywhere

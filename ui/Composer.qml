@@ -44,6 +44,7 @@ Rectangle {
                 Layout.fillWidth: true
                 Layout.fillHeight: true
                 TextArea {
+                    textFormat: TextEdit.PlainText
                     id: input
                     objectName: "composerInput"
                     placeholderText: root.ready ? qsTr("Message Cairn (Enter sends, Shift+Enter adds a line)")
@@ -71,6 +72,7 @@ Rectangle {
                 Layout.alignment: Qt.AlignVCenter
                 onClicked: root.generating ? root.stopRequested() : root.submit()
                 contentItem: Label {
+                    textFormat: Text.PlainText
                     text: actionButton.text
                     color: actionButton.enabled ? Theme.accentText : Theme.mutedText
                     horizontalAlignment: Text.AlignHCenter

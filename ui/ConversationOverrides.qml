@@ -23,10 +23,12 @@ ColumnLayout {
     spacing: 6
 
     Label {
+        textFormat: Text.PlainText
         text: qsTr("System prompt")
         color: Theme.mutedText
     }
     TextArea {
+        textFormat: TextEdit.PlainText
         id: promptArea
         objectName: "conversationPrompt"
         Layout.fillWidth: true
@@ -48,6 +50,7 @@ ColumnLayout {
         Layout.fillWidth: true
         Layout.topMargin: 8
         Label {
+            textFormat: Text.PlainText
             text: qsTr("Sampling (empty = app default)")
             color: Theme.mutedText
             Layout.fillWidth: true
@@ -60,6 +63,7 @@ ColumnLayout {
             implicitHeight: 30
             onClicked: root.resetAllRequested()
             contentItem: Label {
+                textFormat: Text.PlainText
                 text: resetAll.text
                 color: resetAll.enabled ? Theme.accent : Theme.mutedText
                 font.pixelSize: 13
@@ -71,6 +75,7 @@ ColumnLayout {
     }
 
     Label {
+        textFormat: Text.PlainText
         objectName: "refusal"
         Layout.preferredHeight: root.refusal !== "" ? implicitHeight : 0
         clip: true
@@ -96,6 +101,7 @@ ColumnLayout {
             spacing: 8
 
             Label {
+                textFormat: Text.PlainText
                 text: row.label
                 color: Theme.text
                 font.bold: row.overridden
@@ -125,6 +131,7 @@ ColumnLayout {
                 }
             }
             Label {
+                textFormat: Text.PlainText
                 text: row.hint
                 color: Theme.mutedText
                 font.pixelSize: 12
@@ -141,6 +148,7 @@ ColumnLayout {
                 implicitHeight: 30
                 onClicked: root.overrideEdited(row.key, "")
                 contentItem: Label {
+                    textFormat: Text.PlainText
                     text: resetButton.text
                     color: Theme.accent
                     font.pixelSize: 13

@@ -18,6 +18,7 @@ Dialog {
     anchors.centerIn: parent
     background: Rectangle { color: Theme.background; radius: Theme.radius; border.color: Theme.border }
     header: Label {
+        textFormat: Text.PlainText
         text: root.title
         color: Theme.text
         font.bold: true
@@ -29,6 +30,7 @@ Dialog {
     footer: Item {
         implicitHeight: 56
         Label {
+            textFormat: Text.PlainText
             anchors.left: parent.left
             anchors.leftMargin: 16
             anchors.right: closeButton.left

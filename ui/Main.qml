@@ -75,6 +75,7 @@ ApplicationWindow {
             anchors.leftMargin: 16
             anchors.rightMargin: 8
             Label {
+                textFormat: Text.PlainText
                 id: bannerLabel
                 Layout.fillWidth: true
                 Layout.preferredWidth: 1
@@ -122,6 +123,7 @@ ApplicationWindow {
                         Layout.fillWidth: true
                         spacing: 1
                         Label {
+                            textFormat: Text.PlainText
                             width: parent.width
                             text: window.controller.currentTitle
                             font.pixelSize: 16
@@ -131,6 +133,7 @@ ApplicationWindow {
                         }
                         // This conversation's overrides, so a changed temperature is never a surprise.
                         Label {
+                            textFormat: Text.PlainText
                             objectName: "overrideSummary"
                             visible: text !== ""
                             text: window.controller.conversationSettings.summary !== ""
@@ -150,6 +153,7 @@ ApplicationWindow {
                         flat: true
                         Layout.maximumWidth: 300
                         contentItem: Label {
+                            textFormat: Text.PlainText
                             text: "◆  " + modelButton.text + "  ▾"
                             color: Theme.text
                             elide: Text.ElideRight
@@ -171,7 +175,11 @@ ApplicationWindow {
                             MenuItem { text: qsTr("Export as JSON…"); onTriggered: { exportDialog.format = "json"; exportDialog.open() } }
                         }
                     }
-                    ToolButton { text: qsTr("Import"); onClicked: importDialog.open() }
+                    ToolButton {
+                        text: window.controller.importing ? qsTr("Importing…") : qsTr("Import")
+                        enabled: !window.controller.importing
+                        onClicked: importDialog.open()
+                    }
                     ToolButton {
                         objectName: "chatSettingsButton"
                         text: qsTr("Chat settings")
@@ -231,7 +239,11 @@ ApplicationWindow {
         }
     }
 
-    ModelPicker { id: picker; controller: window.controller }
+    ModelPicker { id: picker; objectName: "modelPicker"; controller: window.controller }
+    Connections {
+        target: window.controller
+        function onModelPickerRequested() { picker.open() }
+    }
     SettingsDialog { id: settingsDialog; controller: window.controller }
     ConversationSettingsDialog { id: conversationDialog; objectName: "conversationDialog"; controller: window.controller }
 

@@ -24,6 +24,7 @@ Item {
     signal editRequested(var messageId, string text)
     signal regenerateRequested(var messageId)
     signal branchRequested(var messageId, int delta)
+    signal linkRequested(string link)
 
     readonly property bool isUser: role === "user"
     property bool editing: false
@@ -35,6 +36,7 @@ Item {
         padding: 4
         background: Rectangle { radius: 6; color: actionButton.hovered ? Theme.hover : "transparent" }
         contentItem: Label {
+            textFormat: Text.PlainText
             text: actionButton.text
             font: actionButton.font
             color: actionButton.enabled ? Theme.mutedText : Theme.border
@@ -52,6 +54,7 @@ Item {
         spacing: 4
 
         Label {
+            textFormat: Text.PlainText
             text: root.isUser ? qsTr("You") : qsTr("Assistant")
             font.bold: true
             font.pixelSize: 13
@@ -86,16 +89,37 @@ Item {
                         sourceComponent: modelData.kind === "code" ? codeComponent : textComponent
                         Component {
                             id: textComponent
+                            // Rich text made by safeMarkdownHtml (raw HTML escaped, no
+                            // images); a link shows its real target before it is opened.
                             TextEdit {
-                                text: modelData.text
-                                textFormat: TextEdit.MarkdownText
+                                id: prose
+                                objectName: "messageText"
+                                property alias linkTip: linkTip
+                                text: modelData.html
+                                textFormat: TextEdit.RichText
                                 readOnly: true
                                 selectByMouse: true
                                 wrapMode: TextEdit.Wrap
                                 color: Theme.text
                                 selectionColor: Theme.accent
                                 font.pixelSize: 15
-                                onLinkActivated: (link) => Qt.openUrlExternally(link)
+                                onLinkActivated: (link) => root.linkRequested(link)
+                                HoverHandler { cursorShape: prose.hoveredLink !== "" ? Qt.PointingHandCursor : Qt.IBeamCursor }
+                                ToolTip {
+                                    id: linkTip
+                                    objectName: "linkTip"
+                                    visible: prose.hoveredLink !== ""
+                                    delay: 200
+                                    text: prose.hoveredLink
+                                    contentItem: Label {
+                                        text: linkTip.text
+                                        textFormat: Text.PlainText
+                                        wrapMode: Text.WrapAnywhere
+                                        color: Theme.text
+                                        font.pixelSize: 12
+                                    }
+                                    background: Rectangle { radius: 6; color: Theme.surface; border.color: Theme.border }
+                                }
                             }
                         }
                         Component {
@@ -109,6 +133,7 @@ Item {
                     }
                 }
                 Label {
+                    textFormat: Text.PlainText
                     visible: root.streaming && root.content === ""
                     text: qsTr("Thinking…")
                     color: Theme.mutedText
@@ -123,6 +148,7 @@ Item {
             Layout.fillWidth: true
             TextArea {
                 id: editArea
+                textFormat: TextEdit.PlainText
                 Layout.fillWidth: true
                 wrapMode: TextArea.Wrap
                 color: Theme.text
@@ -155,6 +181,7 @@ Item {
                 onClicked: root.branchRequested(root.messageId, -1)
             }
             Label {
+                textFormat: Text.PlainText
                 visible: root.siblingCount > 1
                 text: (root.siblingIndex + 1) + " / " + root.siblingCount
                 color: Theme.mutedText
@@ -183,6 +210,7 @@ Item {
                 onClicked: root.regenerateRequested(root.messageId)
             }
             Label {
+                textFormat: Text.PlainText
                 visible: root.stats !== ""
                 text: root.stats
                 color: Theme.mutedText

@@ -32,6 +32,20 @@ Dialog {
         anchors.fill: parent
         spacing: 8
 
+        // After a start that died while loading a model (ChatController::start).
+        Label {
+            objectName: "interruptedNote"
+            visible: text !== ""
+            text: root.controller.interruptedModel !== ""
+                  ? qsTr("Cairn stopped while loading %1 last time, so it was not loaded again. You can try it again or choose another model.")
+                        .arg(root.controller.interruptedModel)
+                  : ""
+            textFormat: Text.PlainText
+            wrapMode: Text.Wrap
+            color: Theme.warningText
+            Layout.fillWidth: true
+        }
+
         ListView {
             id: list
             Layout.fillWidth: true
@@ -51,6 +65,7 @@ Dialog {
                 required property bool placeholder
                 required property bool demo
                 readonly property bool current: path === root.controller.modelPath
+                readonly property bool interrupted: path === root.controller.interruptedModel
                 width: ListView.view.width
                 enabled: error === ""
                 onClicked: { root.controller.selectModel(path); root.close() }
@@ -62,9 +77,17 @@ Dialog {
                 contentItem: ColumnLayout {
                     spacing: 2
                     RowLayout {
-                        Label { text: entry.name; font.bold: true; color: Theme.text; elide: Text.ElideRight; Layout.fillWidth: true }
-                        Label { visible: entry.bundled; text: qsTr("bundled"); color: Theme.mutedText; font.pixelSize: 11 }
+                        Label { textFormat: Text.PlainText; text: entry.name; font.bold: true; color: Theme.text; elide: Text.ElideRight; Layout.fillWidth: true }
+                        Label { textFormat: Text.PlainText; visible: entry.bundled; text: qsTr("bundled"); color: Theme.mutedText; font.pixelSize: 11 }
                         Label {
+                            textFormat: Text.PlainText
+                            visible: entry.interrupted
+                            text: qsTr("stopped Cairn while loading last time")
+                            color: Theme.errorText
+                            font.pixelSize: 11
+                        }
+                        Label {
+                            textFormat: Text.PlainText
                             visible: entry.placeholder || entry.demo
                             text: entry.placeholder ? qsTr("random weights: produces random text")
                                                     : qsTr("demo: knows only a few small tasks")
@@ -72,8 +95,9 @@ Dialog {
                             font.pixelSize: 11
                         }
                     }
-                    Label { text: entry.fileName; color: Theme.mutedText; font.pixelSize: 12; elide: Text.ElideMiddle; Layout.fillWidth: true }
+                    Label { textFormat: Text.PlainText; text: entry.fileName; color: Theme.mutedText; font.pixelSize: 12; elide: Text.ElideMiddle; Layout.fillWidth: true }
                     Label {
+                        textFormat: Text.PlainText
                         text: entry.summary
                         color: entry.error === "" ? Theme.mutedText : Theme.errorText
                         font.pixelSize: 12
@@ -83,6 +107,7 @@ Dialog {
                 }
             }
             Label {
+                textFormat: Text.PlainText
                 anchors.centerIn: parent
                 visible: list.count === 0
                 text: qsTr("No GGUF files yet. Add a folder or open a file.")
@@ -95,6 +120,7 @@ Dialog {
             Button { text: qsTr("Open file…"); onClicked: fileDialog.open() }
             Item { Layout.fillWidth: true }
             Label {
+                textFormat: Text.PlainText
                 text: qsTr("Models folder: %1/models").arg(root.controller.dataLocation)
                 color: Theme.mutedText
                 font.pixelSize: 11

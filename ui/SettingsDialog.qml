@@ -28,12 +28,13 @@ Dialog {
     background: Rectangle { color: Theme.background; radius: Theme.radius; border.color: Theme.border }
 
     component Heading: Label {
+        textFormat: Text.PlainText
         Layout.columnSpan: 2
         Layout.topMargin: 10
         font.bold: true
         color: Theme.text
     }
-    component Name: Label { color: Theme.mutedText; Layout.preferredWidth: 200 }
+    component Name: Label { textFormat: Text.PlainText; color: Theme.mutedText; Layout.preferredWidth: 200 }
     component NumberField: TextField {
         Layout.preferredWidth: 140
         color: Theme.text
@@ -77,6 +78,7 @@ Dialog {
             Heading { text: qsTr("Chat") }
             Name { text: qsTr("Default system prompt"); Layout.alignment: Qt.AlignTop; Layout.topMargin: 6 }
             TextArea {
+                textFormat: TextEdit.PlainText
                 id: defaultPrompt
                 Layout.fillWidth: true
                 Layout.minimumHeight: 64
@@ -134,13 +136,13 @@ Dialog {
             Name { text: qsTr("Model folders"); Layout.alignment: Qt.AlignTop }
             ColumnLayout {
                 Layout.fillWidth: true
-                Label { text: root.controller.dataLocation + "/models"; color: Theme.mutedText; elide: Text.ElideMiddle; Layout.fillWidth: true }
+                Label { textFormat: Text.PlainText; text: root.controller.dataLocation + "/models"; color: Theme.mutedText; elide: Text.ElideMiddle; Layout.fillWidth: true }
                 Repeater {
                     model: root.s.modelFolders
                     delegate: RowLayout {
                         required property string modelData
                         Layout.fillWidth: true
-                        Label { text: modelData; color: Theme.text; elide: Text.ElideMiddle; Layout.fillWidth: true }
+                        Label { textFormat: Text.PlainText; text: modelData; color: Theme.text; elide: Text.ElideMiddle; Layout.fillWidth: true }
                         ToolButton {
                             text: qsTr("Remove")
                             onClicked: {

@@ -25,8 +25,8 @@ Rectangle {
             text: qsTr("New chat")
             onClicked: root.controller.newChat()
             contentItem: RowLayout {
-                Label { text: "+  " + newChat.text; color: Theme.text; font.bold: true; Layout.fillWidth: true }
-                Label { text: "Ctrl+N"; color: Theme.mutedText; font.pixelSize: 11 }
+                Label { textFormat: Text.PlainText; text: "+  " + newChat.text; color: Theme.text; font.bold: true; Layout.fillWidth: true }
+                Label { textFormat: Text.PlainText; text: "Ctrl+N"; color: Theme.mutedText; font.pixelSize: 11 }
             }
             background: Rectangle {
                 implicitHeight: 38
@@ -68,8 +68,10 @@ Rectangle {
                 background: Rectangle { radius: Theme.radius; color: parent.hovered ? Theme.hover : "transparent" }
                 contentItem: ColumnLayout {
                     spacing: 2
-                    Label { text: modelData.title; color: Theme.text; font.bold: true; elide: Text.ElideRight; Layout.fillWidth: true }
+                    Label { textFormat: Text.PlainText; text: modelData.title; color: Theme.text; font.bold: true; elide: Text.ElideRight; Layout.fillWidth: true }
+                    // The snippet is escaped text; its only markup is the hit's <b><u> (chat_controller.cpp).
                     Label {
+                        objectName: "searchSnippet"
                         text: modelData.snippet
                         textFormat: Text.StyledText
                         color: Theme.mutedText
@@ -82,6 +84,7 @@ Rectangle {
                 }
             }
             Label {
+                textFormat: Text.PlainText
                 anchors.centerIn: parent
                 visible: results.count === 0
                 text: qsTr("No messages match")
@@ -109,6 +112,7 @@ Rectangle {
             }
             section.property: "section"
             section.delegate: Label {
+                textFormat: Text.PlainText
                 required property string section
                 text: section
                 color: Theme.mutedText
@@ -141,6 +145,7 @@ Rectangle {
                 contentItem: RowLayout {
                     spacing: 4
                     Label {
+                        textFormat: Text.PlainText
                         visible: !row.renaming
                         text: row.title
                         color: Theme.text
@@ -162,7 +167,7 @@ Rectangle {
                         implicitWidth: 28
                         implicitHeight: 28
                         onClicked: menu.popup()
-                        contentItem: Label { text: "⋯"; color: Theme.mutedText; horizontalAlignment: Text.AlignHCenter; verticalAlignment: Text.AlignVCenter }
+                        contentItem: Label { textFormat: Text.PlainText; text: "⋯"; color: Theme.mutedText; horizontalAlignment: Text.AlignHCenter; verticalAlignment: Text.AlignVCenter }
                         background: null
                         Menu {
                             id: menu
@@ -182,6 +187,7 @@ Rectangle {
                 }
             }
             Label {
+                textFormat: Text.PlainText
                 anchors.centerIn: parent
                 width: parent.width - 20
                 horizontalAlignment: Text.AlignHCenter
@@ -204,6 +210,7 @@ Rectangle {
                 anchors.fill: parent
                 anchors.margins: 6
                 Label {
+                    textFormat: Text.PlainText
                     text: qsTr("Deleted “%1”").arg(root.controller.undoTitle)
                     color: Theme.text
                     elide: Text.ElideRight

@@ -27,12 +27,14 @@ Rectangle {
             Layout.preferredWidth: 140
         }
         Label {
+            textFormat: Text.PlainText
             visible: text !== ""
             text: root.controller.progressText
             color: Theme.mutedText
             font.pixelSize: 12
         }
         Label {
+            textFormat: Text.PlainText
             text: root.controller.generating ? qsTr("Generating… (Esc stops)") : ""
             visible: text !== ""
             color: Theme.mutedText
@@ -40,18 +42,21 @@ Rectangle {
         }
         Item { Layout.fillWidth: true }
         Label {
+            textFormat: Text.PlainText
             visible: text !== ""
             text: root.controller.resumeNote
             color: Theme.mutedText
             font.pixelSize: 12
         }
         Label {
+            textFormat: Text.PlainText
             visible: text !== ""
             text: root.controller.speedText
             color: Theme.mutedText
             font.pixelSize: 12
         }
         Label {
+            textFormat: Text.PlainText
             visible: root.controller.contextSize > 0
             text: qsTr("context %1 / %2").arg(root.controller.contextUsed).arg(root.controller.contextSize)
             // Warns when nine tenths are used: the next turns may not fit.

@@ -43,6 +43,9 @@ class AppSettings : public QObject {
     CAIRN_SETTING(QStringList, modelFolders, ModelFolders, "models/folders", QStringList())
     CAIRN_SETTING(QStringList, extraModelFiles, ExtraModelFiles, "models/files", QStringList())
     CAIRN_SETTING(QString, lastModel, LastModel, "models/last", QString())
+    // Set (and written to disk) while a model loads, cleared when it is loaded,
+    // failed cleanly or the app quit: still set at start means the load killed the app.
+    CAIRN_SETTING(QString, loadingModel, LoadingModel, "models/loading", QString())
 
 public:
     // fileName empty: the platform's default QSettings; otherwise an INI file.

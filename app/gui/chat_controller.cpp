@@ -1,19 +1,24 @@
 #include "chat_controller.h"
 
 #include "app_settings.h"
+#include "conversation_import.h"
 #include "conversation_list_model.h"
 #include "engine_worker.h"
 #include "message_list_model.h"
 #include "model_list_model.h"
+#include "safe_markdown.h"
 
 #include "cairn/store/exchange.h"
 #include "cairn/store/store.h"
 
 #include <QClipboard>
 #include <QDateTime>
+#include <QDesktopServices>
+#include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QGuiApplication>
+#include <QRandomGenerator>
 
 namespace cairn::app {
 namespace {
@@ -57,6 +62,12 @@ ChatController::ChatController(const AppPaths& paths, QObject* parent)
 ChatController::~ChatController() { shutdown(); }
 
 void ChatController::shutdown() {
+    if (importThread_) {  // ends at its next batch, leaving nothing half-imported
+        cancelImport_.store(true);
+        importThread_->wait();
+        delete importThread_;
+        importThread_ = nullptr;
+    }
     if (!worker_) return;
     cancel_->store(true);  // a reply in progress ends at the next token and is committed
     QMetaObject::invokeMethod(worker_, [w = worker_] { w->shutdown(); }, Qt::QueuedConnection);
@@ -64,6 +75,13 @@ void ChatController::shutdown() {
     thread_.wait();
     delete worker_;
     worker_ = nullptr;
+    setLoadingMarker({});  // a load still running when quitting did not crash the app
+}
+
+void ChatController::setLoadingMarker(const QString& path) {
+    if (settings_->loadingModel() == path) return;
+    settings_->setLoadingModel(path);
+    settings_->sync();  // on disk before the load starts: the point is to survive a crash
 }
 
 void ChatController::connectWorker() {
@@ -73,6 +91,7 @@ void ChatController::connectWorker() {
         modelPath_ = path;
         modelName_ = QFileInfo(path).completeBaseName();
         modelNote_.clear();
+        templateNote_.clear();
         emit modelChanged();
         setProgress(0, tr("Loading %1…").arg(QFileInfo(path).fileName()));
     });
@@ -92,7 +111,10 @@ void ChatController::connectWorker() {
                                  ? tr("Demo model: it knows only small sums, spelling, days and months, unit conversions and "
                                       "how to use Cairn; anything else it makes up. Open the model picker to use a real model.")
                                  : QString();
+                modelNote_ = (modelNote_ + QLatin1Char(' ') + templateNote_).trimmed();
                 settings_->setLastModel(path);
+                setLoadingMarker({});
+                interruptedModel_.clear();
                 emit modelChanged();
                 emit statusChanged();
                 setProgress(-1, {});
@@ -101,17 +123,21 @@ void ChatController::connectWorker() {
     connect(worker_, &EngineWorker::modelFailed, this, [this](const QString& path, const QString& message) {
         modelLoading_ = false;
         modelReady_ = false;
+        setLoadingMarker({});
         modelNote_ = tr("Could not load %1: %2").arg(QFileInfo(path).fileName(), message);
         models_->setLoadError(path, message);
         emit modelChanged();
         setProgress(-1, {});
         setError(modelNote_);
     });
-    connect(worker_, &EngineWorker::templateFallback, this, [this](const QString&) {
-        // A property of the model, not of one reply: shown with the model's note.
-        if (modelNote_.contains(QLatin1String("ChatML"))) return;
-        modelNote_ = (modelNote_ + QLatin1Char(' ') + tr("It has no usable chat template, so Cairn uses ChatML.")).trimmed();
-        emit modelChanged();
+    connect(worker_, &EngineWorker::templateFallback, this, [this](const QString& reason) {
+        // A property of the model, not of one reply: shown with the model's note
+        // (modelLoaded follows). The engine's reason names the failure ("the
+        // model's chat template failed (...); using ChatML instead").
+        QString why = reason.trimmed().left(400);
+        if (!why.isEmpty()) why[0] = why[0].toUpper();
+        templateNote_ = why.contains(QLatin1String("ChatML")) ? why + QLatin1Char('.')
+                                                              : tr("It has no usable chat template, so Cairn uses ChatML.");
     });
     connect(worker_, &EngineWorker::messagesChanged, this, [this](qint64 conv) {
         if (conv == current_) messages_->load(conv);
@@ -175,6 +201,19 @@ void ChatController::connectWorker() {
 
 void ChatController::start() {
     refreshModels();
+    // The last start died while loading this file: loading it again would
+    // likely die again (a crash loop), so the user chooses.
+    if (const QString interrupted = settings_->loadingModel(); !interrupted.isEmpty()) {
+        interruptedModel_ = interrupted;
+        setLoadingMarker({});
+        if (settings_->lastModel() == interrupted) settings_->setLastModel({});
+        settings_->sync();
+        setError(tr("Cairn stopped while loading %1 last time, so it did not load it again. Pick a model to continue.")
+                     .arg(QDir::toNativeSeparators(interrupted)));
+        emit modelChanged();
+        emit modelPickerRequested();
+        return;
+    }
     QString model = settings_->lastModel();
     if (model.isEmpty() || !QFileInfo::exists(model)) model = models_->defaultModel();
     if (!model.isEmpty()) selectModel(model);
@@ -419,14 +458,20 @@ void ChatController::search(const QString& text) {
     searchResults_.clear();
     if (!text.trimmed().isEmpty()) {
         try {
-            for (const auto& hit : store_->search(text.toStdString(), 30, "<b>", "</b>")) {
+            // Hits are marked with a random token no message can contain, so
+            // nothing in the text can pass for highlighting once it is escaped.
+            const QString token = QString::number(QRandomGenerator::global()->generate64(), 36);
+            const QString open = QStringLiteral("\x01o") + token + QLatin1Char('\x02');
+            const QString close = QStringLiteral("\x01c") + token + QLatin1Char('\x02');
+            for (const auto& hit : store_->search(text.toStdString(), 30, open.toStdString(), close.toStdString())) {
                 QVariantMap m;
                 m[QStringLiteral("conversationId")] = qint64(hit.conversationId);
                 m[QStringLiteral("messageId")] = qint64(hit.messageId);
                 m[QStringLiteral("title")] = QString::fromStdString(store_->conversation(hit.conversationId).title);
-                m[QStringLiteral("snippet")] = QString::fromStdString(hit.snippet).toHtmlEscaped()
-                                                   .replace(QStringLiteral("&lt;b&gt;"), QStringLiteral("<b>"))
-                                                   .replace(QStringLiteral("&lt;/b&gt;"), QStringLiteral("</b>"));
+                m[QStringLiteral("snippet")] = QString::fromStdString(hit.snippet)
+                                                   .toHtmlEscaped()
+                                                   .replace(open, QStringLiteral("<b><u>"))
+                                                   .replace(close, QStringLiteral("</u></b>"));
                 searchResults_.push_back(m);
             }
         } catch (const std::exception& e) {
@@ -451,6 +496,7 @@ void ChatController::selectModel(const QString& path) {
     }
     auto s = generationSettings();
     cancel_->store(false);
+    setLoadingMarker(path);
     QMetaObject::invokeMethod(worker_, [w = worker_, path, s] { w->loadModel(path, s); }, Qt::QueuedConnection);
 }
 
@@ -487,22 +533,54 @@ bool ChatController::exportConversation(const QUrl& file, const QString& format)
 }
 
 bool ChatController::importConversation(const QUrl& file) {
-    try {
-        QFile f(file.isLocalFile() ? file.toLocalFile() : file.toString());
-        if (!f.open(QIODevice::ReadOnly)) throw std::runtime_error(f.errorString().toStdString());
-        auto data = store::fromJsonText(f.readAll().toStdString());
-        qint64 id = store_->importConversation(data);
-        conversations_->reload();
-        openConversation(id);
-        return true;
-    } catch (const std::exception& e) {
-        setError(tr("Import failed: %1").arg(QString::fromUtf8(e.what())));
+    if (importThread_) {
+        setError(tr("An import is still running."));
         return false;
     }
+    const QString path = file.isLocalFile() ? file.toLocalFile() : file.toString();
+    const QString database = paths_.databasePath();
+    cancelImport_.store(false);
+    importThread_ = QThread::create([this, path, database] {
+        ImportOutcome outcome = importConversationFile(database, path, cancelImport_);
+        QMetaObject::invokeMethod(this, [this, outcome] { finishImport(outcome); }, Qt::QueuedConnection);
+    });
+    importThread_->setObjectName(QStringLiteral("cairn-import"));
+    importThread_->start();
+    emit importingChanged();
+    return true;
+}
+
+void ChatController::finishImport(const ImportOutcome& outcome) {
+    if (importThread_) {
+        importThread_->wait();
+        delete importThread_;
+        importThread_ = nullptr;
+    }
+    emit importingChanged();
+    if (!worker_) return;  // arrived after shutdown
+    if (outcome.conversationId < 0) {
+        setError(tr("Import failed: %1").arg(outcome.error));
+        emit importFinished(-1, {});
+        return;
+    }
+    conversations_->reload();
+    openConversation(outcome.conversationId);
+    if (outcome.title != outcome.fileTitle)
+        setNotice(tr("Imported as “%1”: a conversation named “%2” already exists.").arg(outcome.title, outcome.fileTitle));
+    emit importFinished(outcome.conversationId, outcome.title);
 }
 
 void ChatController::copyText(const QString& text) {
     if (auto* cb = QGuiApplication::clipboard()) cb->setText(text);
+}
+
+bool ChatController::openLink(const QString& url) {
+    if (!isOpenableLink(url)) {
+        setError(tr("Cairn opens only http, https and mailto links, not %1").arg(url.left(200)));
+        return false;
+    }
+    const QUrl target(url, QUrl::StrictMode);
+    return linkOpener_ ? linkOpener_(target) : QDesktopServices::openUrl(target);
 }
 
 } // namespace cairn::app

@@ -18,6 +18,7 @@
 #include <QtQml/qqmlregistration.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 
 namespace cairn::store { class Store; }
@@ -25,6 +26,7 @@ namespace cairn::store { class Store; }
 namespace cairn::app {
 
 class EngineWorker;
+struct ImportOutcome;
 
 class ChatController : public QObject {
     Q_OBJECT
@@ -57,7 +59,11 @@ class ChatController : public QObject {
     Q_PROPERTY(QString noticeText READ noticeText NOTIFY noticeTextChanged)
     Q_PROPERTY(QVariantList searchResults READ searchResults NOTIFY searchResultsChanged)
     Q_PROPERTY(QString undoTitle READ undoTitle NOTIFY undoChanged)
+    Q_PROPERTY(bool importing READ importing NOTIFY importingChanged)
     Q_PROPERTY(QString dataLocation READ dataLocation CONSTANT)
+    // The model file that was loading when Cairn last stopped without quitting
+    // (a crash during load); start() did not load it again. Empty otherwise.
+    Q_PROPERTY(QString interruptedModel READ interruptedModel NOTIFY modelChanged)
 
 public:
     explicit ChatController(const AppPaths& paths, QObject* parent = nullptr);
@@ -98,7 +104,9 @@ public:
     QString noticeText() const { return noticeText_; }
     QVariantList searchResults() const { return searchResults_; }
     QString undoTitle() const { return undoTitle_; }
+    bool importing() const { return importThread_ != nullptr; }
     QString dataLocation() const { return paths_.dataDir; }
+    QString interruptedModel() const { return interruptedModel_; }
 
     Q_INVOKABLE void newChat();
     Q_INVOKABLE void openConversation(qint64 id);
@@ -121,8 +129,16 @@ public:
     Q_INVOKABLE void openModelFile(const QUrl& file);
     Q_INVOKABLE void refreshModels();
     Q_INVOKABLE bool exportConversation(const QUrl& file, const QString& format);
+    // Starts importing a JSON file on its own thread (false when one is
+    // already running); importFinished reports it, and on success the new
+    // conversation opens.
     Q_INVOKABLE bool importConversation(const QUrl& file);
     Q_INVOKABLE void copyText(const QString& text);
+    // Opens a link from a reply in the desktop's handler, only when
+    // isOpenableLink (http, https, mailto); returns whether it did.
+    Q_INVOKABLE bool openLink(const QString& url);
+    // What openLink calls (tests replace QDesktopServices::openUrl).
+    void setLinkOpener(std::function<bool(const QUrl&)> opener) { linkOpener_ = std::move(opener); }
     Q_INVOKABLE void clearError();
 
 signals:
@@ -136,12 +152,17 @@ signals:
     void noticeTextChanged();
     void searchResultsChanged();
     void undoChanged();
+    void importingChanged();
+    // conversationId -1 on failure (then errorText says why).
+    void importFinished(qint64 conversationId, const QString& title);
     // A reply is done (also when stopped); stats as EngineWorker::replyFinished.
     void replyFinished(qint64 conversationId, qint64 messageId, const QVariantMap& stats);
     // The engine is at the open conversation (how: "snapshot", "prefill", "empty", "live").
     void conversationReady(qint64 conversationId, const QString& how, double ms);
     // The chat view should scroll to this message (it is in the message list).
     void messageFocusRequested(qint64 messageId);
+    // The view should open the model picker (start() found no model it may load).
+    void modelPickerRequested();
 
 public:
     // What the next reply of the open conversation uses: the app settings
@@ -154,6 +175,8 @@ private:
     void setProgress(double value, const QString& text);
     void setGenerating(bool on);
     void connectWorker();
+    void setLoadingMarker(const QString& path);
+    void finishImport(const ImportOutcome& outcome);
 
     AppPaths paths_;
     AppSettings* settings_;
@@ -168,13 +191,17 @@ private:
 
     qint64 current_ = -1;
     QString pendingSystemPrompt_;  // set before a new chat's first message
-    QString modelPath_, modelName_, modelNote_, modelFingerprint_;
+    QString modelPath_, modelName_, modelNote_, modelFingerprint_, interruptedModel_;
+    QString templateNote_;  // why the model's chat template is not used (empty: it is)
     bool modelReady_ = false, modelLoading_ = false, generating_ = false, busy_ = false;
     double progress_ = -1;
     QString progressText_, speedText_, resumeNote_, errorText_, noticeText_, undoTitle_;
     qint64 contextUsed_ = 0, contextSize_ = 0;
     qint64 undoId_ = -1;
     QVariantList searchResults_;
+    std::function<bool(const QUrl&)> linkOpener_;
+    QThread* importThread_ = nullptr;
+    std::atomic<bool> cancelImport_{false};
 };
 
 } // namespace cairn::app

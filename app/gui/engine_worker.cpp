@@ -10,6 +10,7 @@
 
 #include <QDebug>
 #include <QRandomGenerator>
+#include <QThread>
 
 #include <algorithm>
 #include <chrono>
@@ -94,6 +95,10 @@ void EngineWorker::applySettings(const QVariantMap& s) {
 void EngineWorker::loadModel(const QString& path, const QVariantMap& settings) {
     BusyScope busy(this);
     emit modelLoading(path);
+    // Test hook: a load that takes this long, so a test can kill the app while
+    // it loads (tests/app/test_app_processes.cpp). Never set in normal use.
+    if (const int delayMs = qEnvironmentVariableIntValue("CAIRN_TEST_MODEL_LOAD_DELAY_MS"); delayMs > 0)
+        QThread::msleep(ulong(std::min(delayMs, 600000)));
     session_.reset();
     sessionConversation_ = -1;
     model_.reset();
@@ -105,10 +110,13 @@ void EngineWorker::loadModel(const QString& path, const QVariantMap& settings) {
         applySettings(settings);
         const auto& info = model_->info();
         QString name = info.name.empty() ? path.section(QLatin1Char('/'), -1) : QString::fromStdString(info.name);
-        emit modelLoaded(path, name, contextSize_, QString::fromStdString(fingerprint_));
+        // The template is tried before the model counts as loaded: a template
+        // that brought the app down must leave the crash marker set (see
+        // ChatController::start).
         auto rendering = renderChat(std::string(model_->file().getString("tokenizer.chat_template")),
                                     {{"user", "Hello"}}, {});
         if (rendering.usedFallback) emit templateFallback(QString::fromStdString(rendering.fallbackReason));
+        emit modelLoaded(path, name, contextSize_, QString::fromStdString(fingerprint_));
     } catch (const std::exception& e) {
         model_.reset();
         modelPath_.clear();

@@ -3,6 +3,8 @@
 #include "app_paths.h"
 #include "app_settings.h"
 #include "chat_controller.h"
+#include "instance_lock.h"
+#include "offline_network.h"
 
 #include <QCommandLineParser>
 #include <QElapsedTimer>
@@ -88,10 +90,21 @@ int main(int argc, char** argv) {
 
     QQuickStyle::setStyle(QStringLiteral("Basic"));  // our Theme colours drive its palette
 
-    ChatController controller(parser.isSet(dataDir) ? AppPaths::standard(parser.value(dataDir)) : standard);
+    const AppPaths paths = parser.isSet(dataDir) ? AppPaths::standard(parser.value(dataDir)) : standard;
+    // A second start on the same data folder says so and exits (status 1);
+    // it never opens the database the first one is using.
+    QString lockRefusal;
+    const auto instanceLock = lockDataFolder(paths.dataDir, &lockRefusal);
+    if (!instanceLock) {
+        std::fprintf(stderr, "cairn: %s\n", qPrintable(lockRefusal));
+        return 1;
+    }
+
+    ChatController controller(paths);
     if (parser.isSet(model)) controller.settings()->setLastModel(QFileInfo(parser.value(model)).absoluteFilePath());
 
     QQmlApplicationEngine engine;
+    makeEngineOffline(engine);  // nothing shown in the window is fetched from the network
     engine.addImportPath(QStringLiteral("qrc:/"));  // the Cairn module's qmldir (Qt 6.4 does not look there)
     QObject::connect(&engine, &QQmlApplicationEngine::objectCreationFailed, &app, [] { QCoreApplication::exit(1); },
                      Qt::QueuedConnection);

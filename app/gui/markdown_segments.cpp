@@ -1,17 +1,21 @@
 #include "markdown_segments.h"
 
+#include "safe_markdown.h"
+
 #include <QStringList>
 #include <QVariantMap>
 
 namespace cairn::app {
 
-QVariantList markdownSegments(const QString& markdown) {
+QVariantList markdownSegments(const QString& markdown, const QColor& linkColor) {
     QVariantList out;
     auto push = [&](const QString& kind, QString text, const QString& language) {
         if (kind == QLatin1String("text") && text.trimmed().isEmpty()) return;
         if (text.endsWith(QLatin1Char('\n'))) text.chop(1);
-        out.push_back(QVariantMap{{QStringLiteral("kind"), kind}, {QStringLiteral("text"), text},
-                                  {QStringLiteral("language"), language}});
+        QVariantMap segment{{QStringLiteral("kind"), kind}, {QStringLiteral("text"), text},
+                            {QStringLiteral("language"), language}};
+        if (kind == QLatin1String("text")) segment[QStringLiteral("html")] = safeMarkdownHtml(text, linkColor);
+        out.push_back(segment);
     };
     QString current, language;
     bool inCode = false;

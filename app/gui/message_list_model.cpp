@@ -22,8 +22,15 @@ void MessageListModel::load(qint64 conversationId) {
                                 .arg((m.stats.tokenCount - 1) * 1000.0 / m.stats.decodeMs, 0, 'f', 1);
                 else if (m.role == store::Role::Assistant && m.complete && m.stats.tokenCount > 0)
                     stats = tr("%1 tokens").arg(m.stats.tokenCount);
-                rows.push_back({m.id, QString::fromStdString(std::string(store::roleName(m.role))),
-                                QString::fromStdString(m.content), m.complete, int(sib.index), int(sib.ids.size()), stats});
+                Row row;
+                row.id = m.id;
+                row.role = QString::fromStdString(std::string(store::roleName(m.role)));
+                row.content = QString::fromStdString(m.content);
+                row.complete = m.complete;
+                row.siblingIndex = int(sib.index);
+                row.siblingCount = int(sib.ids.size());
+                row.stats = stats;
+                rows.push_back(std::move(row));
             }
         }
     } catch (const std::exception&) {
@@ -33,6 +40,13 @@ void MessageListModel::load(qint64 conversationId) {
     for (auto& r : rows)
         for (const auto& old : rows_)
             if (old.id == r.id && old.streaming) { r.streaming = true; if (r.content.isEmpty()) r.content = old.content; }
+    // Rows whose text did not change keep their rendering.
+    for (auto& r : rows)
+        for (const auto& old : rows_)
+            if (old.id == r.id && old.content == r.content && old.segmentsReady) {
+                r.segments = old.segments;
+                r.segmentsReady = true;
+            }
     const int oldCount = count();
     beginResetModel();
     conversationId_ = conversationId;
@@ -45,6 +59,7 @@ void MessageListModel::setStreamingText(qint64 messageId, const QString& text) {
     int row = rowOf(messageId);
     if (row < 0) return;
     rows_[size_t(row)].content = text;
+    rows_[size_t(row)].segmentsReady = false;
     emit dataChanged(index(row), index(row), {ContentRole, SegmentsRole});
 }
 
@@ -53,6 +68,14 @@ void MessageListModel::setStreaming(qint64 messageId, bool streaming) {
     if (row < 0) return;
     rows_[size_t(row)].streaming = streaming;
     emit dataChanged(index(row), index(row), {StreamingRole});
+}
+
+void MessageListModel::setLinkColor(const QColor& color) {
+    if (color == linkColor_) return;
+    linkColor_ = color;
+    for (auto& r : rows_) r.segmentsReady = false;
+    if (!rows_.empty()) emit dataChanged(index(0), index(count() - 1), {SegmentsRole});
+    emit linkColorChanged();
 }
 
 int MessageListModel::rowCount(const QModelIndex& parent) const {
@@ -67,7 +90,12 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
     case ContentRole: return r.content;
     case IdRole: return r.id;
     case RoleRole: return r.role;
-    case SegmentsRole: return markdownSegments(r.content);
+    case SegmentsRole:
+        if (!r.segmentsReady) {
+            r.segments = markdownSegments(r.content, linkColor_);
+            r.segmentsReady = true;
+        }
+        return r.segments;
     case CompleteRole: return r.complete;
     case SiblingIndexRole: return r.siblingIndex;
     case SiblingCountRole: return r.siblingCount;

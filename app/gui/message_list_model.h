@@ -3,6 +3,7 @@
 #pragma once
 
 #include <QAbstractListModel>
+#include <QColor>
 #include <QtQml/qqmlregistration.h>
 
 #include <vector>
@@ -16,6 +17,8 @@ class MessageListModel : public QAbstractListModel {
     QML_ELEMENT
     QML_UNCREATABLE("owned by the ChatController")
     Q_PROPERTY(int count READ count NOTIFY countChanged)
+    // The colour of links in rendered replies (the view binds the theme's).
+    Q_PROPERTY(QColor linkColor READ linkColor WRITE setLinkColor NOTIFY linkColorChanged)
 public:
     enum Roles {
         IdRole = Qt::UserRole + 1, RoleRole, ContentRole, SegmentsRole, CompleteRole,
@@ -31,6 +34,9 @@ public:
     void setStreamingText(qint64 messageId, const QString& text);
     void setStreaming(qint64 messageId, bool streaming);
 
+    QColor linkColor() const { return linkColor_; }
+    void setLinkColor(const QColor& color);
+
     int count() const { return int(rows_.size()); }
     int rowCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role) const override;
@@ -41,15 +47,19 @@ public:
 
 signals:
     void countChanged();
+    void linkColorChanged();
 
 private:
     struct Row {
-        qint64 id; QString role; QString content; bool complete; int siblingIndex; int siblingCount;
+        qint64 id = 0; QString role; QString content; bool complete = true; int siblingIndex = 0; int siblingCount = 1;
         QString stats; bool streaming = false;
+        mutable QVariantList segments;  // markdownSegments(content), made when first asked for
+        mutable bool segmentsReady = false;
     };
     store::Store* store_ = nullptr;
     qint64 conversationId_ = -1;
     std::vector<Row> rows_;
+    QColor linkColor_{0x25, 0x63, 0xeb};
 };
 
 } // namespace cairn::app

@@ -80,17 +80,17 @@ QVariant ModelListModel::data(const QModelIndex& index, int role) const {
     case QuantizationRole: return r.quantization;
     case FileSizeRole: return humanBytes(r.fileSize);
     case ContextLengthRole: return r.contextLength;
-    case RamEstimateRole: return humanBytes(r.ramEstimate);
+    case RamEstimateRole: return r.ramEstimate > 0 ? humanBytes(r.ramEstimate) : tr("unknown");
     case ErrorRole: return r.error;
     case BundledRole: return r.bundled;
     case PlaceholderRole: return r.placeholder;
     case DemoRole: return r.demo;
     case SummaryRole:
         if (!r.error.isEmpty()) return tr("Cannot be used: %1").arg(r.error);
-        return tr("%1 · %2 parameters · %3 · %4 · context %5 · ~%6 RAM")
+        return tr("%1 · %2 parameters · %3 · %4 · context %5 · %6")
             .arg(r.architecture, humanCount(r.parameters), r.quantization, humanBytes(r.fileSize))
             .arg(r.contextLength)
-            .arg(humanBytes(r.ramEstimate));
+            .arg(r.ramEstimate > 0 ? tr("~%1 RAM").arg(humanBytes(r.ramEstimate)) : tr("RAM unknown"));
     }
     return {};
 }

@@ -2,6 +2,9 @@
 
 #include "cairn/error.h"
 
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <unordered_map>
 
 namespace cairn::store {
@@ -18,14 +21,24 @@ const json* member(const json& object, const char* key) {
     return it == object.end() || it->is_null() ? nullptr : &*it;
 }
 
-std::string text(const json& object, const char* key, const std::string& field, bool required = false) {
+std::string mib(uint64_t bytes) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f MiB", double(bytes) / double(1 << 20));
+    return buf;
+}
+
+std::string text(const json& object, const char* key, const std::string& field, bool required = false,
+                 size_t maxBytes = kImportMaxFieldBytes) {
     const json* v = member(object, key);
     if (!v) {
         if (required) bad(field + key, "missing");
         return {};
     }
     if (!v->is_string()) bad(field + key, "expected a string");
-    return v->get<std::string>();
+    const auto& s = v->get_ref<const std::string&>();
+    if (s.size() > maxBytes)
+        bad(field + key, std::to_string(s.size()) + " bytes, more than the limit of " + std::to_string(maxBytes));
+    return s;
 }
 
 int64_t integer(const json& object, const char* key, const std::string& field) {
@@ -67,7 +80,7 @@ Message messageFromJson(const json& j, const std::string& field) {
     } catch (const Error&) {
         bad(field + "role", "unknown role '" + role + "'");
     }
-    m.content = text(j, "content", field, true);
+    m.content = text(j, "content", field, true, kImportMaxTextBytes);
     m.createdMs = integer(j, "created_ms", field);
     m.complete = boolean(j, "complete", field, true);
     if (const json* s = member(j, "stats")) {
@@ -135,10 +148,10 @@ ConversationData fromJson(const nlohmann::json& j) {
         bad("version", "unsupported version " + std::to_string(version));
     ConversationData data;
     Conversation& c = data.conversation;
-    c.title = text(j, "title", "");
+    c.title = text(j, "title", "", false, kImportMaxTitleBytes);
     c.modelPath = text(j, "model_path", "");
     c.modelFingerprint = text(j, "model_fingerprint", "");
-    c.systemPrompt = text(j, "system_prompt", "");
+    c.systemPrompt = text(j, "system_prompt", "", false, kImportMaxTextBytes);
     if (const json* s = member(j, "settings")) {
         if (!s->is_object()) bad("settings", "expected an object");
         c.settings = *s;
@@ -149,15 +162,48 @@ ConversationData fromJson(const nlohmann::json& j) {
     c.activeLeafId = optInteger(j, "active_leaf", "");
     const json* messages = member(j, "messages");
     if (!messages || !messages->is_array()) bad("messages", "expected an array");
+    if (messages->size() > kImportMaxMessages)
+        bad("messages", std::to_string(messages->size()) + " messages, more than the limit of " +
+                            std::to_string(kImportMaxMessages));
+    data.messages.reserve(messages->size());
     for (size_t i = 0; i < messages->size(); ++i)
         data.messages.push_back(messageFromJson((*messages)[i], "messages[" + std::to_string(i) + "]."));
     return data;
 }
 
 ConversationData fromJsonText(const std::string& textIn) {
-    json j = json::parse(textIn, nullptr, false);
+    // Counted while parsing, before a deep or huge document is built (and
+    // before copying or destroying one could recurse that deep).
+    uint64_t values = 0;
+    auto limits = [&values](int depth, json::parse_event_t event, json&) {
+        if (depth > kImportMaxDepth)
+            bad("document", "nested deeper than the limit of " + std::to_string(kImportMaxDepth) + " levels");
+        if ((event == json::parse_event_t::value || event == json::parse_event_t::object_start ||
+             event == json::parse_event_t::array_start) && ++values > kImportMaxValues)
+            bad("document", "more than the limit of " + std::to_string(kImportMaxValues) + " JSON values");
+        return true;
+    };
+    json j = json::parse(textIn, limits, false);
     if (j.is_discarded()) throw Error("import", "not valid JSON");
     return fromJson(j);
+}
+
+ConversationData fromJsonFile(const std::string& path) {
+    std::error_code ec;
+    const uint64_t size = std::filesystem::file_size(path, ec);
+    if (ec) throw Error("import", path + ": " + ec.message());
+    if (size > kImportMaxFileBytes)
+        throw Error("import", path + ": " + mib(size) + ", more than the limit of " + mib(kImportMaxFileBytes) +
+                                  " for an imported conversation");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error("import", path + ": cannot be opened");
+    // Read no more than the limit allows, even if the file grows meanwhile.
+    std::string text(size_t(size) + 1, '\0');
+    in.read(text.data(), std::streamsize(text.size()));
+    text.resize(size_t(in.gcount()));
+    if (text.size() > kImportMaxFileBytes)
+        throw Error("import", path + ": larger than the limit of " + mib(kImportMaxFileBytes));
+    return fromJsonText(text);
 }
 
 std::string toMarkdown(const ConversationData& data) {

@@ -136,17 +136,43 @@ void Store::restoreConversation(int64_t id) {
     requireChanged("conversation", id);
 }
 
+namespace {
+
+// Deletes a conversation's messages newest first, a few per statement. A
+// child always has a larger id than its parent, so each statement's cascades
+// stay inside it: one cascade down a long chain would pass SQLite's trigger
+// depth limit (1000 levels) and fail the whole delete.
+void deleteMessagesNewestFirst(sql::Database& db, int64_t conversationId) {
+    sql::Statement s(db,
+                     "DELETE FROM messages WHERE id IN "
+                     "(SELECT id FROM messages WHERE conversation_id = ? ORDER BY id DESC LIMIT 200)");
+    do {
+        s.reset();
+        s.bind(1, conversationId).run();
+    } while (db.changes() > 0);
+}
+
+} // namespace
+
 void Store::purgeConversation(int64_t id) {
-    // Messages, their FTS rows (via triggers) and snapshots go by cascade.
+    // Their FTS rows go by triggers, snapshots by cascade.
+    sql::Transaction tx(db_);
+    deleteMessagesNewestFirst(db_, id);
     sql::Statement s(db_, "DELETE FROM conversations WHERE id = ?");
     s.bind(1, id).run();
     requireChanged("conversation", id);
+    tx.commit();
 }
 
 int Store::purgeDeletedBefore(int64_t cutoffMs) {
-    sql::Statement s(db_, "DELETE FROM conversations WHERE deleted_ms IS NOT NULL AND deleted_ms <= ?");
-    s.bind(1, cutoffMs).run();
-    return static_cast<int>(db_.changes());
+    std::vector<int64_t> ids;
+    {
+        sql::Statement s(db_, "SELECT id FROM conversations WHERE deleted_ms IS NOT NULL AND deleted_ms <= ?");
+        s.bind(1, cutoffMs);
+        while (s.step()) ids.push_back(s.columnInt64(0));
+    }
+    for (int64_t id : ids) purgeConversation(id);
+    return static_cast<int>(ids.size());
 }
 
 } // namespace cairn::store

@@ -5,6 +5,9 @@
 
 #include "app_test_support.h"
 
+#include "tiny_models.h"
+
+#include "cairn/gguf.h"
 #include "cairn/store/store.h"
 
 #include <QElapsedTimer>
@@ -242,6 +245,24 @@ private slots:
         QVERIFY2(error.last()[0].toString().contains(QStringLiteral("does not fit")), qPrintable(error.last()[0].toString()));
     }
 
+    // A model whose chat template fails to render: it still loads, replies
+    // use ChatML, and the model note says why.
+    void brokenTemplateFallsBackWithTheReason() {
+        gguf::Writer w = test::tinyModelWriter({});
+        w.setString("tokenizer.chat_template", "{% if %}broken");
+        const QString path = dir_.filePath(QStringLiteral("broken-template.gguf"));
+        w.write(path.toStdString());
+        auto c = makeController(QStringLiteral("template"));
+        c->settings()->setLastModel(path);
+        QVERIFY(waitReady(*c));
+        QVERIFY2(c->modelNote().contains(QStringLiteral("chat template failed")) && c->modelNote().contains(QStringLiteral("ChatML")),
+                 qPrintable(c->modelNote()));
+        QVERIFY(c->settings()->loadingModel().isEmpty());  // it loaded: no crash marker left
+        QSignalSpy finished(c.get(), &ChatController::replyFinished);
+        c->send(QStringLiteral("hello"));
+        QVERIFY(finished.wait(30000));
+    }
+
     // Regenerate makes a sibling reply, Edit a sibling user message; switching
     // branches shows the other path.
     void branches() {
@@ -295,7 +316,17 @@ private slots:
         QCOMPARE(c->searchResults().size(), 1);
         auto hit = c->searchResults()[0].toMap();
         QCOMPARE(hit.value(QStringLiteral("conversationId")).toLongLong(), a);
-        QVERIFY(hit.value(QStringLiteral("snippet")).toString().contains(QStringLiteral("<b>")));
+        QVERIFY(hit.value(QStringLiteral("snippet")).toString().contains(QStringLiteral("<b><u>pomegranates</u></b>")));
+        // Markup in a message is text in its snippet: only the hit is highlighted.
+        int64_t tags = db.createConversation("Tags");
+        db.addMessage(tags, std::nullopt, store::Role::User, "quince <b>not bold</b> <img src=\"http://127.0.0.1:1/x\">");
+        c->search(QStringLiteral("quince"));
+        QCOMPARE(c->searchResults().size(), 1);
+        const QString snippet = c->searchResults()[0].toMap().value(QStringLiteral("snippet")).toString();
+        QVERIFY2(snippet.contains(QStringLiteral("&lt;b&gt;not bold&lt;/b&gt; &lt;img src=")), qPrintable(snippet));
+        QCOMPARE(snippet.count(QStringLiteral("<b>")), 1);
+        QVERIFY(!snippet.contains(QStringLiteral("<img")));
+        db.purgeConversation(tags);
         c->search(QString());
         QCOMPARE(c->searchResults().size(), 0);
 
@@ -319,15 +350,34 @@ private slots:
         QFile mdFile(md);
         QVERIFY(mdFile.open(QIODevice::ReadOnly));
         QVERIFY(mdFile.readAll().contains("pomegranates"));
+        // The import runs on its own thread: the call returns at once, importFinished follows.
+        QSignalSpy imported(c.get(), &ChatController::importFinished);
         QVERIFY(c->importConversation(QUrl::fromLocalFile(json)));
+        QVERIFY(c->importing());
+        QVERIFY(!c->importConversation(QUrl::fromLocalFile(json)));  // one at a time
+        QVERIFY(imported.wait(20000));
+        QVERIFY(!c->importing());
+        const qint64 copy = imported[0][0].toLongLong();
+        QVERIFY(copy > 0 && copy != a);
         QCOMPARE(c->conversations()->rowCount(), 3);
-        QVERIFY(c->currentConversation() != a);
+        QCOMPARE(c->currentConversation(), copy);
         QCOMPARE(c->messages()->rowCount(), 2);
         QCOMPARE(c->messages()->contentAt(1), QString::fromStdString(db.message(db.messages(a)[1].id).content));
+        // "Fruit" exists: the copy says it is one, and the notice says why.
+        QCOMPARE(QString::fromStdString(db.conversation(copy).title), QStringLiteral("Fruit (imported)"));
+        QCOMPARE(imported[0][1].toString(), QStringLiteral("Fruit (imported)"));
+        QVERIFY2(c->noticeText().contains(QStringLiteral("“Fruit” already exists")), qPrintable(c->noticeText()));
+        c->clearError();
+        QVERIFY(c->importConversation(QUrl::fromLocalFile(json)));
+        QVERIFY(imported.wait(20000));
+        QCOMPARE(QString::fromStdString(db.conversation(imported[1][0].toLongLong()).title), QStringLiteral("Fruit (imported 2)"));
         // A file that is not a conversation: an error message, nothing imported.
-        QVERIFY(!c->importConversation(QUrl::fromLocalFile(md)));
+        c->clearError();
+        QVERIFY(c->importConversation(QUrl::fromLocalFile(md)));
+        QVERIFY(imported.wait(20000));
+        QCOMPARE(imported[2][0].toLongLong(), -1);
         QVERIFY(c->errorText().startsWith(QStringLiteral("Import failed")));
-        QCOMPARE(c->conversations()->rowCount(), 3);
+        QCOMPARE(c->conversations()->rowCount(), 4);
     }
 
     // A search hit on a branch that is not shown: opening it switches to that

@@ -4,16 +4,22 @@
 // store on the same files), reopen the conversation, check that it resumed
 // from its snapshot and that the next reply prefilled only the new tokens.
 #include "chat_controller.h"
+#include "offline_network.h"
 
 #include "app_test_support.h"
 
 #include "cairn/store/store.h"
 
 #include <QQmlApplicationEngine>
+#include <QQmlComponent>
+#include <QQuickTextDocument>
 #include <QQuickItem>
 #include <QQuickStyle>
 #include <QQuickWindow>
+#include <QTcpServer>
 #include <QTemporaryDir>
+#include <QTextBlock>
+#include <QTextDocument>
 #include <QtQml/qqmlextensionplugin.h>
 #include <QtTest>
 
@@ -54,12 +60,144 @@ QQuickItem* findItem(QQuickItem* root, const QString& name) {
     return nullptr;
 }
 
+// Every item in the window's visual tree.
+void collectItems(QQuickItem* root, QList<QQuickItem*>& out) {
+    if (!root) return;
+    out << root;
+    for (auto* child : root->childItems()) collectItems(child, out);
+}
+
+// A loopback server that only counts who connects (an image fetch would).
+struct CountingServer {
+    QTcpServer server;
+    int connections = 0;
+    CountingServer() {
+        QObject::connect(&server, &QTcpServer::newConnection, &server, [this] {
+            while (auto* s = server.nextPendingConnection()) {
+                ++connections;
+                s->deleteLater();
+            }
+        });
+    }
+    bool listen() { return server.listen(QHostAddress::LocalHost, 0); }
+    QString url(const char* path) const {
+        return QStringLiteral("http://127.0.0.1:%1/%2").arg(server.serverPort()).arg(QLatin1String(path));
+    }
+};
+
 } // namespace
 
 class TestAppEndToEnd : public QObject {
     Q_OBJECT
 private slots:
     void initTestCase() { QQuickStyle::setStyle(QStringLiteral("Basic")); }
+
+    // A stored conversation whose title, messages and code-fence label hold
+    // HTML, images and `<`: shown as text, nothing fetched (no request reaches
+    // a loopback server), nothing cut. The view alone is tested here: the
+    // engine is not made offline, so a fetch would arrive.
+    void hostileConversationLoadsNothingAndHidesNothing() {
+        CountingServer server;
+        QVERIFY(server.listen());
+        QTemporaryDir dir;
+        const QString model = test::writeTinyAppModel(dir.path());
+        const AppPaths paths = AppPaths::standard(dir.filePath(QStringLiteral("data")));
+        paths.create();
+        const QString title = QStringLiteral("<img src=\"%1\"> <b>title</b>").arg(server.url("title"));
+        const QString language = QStringLiteral("<img src=\"%1\">").arg(server.url("lang"));
+        const QString reply = QStringLiteral("Compare x<y and y>z.\n\n<img src=\"%1\"> ![x](%2) <b>raw</b>\n\n"
+                                             "[click](javascript:alert(1))\n\n```%3\nint a = b < c;\n```\nafter the fence")
+                                  .arg(server.url("html"), server.url("markdown"), language);
+        QString longMessage = QStringLiteral("early < sign ");
+        while (longMessage.size() < 10000) longMessage += QStringLiteral("more text ");
+        longMessage += QStringLiteral("THE END");
+        qint64 conversation = -1;
+        {
+            store::Store db(paths.databasePath().toStdString());
+            conversation = db.createConversation(title.toStdString());
+            auto u = db.addMessage(conversation, std::nullopt, store::Role::User, longMessage.toStdString());
+            db.addMessage(conversation, u, store::Role::Assistant, reply.toStdString());
+        }
+
+        RunningApp app(paths, model);
+        QVERIFY(app.window);
+        QTRY_VERIFY_WITH_TIMEOUT(app.controller->modelReady() && !app.controller->busy(), 20000);
+        auto* list = app.find<QQuickItem>("messageList");
+        QVERIFY(list);
+        list->setProperty("cacheBuffer", 1000000);  // every message made, also those scrolled out of sight
+        app.controller->openConversation(conversation);
+        QTRY_COMPARE(list->property("count").toInt(), 2);
+        app.controller->search(QStringLiteral("raw"));  // the sidebar shows the hit's snippet
+        QTest::qWait(1500);  // time for any fetch to be tried
+
+        QList<QQuickItem*> items;
+        collectItems(app.window->contentItem(), items);
+        QStringList rendered;
+        int messageTexts = 0;
+        for (QQuickItem* item : items) {
+            const char* type = item->metaObject()->className();
+            const bool isText = item->inherits("QQuickText"), isEdit = item->inherits("QQuickTextEdit");
+            if (!isText && !isEdit) continue;
+            const QString text = item->property("text").toString();
+            const int format = item->property("textFormat").toInt();  // 0 plain in both enums
+            if (item->objectName() == QLatin1String("messageText")) {
+                ++messageTexts;
+                auto* doc = item->property("textDocument").value<QQuickTextDocument*>()->textDocument();
+                rendered << doc->toPlainText();
+                for (QTextBlock b = doc->begin(); b.isValid(); b = b.next())
+                    for (auto it = b.begin(); !it.atEnd(); ++it) {
+                        QVERIFY2(!it.fragment().charFormat().isImageFormat(), "an image in a rendered message");
+                        if (it.fragment().charFormat().isAnchor())
+                            QVERIFY2(!it.fragment().charFormat().anchorHref().startsWith(QLatin1String("javascript")), "a javascript: link");
+                    }
+            } else if (item->objectName() == QLatin1String("searchSnippet")) {
+                QVERIFY2(!text.contains(QLatin1String("<img")), qPrintable(text));  // escaped
+            } else if (text.contains(QLatin1String("<img")) || text.contains(QLatin1String("<b>"))) {
+                QVERIFY2(format == 0, qPrintable(QStringLiteral("%1 shows \"%2\" as rich text").arg(QLatin1String(type), text)));
+            }
+        }
+        QCOMPARE(messageTexts, 3);  // the user message, the reply's prose before and after the fence
+        const QString all = rendered.join(QLatin1Char('\n'));
+        QVERIFY2(all.contains(longMessage), "the long message is not shown whole");
+        QVERIFY(all.contains(QStringLiteral("Compare x<y and y>z.")));
+        QVERIFY(all.contains(QStringLiteral("<img src=\"%1\"> x (image: %2) <b>raw</b>").arg(server.url("html"), server.url("markdown"))));
+        QVERIFY(all.contains(QStringLiteral("after the fence")));
+        // The code fence's label and body, as text.
+        auto* label = findItem(app.window->contentItem(), QStringLiteral("codeLanguage"));
+        QVERIFY(label);
+        QCOMPARE(label->property("text").toString(), language);
+        QCOMPARE(findItem(app.window->contentItem(), QStringLiteral("codeBody"))->property("text").toString(), QStringLiteral("int a = b < c;"));
+        QCOMPARE(app.controller->currentTitle(), title);
+
+        QCoreApplication::processEvents();
+        QCOMPARE(server.connections, 0);
+    }
+
+    // The second wall: the engine main() sets up refuses every network request.
+    void offlineEngineFetchesNothing() {
+        CountingServer server;
+        QVERIFY(server.listen());
+        const QByteArray qml = QStringLiteral("import QtQuick\nImage { source: \"%1\" }").arg(server.url("image")).toUtf8();
+        {
+            // Control: without the factory the same item does reach the server.
+            QQmlEngine plain;
+            QQmlComponent component(&plain);
+            component.setData(qml, QUrl());
+            std::unique_ptr<QObject> image(component.create());
+            QVERIFY(image);
+            QTRY_VERIFY_WITH_TIMEOUT(server.connections > 0, 5000);
+        }
+        server.connections = 0;
+        QQmlEngine engine;
+        makeEngineOffline(engine);
+        QQmlComponent component(&engine);
+        component.setData(qml, QUrl());
+        std::unique_ptr<QObject> image(component.create());
+        QVERIFY2(image, qPrintable(component.errorString()));
+        QTRY_COMPARE_WITH_TIMEOUT(image->property("status").toInt(), 3, 5000);  // Image.Error
+        QTest::qWait(300);
+        QCOMPARE(server.connections, 0);
+    }
 
     void chatRestartResume() {
         QTemporaryDir dir;

@@ -11,6 +11,9 @@
 #include "app_test_support.h"
 #include "shared_data.h"
 #include "tiny_mamba.h"
+#include "tiny_models.h"
+
+#include "cairn/gguf.h"
 
 #include "cairn/store/store.h"
 
@@ -250,6 +253,41 @@ private slots:
         models.scan({}, {}, {bundled.path()});
         QCOMPARE(models.data(models.index(0), ModelListModel::PathRole).toString(), QFileInfo(mambaDemo).absoluteFilePath());
         QCOMPARE(models.defaultModel(), QFileInfo(bundled.filePath(QStringLiteral("cairn-demo-tiny.gguf"))).absoluteFilePath());
+    }
+
+    // Header values whose products overflow 64 bits (or are negative): the
+    // picker's estimate says "unknown" instead of wrapping around (checked
+    // arithmetic, no undefined behaviour).
+    void hostileHeaderSizesDoNotOverflow() {
+        QTemporaryDir dir;
+        struct Case { const char* key; int64_t value; };
+        const Case cases[] = {
+            {"llama.block_count", int64_t(1) << 60},
+            {"llama.attention.head_count_kv", int64_t(1) << 60},
+            {"llama.attention.key_length", int64_t(1) << 62},
+            {"llama.attention.value_length", -5},
+            {"llama.block_count", -1},
+        };
+        int n = 0;
+        for (const Case& c : cases) {
+            gguf::Writer w = test::tinyModelWriter({});
+            w.setInt64(c.key, c.value);
+            const QString path = dir.filePath(QStringLiteral("hostile-%1.gguf").arg(n++));
+            w.write(path.toStdString());
+            const auto info = describeModelFile(path);
+            QCOMPARE(info.ramEstimate, quint64(0));
+            QCOMPARE(sessionMemoryBytes(path, 4096), quint64(0));
+            ModelListModel models;
+            models.scan({}, {path}, {});
+            QCOMPARE(models.rowCount(), 1);
+            const QString summary = models.data(models.index(0), ModelListModel::SummaryRole).toString();
+            QVERIFY2(summary.contains(QStringLiteral("unknown")) || summary.startsWith(QStringLiteral("Cannot be used")),
+                     qPrintable(summary));
+        }
+        // The same model with sane values gets a real estimate.
+        const QString sane = dir.filePath(QStringLiteral("sane.gguf"));
+        test::tinyModelWriter({}).write(sane.toStdString());
+        QVERIFY(describeModelFile(sane).ramEstimate > 0);
     }
 
     void markdown() {

@@ -4,6 +4,8 @@
 #include "cairn/store/store.h"
 #include "store_test_util.h"
 
+#include <QElapsedTimer>
+#include <QFile>
 #include <QTest>
 
 #include <map>
@@ -143,8 +145,9 @@ private slots:
         j = good; j["messages"][1]["id"] = j["messages"][0]["id"]; QVERIFY(refused(j, "twice"));
         j = good; j["active_leaf"] = 777777;                     QVERIFY(refused(j, "active leaf"));
         j = good; std::swap(j["messages"][0], j["messages"][1]); QVERIFY(refused(j, "comes after"));
-        // A refused import leaves nothing behind.
+        // A refused import leaves nothing behind (not even hidden).
         QCOMPARE(s.listConversations().size(), before);
+        QCOMPARE(s.deletedConversations().size(), size_t(0));
         test::ftsIntegrityCheck(s.database());
     }
 
@@ -160,6 +163,147 @@ private slots:
         QCOMPARE(msgs[1].parentId, std::optional<int64_t>(msgs[0].id));
         QVERIFY(msgs[1].complete);
         QCOMPARE(s.activeLeaf(c), std::optional<int64_t>(msgs[1].id));
+    }
+
+    // Hostile files, generated here: each one is a clean Error naming the
+    // limit, quickly and without building the document it describes.
+    void hostileFilesHitTheirLimit() {
+        QTemporaryDir dir;
+        auto file = [&](const char* name, const std::string& text) {
+            const QString path = dir.filePath(QLatin1String(name));
+            QFile f(path);
+            if (!f.open(QIODevice::WriteOnly)) qFatal("cannot write %s", qPrintable(path));
+            f.write(text.data(), qint64(text.size()));
+            return path.toStdString();
+        };
+        auto refusedWith = [](const std::string& path, const char* expected) {
+            QElapsedTimer clock;
+            clock.start();
+            try {
+                fromJsonFile(path);
+            } catch (const Error& e) {
+                if (!QString(e.what()).contains(QLatin1String(expected))) qWarning("error: %s", e.what());
+                return QString(e.what()).contains(QLatin1String(expected)) && clock.elapsed() < 10000;
+            }
+            return false;
+        };
+        const std::string head = "{\"format\": \"cairn.conversation\", \"version\": 1, ";
+
+        // Larger than 256 MiB (sparse: nothing is written, nothing is read).
+        {
+            const QString path = dir.filePath(QStringLiteral("huge.json"));
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            QVERIFY(f.resize(qint64(kImportMaxFileBytes) + 1));
+            f.close();
+            QVERIFY(refusedWith(path.toStdString(), "more than the limit of 256.0 MiB"));
+        }
+        // Nested a million deep in the settings.
+        QVERIFY(refusedWith(file("deep.json", head + "\"settings\": {\"a\": " + std::string(1000000, '[') +
+                                                  std::string(1000000, ']') + "}, \"messages\": []}"),
+                            "nested deeper than the limit of 32"));
+        // Five million tiny values.
+        {
+            std::string zeros;
+            zeros.reserve(10000000);
+            for (int i = 0; i < 5000000; ++i) zeros += i ? ",0" : "0";
+            QVERIFY(refusedWith(file("values.json", head + "\"settings\": {\"a\": [" + zeros + "]}, \"messages\": []}"),
+                                "JSON values"));
+        }
+        // One message more than the limit.
+        {
+            std::string messages = "[";
+            for (size_t i = 0; i <= kImportMaxMessages; ++i)
+                messages += (i ? ",{\"id\":" : "{\"id\":") + std::to_string(i) + ",\"role\":\"user\",\"content\":\"\"}";
+            messages += "]";
+            QVERIFY(refusedWith(file("many.json", head + "\"messages\": " + messages + "}"), "100001 messages, more than the limit of 100000"));
+        }
+        // A message, a system prompt and a title longer than theirs.
+        const std::string big(kImportMaxTextBytes + 1, 'x');
+        QVERIFY(refusedWith(file("content.json", head + "\"messages\": [{\"id\": 1, \"role\": \"user\", \"content\": \"" + big + "\"}]}"),
+                            "messages[0].content: 4194305 bytes, more than the limit of 4194304"));
+        QVERIFY(refusedWith(file("system.json", head + "\"system_prompt\": \"" + big + "\", \"messages\": []}"), "system_prompt"));
+        QVERIFY(refusedWith(file("title.json", head + "\"title\": \"" + std::string(kImportMaxTitleBytes + 1, 't') +
+                                                   "\", \"messages\": []}"),
+                            "title: 1025 bytes"));
+        QVERIFY(refusedWith(file("path.json", head + "\"model_path\": \"" + std::string(kImportMaxFieldBytes + 1, 'p') +
+                                                  "\", \"messages\": []}"),
+                            "model_path"));
+        // At the limits themselves a file imports.
+        const std::string fits = head + "\"title\": \"" + std::string(kImportMaxTitleBytes, 't') +
+                                 "\", \"messages\": [{\"id\": 1, \"role\": \"user\", \"content\": \"" +
+                                 std::string(kImportMaxTextBytes, 'x') + "\"}]}";
+        const ConversationData ok = fromJsonFile(file("fits.json", fits));
+        QCOMPARE(ok.messages.size(), size_t(1));
+        QCOMPARE(ok.messages[0].content.size(), kImportMaxTextBytes);
+        QVERIFY_THROWS_EXCEPTION(Error, fromJsonFile(dir.filePath(QStringLiteral("missing.json")).toStdString()));
+    }
+
+    // A long conversation goes in in batches: between two batches another
+    // connection can write (no transaction spans the import) and sees nothing
+    // of the half-imported conversation; cancelling removes it; a finished
+    // one is whole, and can be deleted again.
+    void importIsBatchedHiddenAndCancellable() {
+        test::TempDb tmp;
+        Store s(tmp.path());
+        Store other(tmp.path());
+        const int64_t existing = other.createConversation("busy chat");
+        ConversationData data;
+        data.conversation.title = "long";
+        std::optional<int64_t> parent;
+        for (int64_t i = 1; i <= 2500; ++i) {  // one chain, deeper than SQLite's trigger depth of 1000
+            Message m;
+            m.id = i * 10;
+            m.parentId = parent;
+            m.role = i % 2 ? Role::User : Role::Assistant;
+            m.content = "message " + std::to_string(i);
+            data.messages.push_back(m);
+            parent = m.id;
+        }
+        data.conversation.activeLeafId = parent;
+
+        std::vector<size_t> calls;
+        Store::ImportOptions options;
+        options.batchMessages = 1000;
+        options.progress = [&](size_t written) {
+            calls.push_back(written);
+            // The other connection writes at once (its busy timeout would fail
+            // a write behind an open import transaction).
+            other.addMessage(existing, std::nullopt, Role::User, "written during the import " + std::to_string(written));
+            for (const auto& c : other.listConversations()) if (c.title == "long") return false;
+            if (!other.search("message").empty()) return false;
+            return true;
+        };
+        const int64_t id = s.importConversation(data, options);
+        QCOMPARE(calls, (std::vector<size_t>{1000, 2000, 2500}));
+        QCOMPARE(s.messages(id).size(), size_t(2500));
+        QCOMPARE(s.pathTo(*s.activeLeaf(id)).size(), size_t(2500));
+        QCOMPARE(other.messages(existing).size(), size_t(3));
+        QCOMPARE(s.listConversations().size(), size_t(2));
+        test::ftsIntegrityCheck(s.database());
+
+        options.progress = [&](size_t written) { return written < 2000; };
+        data.conversation.title = "cancelled";
+        QVERIFY_THROWS_EXCEPTION(Error, s.importConversation(data, options));
+        QCOMPARE(s.listConversations().size(), size_t(2));
+        QCOMPARE(s.deletedConversations().size(), size_t(0));
+        test::ftsIntegrityCheck(s.database());
+
+        s.purgeConversation(id);
+        QCOMPARE(s.listConversations().size(), size_t(1));
+    }
+
+    void unusedTitleSaysItIsACopy() {
+        test::TempDb tmp;
+        Store s(tmp.path());
+        QCOMPARE(s.unusedTitle("Trip"), std::string("Trip"));
+        s.createConversation("Trip");
+        QCOMPARE(s.unusedTitle("Trip"), std::string("Trip (imported)"));
+        s.createConversation("Trip (imported)");
+        QCOMPARE(s.unusedTitle("Trip"), std::string("Trip (imported 2)"));
+        const int64_t gone = s.createConversation("Gone");
+        s.deleteConversation(gone);
+        QCOMPARE(s.unusedTitle("Gone"), std::string("Gone"));  // a deleted one does not count
     }
 };
 

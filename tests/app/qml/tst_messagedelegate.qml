@@ -13,7 +13,7 @@ Item {
         messageId: 42
         role: "assistant"
         content: "Some **text**\n\n```js\nlet x = 1\n```"
-        segments: [{ kind: "text", text: "Some **text**", language: "" },
+        segments: [{ kind: "text", text: "Some **text**", language: "", html: "Some <b>text</b>" },
                    { kind: "code", text: "let x = 1", language: "js" }]
         siblingIndex: 0
         siblingCount: 2
@@ -29,12 +29,28 @@ Item {
         messageId: 41
         role: "user"
         content: "hello"
-        segments: [{ kind: "text", text: "hello", language: "" }]
+        segments: [{ kind: "text", text: "hello", language: "", html: "hello" }]
         siblingIndex: 0
         siblingCount: 1
         stats: ""
         streaming: false
     }
+    MessageDelegate {
+        id: linked
+        y: 420
+        width: 800
+        index: 2
+        messageId: 43
+        role: "assistant"
+        content: "[click here](https://example.org/real)"
+        segments: [{ kind: "text", text: content, language: "",
+                     html: "<p>see <a href=\"https://example.org/real\">click here</a> now</p>" }]
+        siblingIndex: 0
+        siblingCount: 1
+        stats: ""
+        streaming: false
+    }
+    SignalSpy { id: linkSpy; target: linked; signalName: "linkRequested" }
     SignalSpy { id: branchSpy; target: reply; signalName: "branchRequested" }
     SignalSpy { id: copySpy; target: reply; signalName: "copyRequested" }
     SignalSpy { id: regenSpy; target: reply; signalName: "regenerateRequested" }
@@ -81,6 +97,25 @@ Item {
             mouseClick(regen)
             compare(regenSpy.count, 1)
             verify(!findByText(question, "Regenerate"))
+        }
+
+        // Hovering a link shows where it really goes; a click asks to open it.
+        function test_linkShowsItsTargetBeforeOpening() {
+            const prose = findChild(linked, "messageText")
+            verify(prose)
+            compare(prose.textFormat, TextEdit.RichText)
+            const at = prose.positionToRectangle(prose.getText(0, prose.length).indexOf("click") + 2)
+            const x = at.x + 1, y = at.y + at.height / 2
+            compare(prose.linkAt(x, y), "https://example.org/real")
+            mouseMove(prose, x, y)
+            tryCompare(prose, "hoveredLink", "https://example.org/real")
+            const tip = prose.linkTip
+            verify(tip)
+            tryCompare(tip, "visible", true)
+            compare(tip.text, "https://example.org/real")
+            mouseClick(prose, x, y)
+            compare(linkSpy.count, 1)
+            compare(linkSpy.signalArguments[0][0], "https://example.org/real")
         }
 
         function test_editMakesARequest() {

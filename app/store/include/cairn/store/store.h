@@ -116,8 +116,24 @@ public:
 
     // ---- export / import (see exchange.h for the file formats)
     ConversationData conversationData(int64_t conversationId);
-    // Inserts as a new conversation (fresh ids); returns its id.
-    int64_t importConversation(const ConversationData& data);
+    struct ImportOptions {
+        // Messages per transaction: the write lock is never held for the
+        // whole of a large import, so the engine's writes go on meanwhile.
+        size_t batchMessages = 1000;
+        // Called after each batch with the messages written so far; false
+        // cancels (the partial conversation is removed, cairn::Error thrown).
+        std::function<bool(size_t written)> progress;
+    };
+    // Inserts as a new conversation (fresh ids; nothing existing is touched)
+    // and returns its id. The whole tree is checked before anything is
+    // written; until the last batch is in, the conversation is hidden like a
+    // deleted one (a crash leaves it to purgeDeletedBefore) and any failure
+    // removes it.
+    int64_t importConversation(const ConversationData& data, const ImportOptions& options);
+    int64_t importConversation(const ConversationData& data) { return importConversation(data, ImportOptions{}); }
+    // `title` when no conversation (not deleted) has it, else "title (imported)",
+    // "title (imported 2)", ...
+    std::string unusedTitle(const std::string& title);
 
 private:
     void requireChanged(const char* what, int64_t id);

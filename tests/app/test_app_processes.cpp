@@ -1,0 +1,147 @@
+// The real `cairn` binary as a user starts it (offscreen, --data-dir): one
+// instance per data folder, and no crash loop when a start dies while loading
+// a model. In-process checks use the same code as main() (lockDataFolder,
+// ChatController::start).
+#include "chat_controller.h"
+#include "engine_worker.h"
+#include "instance_lock.h"
+
+#include "app_test_support.h"
+
+#include <QProcess>
+#include <QSettings>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <csignal>
+
+using namespace cairn;
+using namespace cairn::app;
+
+namespace {
+
+QString settingValue(const QString& dataDir, const QString& key) {
+    QSettings s(QDir(dataDir).filePath(QStringLiteral("settings.ini")), QSettings::IniFormat);
+    return s.value(key).toString();
+}
+
+void writeSettings(const QString& dataDir, const QString& model) {
+    QDir().mkpath(dataDir);
+    AppSettings s(QDir(dataDir).filePath(QStringLiteral("settings.ini")));
+    test::fastSettings(s, model);
+    s.sync();
+}
+
+// Starts cairn on `dataDir`; extra environment as KEY=VALUE.
+std::unique_ptr<QProcess> startApp(const QString& dataDir, const QStringList& args = {}, const QStringList& env = {}) {
+    auto p = std::make_unique<QProcess>();
+    QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
+    e.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    for (const auto& kv : env) e.insert(kv.section(QLatin1Char('='), 0, 0), kv.section(QLatin1Char('='), 1));
+    p->setProcessEnvironment(e);
+    p->start(QStringLiteral(CAIRN_APP_BINARY), QStringList{QStringLiteral("--data-dir"), dataDir} + args);
+    return p;
+}
+
+void killHard(QProcess& p) {
+    ::kill(pid_t(p.processId()), SIGKILL);
+    p.waitForFinished(10000);
+}
+
+} // namespace
+
+class TestAppProcesses : public QObject {
+    Q_OBJECT
+private slots:
+    // Two lock attempts in one process (QLockFile sees its own pid alive).
+    void lockIsExclusive() {
+        QTemporaryDir dir;
+        const QString data = dir.filePath(QStringLiteral("data"));
+        auto first = lockDataFolder(data);
+        QVERIFY(first);
+        QString why;
+        QVERIFY(!lockDataFolder(data, &why));
+        QVERIFY2(why.contains(QStringLiteral("already running")) && why.contains(QString::number(QCoreApplication::applicationPid())),
+                 qPrintable(why));
+        first.reset();  // released: the next attempt gets it
+        auto again = lockDataFolder(data);
+        QVERIFY(again);
+        // Another data folder is another lock.
+        QVERIFY(lockDataFolder(dir.filePath(QStringLiteral("other"))));
+    }
+
+    // A running cairn holds the lock: a second start on the same folder says
+    // so and exits 1 without touching anything; once the first is killed
+    // (lock left behind by a dead process) the folder can be taken again.
+    void secondStartSaysAlreadyRunning() {
+        QTemporaryDir dir;
+        const QString data = dir.filePath(QStringLiteral("data"));
+        writeSettings(data, test::writeTinyAppModel(dir.path()));
+        auto first = startApp(data);
+        QVERIFY(first->waitForStarted(10000));
+        QTRY_VERIFY_WITH_TIMEOUT(QFileInfo::exists(instanceLockPath(data)), 20000);
+
+        auto second = startApp(data);
+        QVERIFY(second->waitForFinished(20000));
+        QCOMPARE(second->exitStatus(), QProcess::NormalExit);
+        QCOMPARE(second->exitCode(), 1);
+        const QString err = QString::fromUtf8(second->readAllStandardError());
+        QVERIFY2(err.contains(QStringLiteral("already running")) && err.contains(QString::number(first->processId())), qPrintable(err));
+        QCOMPARE(first->state(), QProcess::Running);
+
+        killHard(*first);
+        QVERIFY(QFileInfo::exists(instanceLockPath(data)));  // stale, its process is gone
+        QVERIFY(lockDataFolder(data));
+    }
+
+    // The first start is killed while it loads the model (the test hook makes
+    // the load take a minute); the next start does not load it again: it
+    // names the file, asks for the picker, and forgets it as last model.
+    void crashDuringLoadIsNotRepeated() {
+        QTemporaryDir dir;
+        const QString data = dir.filePath(QStringLiteral("data"));
+        const QString model = test::writeTinyAppModel(dir.path());
+        writeSettings(data, model);
+        auto first = startApp(data, {}, {QStringLiteral("CAIRN_TEST_MODEL_LOAD_DELAY_MS=60000")});
+        QVERIFY(first->waitForStarted(10000));
+        QTRY_COMPARE_WITH_TIMEOUT(settingValue(data, QStringLiteral("models/loading")), model, 20000);
+        killHard(*first);
+        QCOMPARE(settingValue(data, QStringLiteral("models/loading")), model);
+
+        // The real binary: it starts, does not load, and exits normally from --screenshot.
+        const QString shot = dir.filePath(QStringLiteral("after-crash.png"));
+        auto second = startApp(data, {QStringLiteral("--screenshot"), shot});
+        QVERIFY(second->waitForFinished(60000));
+        QCOMPARE(second->exitCode(), 0);
+        QVERIFY(QFileInfo::exists(shot));
+        QVERIFY(settingValue(data, QStringLiteral("models/loading")).isEmpty());
+        QVERIFY(settingValue(data, QStringLiteral("models/last")).isEmpty());  // set again only by a load that succeeded
+
+        // The same start in-process, to look at what it says.
+        {
+            AppSettings marker(QDir(data).filePath(QStringLiteral("settings.ini")));
+            marker.setLoadingModel(model);
+            marker.setLastModel(model);
+            marker.sync();
+        }
+        ChatController c(AppPaths::standard(data));
+        QSignalSpy picker(&c, &ChatController::modelPickerRequested);
+        QSignalSpy loading(c.worker(), &EngineWorker::modelLoading);
+        c.start();
+        QCOMPARE(picker.count(), 1);
+        QCOMPARE(c.interruptedModel(), model);
+        QVERIFY2(c.errorText().contains(model) && c.errorText().contains(QStringLiteral("did not load it again")), qPrintable(c.errorText()));
+        QTest::qWait(500);
+        QCOMPARE(loading.count(), 0);
+        QVERIFY(!c.modelLoading() && !c.modelReady());
+        // Choosing it again works, and a load that succeeds clears the note.
+        c.selectModel(model);
+        QTRY_VERIFY_WITH_TIMEOUT(c.modelReady(), 20000);
+        QVERIFY(c.interruptedModel().isEmpty());
+        QVERIFY(c.settings()->loadingModel().isEmpty());
+        c.shutdown();
+    }
+};
+
+QTEST_MAIN(TestAppProcesses)
+#include "test_app_processes.moc"
