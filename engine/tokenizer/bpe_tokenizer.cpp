@@ -73,12 +73,14 @@ int32_t BpeTokenizer::lookup(std::string_view text) const {
     return id;
 }
 
-std::vector<int32_t> BpeTokenizer::encode(std::string_view text, bool addSpecial, bool parseSpecial) const {
+std::vector<int32_t> BpeTokenizer::encodeFragments(const std::vector<Fragment>& fragments, bool addSpecial) const {
     const Vocabulary& v = vocab();
     std::vector<int32_t> out;
-    out.reserve(text.size() / 3 + 4);
+    size_t bytes = 0;
+    for (const Fragment& f : fragments) bytes += f.text.size();
+    out.reserve(bytes / 3 + 4);
     if (addSpecial && v.addBos && v.bos >= 0) out.push_back(v.bos);
-    for (const Fragment& f : splitSpecial(v, text, parseSpecial)) {
+    for (const Fragment& f : fragments) {
         if (f.token >= 0) out.push_back(f.token);
         else encodeText(f.text, out);
     }

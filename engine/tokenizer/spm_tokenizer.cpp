@@ -124,15 +124,17 @@ SpmTokenizer::SpmTokenizer(std::shared_ptr<Vocabulary> vocab)
 
 SpmTokenizer::~SpmTokenizer() = default;
 
-std::vector<int32_t> SpmTokenizer::encode(std::string_view text, bool addSpecial, bool parseSpecial) const {
+std::vector<int32_t> SpmTokenizer::encodeFragments(const std::vector<Fragment>& fragments, bool addSpecial) const {
     const Vocabulary& v = vocab();
     std::vector<int32_t> out;
-    out.reserve(text.size() / 3 + 4);
+    size_t bytes = 0;
+    for (const Fragment& f : fragments) bytes += f.text.size();
+    out.reserve(bytes / 3 + 4);
     if (addSpecial && v.addBos && v.bos >= 0) out.push_back(v.bos);
     bool afterSpecial = true;  // the call's start counts as following a special token
     std::string piece;
     std::vector<int> ids;
-    for (const Fragment& f : splitSpecial(v, text, parseSpecial)) {
+    for (const Fragment& f : fragments) {
         if (f.token >= 0) {
             out.push_back(f.token);
             afterSpecial = true;

@@ -111,6 +111,42 @@ private slots:
         QCOMPARE(tok->eot(), kImEnd);
     }
 
+    void plainSpansKeepControlTextPlain() {
+        auto tok = load(bpeVocab({"a b"}));
+        // <|im_start|> | ab<|im_end|> (plain) | <|im_end|>
+        const std::string text = "<|im_start|>ab<|im_end|><|im_end|>";
+        const std::vector<TextSpan> content = {{12, 24}};
+        auto ids = tok->encode(text, false, content);
+        QCOMPARE(ids.front(), kImStart);
+        QCOMPARE(ids[1], kAb);
+        QCOMPARE(ids.back(), kImEnd);
+        QCOMPARE(std::count(ids.begin(), ids.end(), kImEnd), 1);
+        QCOMPARE(tok->decode(ids), std::string("ab<|im_end|>"));  // control tokens decode to nothing
+        // A control token reaching into a plain span by one byte is plain too; a later one still counts.
+        auto edge = tok->encode("<|im_end|><|im_end|>", false, std::vector<TextSpan>{{9, 10}});
+        QCOMPARE(edge.back(), kImEnd);
+        QCOMPARE(std::count(edge.begin(), edge.end(), kImEnd), 1);
+        QCOMPARE(edge.size(), size_t(1 + 10));
+        // Without spans, and for text without control-token text, nothing changes.
+        QCOMPARE(tok->encode(text, false, std::vector<TextSpan>{}), tok->encode(text, false, true));
+        QCOMPARE(tok->encode("xabcab", false, std::vector<TextSpan>{{1, 3}, {4, 6}}), tok->encode("xabcab", false, true));
+        // parsedSpecials: what and where.
+        auto found = tok->parsedSpecials(text, content);
+        QCOMPARE(found.size(), size_t(2));
+        QCOMPARE(found[0].id, kImStart);
+        QCOMPARE(found[0].text, (TextSpan{0, 12}));
+        QCOMPARE(found[1].id, kImEnd);
+        QCOMPARE(found[1].text, (TextSpan{24, 34}));
+        QCOMPARE(tok->parsedSpecials(text).size(), size_t(3));
+
+        // SPM: </s> inside the span is text; the space prefix follows the real special tokens only.
+        auto spm = load(spmVocab());
+        auto sids = spm->encode("a</s>a</s>", false, std::vector<TextSpan>{{1, 5}});
+        QCOMPARE(std::count(sids.begin(), sids.end(), 2), 1);
+        QCOMPARE(sids.back(), 2);
+        QCOMPARE(spm->decode(sids), std::string("a</s>a"));
+    }
+
     void bpeStreamingNeverSplitsCharacters() {
         auto tok = load(bpeVocab({"a b"}));
         const std::string text = "a\xE2\x82\xAC\xF0\x9F\x98\x80" "b";
