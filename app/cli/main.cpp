@@ -17,6 +17,8 @@ void usage() {
                  "  inspect MODEL.gguf [--tensors] [--json] [--ctx N]   describe a model file\n"
                  "  template (-m MODEL.gguf | --template FILE) --messages M.json [--add-generation-prompt] [--bos S] [--eos S]\n"
                  "                                                   render a conversation with a chat template\n"
+                 "  template -m MODEL.gguf --messages M.json [--add-generation-prompt] --ids\n"
+                 "                                                   the token ids a chat session feeds for it\n"
                  "  tokenize -m MODEL.gguf [--bos] [--special] [--json] TEXT   token ids and pieces\n"
                  "  bench-kernels [--types Q4_0,F16] [--rows R] [--cols C] [-p TOKENS] [-t N] [-r N] [--path P]\n"
                  "                                                   matmul GFLOP/s (prefill) and GB/s (decode)\n"

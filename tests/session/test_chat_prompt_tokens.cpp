@@ -3,9 +3,11 @@
 // "</s>" or "<|endoftext|>" is fed as plain text, on the shared fixtures'
 // vocabularies (qwen2 and qwen3 with ChatML templates, llama-bpe with Llama 3.1's,
 // llama-spm with Mistral's), with templates that keep the content as it is and
-// ones that transform it, live, turn by turn and after a restore.
+// ones that transform it, live, turn by turn and after a restore; and
+// `cairn-cli template --ids` prints exactly what the chat session feeds.
 // A normal conversation's ids are the template's structure tokenized with
 // special tokens and the contents as plain text.
+#include "../gguf/cli_runner.h"
 #include "fixture_with_template.h"
 #include "shared_data.h"
 
@@ -13,6 +15,8 @@
 #include "cairn/exec.h"
 #include "cairn/model.h"
 #include "cairn/tokenizer.h"
+
+#include <nlohmann/json.hpp>
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -264,6 +268,34 @@ private slots:
             ChatSession(m).promptTokens(hostile(), true, &withPrompt);
             if (tok.kind() == "bpe") QCOMPARE(textOf(tok, prompt), withPrompt.text);
         }
+    }
+
+    void cliIdsAreWhatTheSessionFeeds_data() { addFixtureRows(); }
+    void cliIdsAreWhatTheSessionFeeds() {
+        QFETCH(int, fixture);
+        const Fixture& f = kFixtures[fixture];
+        QVERIFY2(!qgetenv("CAIRN_CLI").isEmpty(), "CAIRN_CLI is not set");
+        const QString messagesPath = dir_.filePath("hostile.json");
+        {
+            auto j = nlohmann::ordered_json::array();
+            for (const auto& m : hostile()) j.push_back({{"role", m.role}, {"content", m.content}});
+            std::ofstream(messagesPath.toStdString()) << j.dump();
+        }
+        for (bool agp : {false, true}) {
+            QStringList args = {"template", "-m", QString::fromStdString(paths_[f.name]), "--messages", messagesPath, "--ids"};
+            if (agp) args << "--add-generation-prompt";
+            auto r = runCli(args);
+            QCOMPARE(r.status, 0);
+            auto j = nlohmann::json::parse(r.out.toStdString());
+            QVERIFY(j.is_object() && j["ids"].is_array());
+            const auto ids = j["ids"].get<std::vector<int32_t>>();
+            QCOMPARE(ids, ChatSession(model(f)).promptTokens(hostile(), agp));
+            const auto& tok = model(f).tokenizer();
+            QCOMPARE(controls(tok, ids), controls(tok, ChatSession(model(f)).promptTokens(withoutInjections(hostile()), agp)));
+        }
+        auto bad = runCli({"template", "--template", messagesPath, "--messages", messagesPath, "--ids"});
+        QCOMPARE(bad.status, 1);
+        QVERIFY(bad.err.contains("--ids needs -m"));
     }
 };
 
