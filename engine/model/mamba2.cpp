@@ -3,6 +3,7 @@
 #include "cairn/error.h"
 #include "memory/recurrent_state.h"
 #include "model/architectures.h"
+#include "model/hyperparameters.h"
 #include "model/ops.h"
 #include "model/ssm_ops.h"
 
@@ -39,19 +40,19 @@ Mamba2Model::Mamba2Model(std::unique_ptr<gguf::File> file) : Model(std::move(fil
 void Mamba2Model::readParams() {
     const gguf::File& f = *file_;
     const std::string a = f.architecture() + ".";
-    p_.embedding = requiredInt(f, a + "embedding_length");
-    p_.layers = requiredInt(f, a + "block_count");
+    p_.embedding = intInRange(f, a + "embedding_length", 1, kMaxEmbedding);
+    p_.layers = intInRange(f, a + "block_count", 1, kMaxLayers);
     p_.conv = requiredInt(f, a + "ssm.conv_kernel");
-    p_.inner = requiredInt(f, a + "ssm.inner_size");
+    p_.inner = intInRange(f, a + "ssm.inner_size", 1, kMaxFeedForward);
     p_.state = requiredInt(f, a + "ssm.state_size");
-    p_.heads = requiredInt(f, a + "ssm.time_step_rank");
-    p_.groups = requiredInt(f, a + "ssm.group_count");
-    p_.eps = float(f.getFloat(a + "attention.layer_norm_rms_epsilon", 1e-5));
-    p_.trainedContext = f.getInt(a + "context_length", 0);
-    if (p_.embedding <= 0 || p_.layers <= 0 || p_.inner <= 0 || p_.heads <= 0 || p_.groups <= 0 ||
-        p_.layers > 4096 || p_.embedding > (1 << 20) || p_.inner > (1 << 22) || p_.heads > p_.inner ||
-        p_.inner % p_.heads || p_.heads % p_.groups)
-        throw Error("model", "implausible Mamba-2 hyperparameters (embedding, layers, inner size, heads, groups)");
+    p_.heads = intInRange(f, a + "ssm.time_step_rank", 1, p_.inner);
+    p_.groups = intInRange(f, a + "ssm.group_count", 1, p_.heads);
+    p_.eps = normEpsilon(f, a + "attention.layer_norm_rms_epsilon");
+    p_.trainedContext = intInRange(f, a + "context_length", 0, 0, kMaxContext);
+    if (p_.inner % p_.heads || p_.heads % p_.groups)
+        throw Error("model", a + "ssm.inner_size " + std::to_string(p_.inner) + ", ssm.time_step_rank " +
+                                 std::to_string(p_.heads) + " and ssm.group_count " + std::to_string(p_.groups) +
+                                 " do not divide evenly");
     if (p_.conv < 1 || p_.conv > ssm::kMaxConv)
         throw Error("model", "ssm.conv_kernel " + std::to_string(p_.conv) + " is not supported (1 to " +
                                  std::to_string(ssm::kMaxConv) + ")");
