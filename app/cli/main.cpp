@@ -1,5 +1,6 @@
 // cairn-cli: inspect, tokenize, generate, dump, bench, synth, template, chat-bench.
 #include "command.h"
+#include "terminal_text.h"
 
 #include "cairn/error.h"
 
@@ -62,7 +63,8 @@ int main(int argc, char** argv) {
         Args args(std::vector<std::string>(argv + 2, argv + argc));
         return it->second(args);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "cairn-cli %s: %s\n", argv[1], e.what());
+        // Messages may quote strings of the input file: never raw to the terminal.
+        std::fprintf(stderr, "cairn-cli %s: %s\n", argv[1], terminalSafe(e.what()).c_str());
         return 1;
     }
 }
