@@ -6,7 +6,6 @@
 #include "special_split.h"
 #include "utf8.h"
 
-#include <cstdio>
 #include <queue>
 
 namespace cairn::tokenizer {
@@ -33,8 +32,7 @@ std::string bpePiece(const Vocabulary& v, int32_t id) {
     if (attr & AttrUserDefined) return text;
     if (attr & AttrNormal) return ByteUnicode::instance().decodeText(text);
     if (attr & AttrByte) {
-        unsigned value = 0;
-        if (text.size() == 6 && std::sscanf(text.c_str(), "<0x%2X>", &value) == 1) return std::string(1, char(value));
+        if (int b = byteTokenValue(text); b >= 0) return std::string(1, char(b));
         return ByteUnicode::instance().decodeText(text);
     }
     return {};
