@@ -4,7 +4,10 @@
 // architecture, size, tensor-type mix, tokenizer, and the RAM a session at a
 // given context would need. Metadata of an unexpected type is reported as
 // absent rather than failing, so that any readable GGUF file can be inspected.
+// Strings from the file are never written raw: terminalSafe() in the table, \u
+// escapes for everything outside printable ASCII in --json.
 #include "command.h"
+#include "terminal_text.h"
 
 #include "cairn/error.h"
 #include "cairn/gguf.h"
@@ -223,12 +226,14 @@ void printJson(const gguf::File& f, const Summary& s, const std::string& path, b
                            {"offset", t.offset}, {"bytes", t.nbytes}});
         j["tensors"] = arr;
     }
-    std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    std::printf("%s\n", j.dump(-1, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace).c_str());
 }
 
 void printHuman(const gguf::File& f, const Summary& s, const std::string& path) {
-    auto row = [](const char* label, const std::string& value) { std::printf("  %-16s%s\n", label, value.c_str()); };
-    std::printf("%s: GGUF v%u, %zu tensors, %zu metadata keys\n", baseName(path).c_str(), f.version(),
+    auto row = [](const char* label, const std::string& value) {
+        std::printf("  %-16s%s\n", label, terminalSafe(value).c_str());
+    };
+    std::printf("%s: GGUF v%u, %zu tensors, %zu metadata keys\n", terminalSafe(baseName(path)).c_str(), f.version(),
                 f.tensors().size(), f.metadata().size());
     row("architecture", s.arch.empty() ? "(not set)" : s.arch);
     row("name", s.name.empty() ? "(not set)" : s.name);
@@ -261,15 +266,19 @@ void printHuman(const gguf::File& f, const Summary& s, const std::string& path) 
 
 void printTensorTable(const gguf::File& f) {
     size_t nameWidth = 6;
-    for (const auto& t : f.tensors()) nameWidth = std::max(nameWidth, t.name.size());
+    std::vector<std::string> names;
+    for (const auto& t : f.tensors()) names.push_back(terminalSafe(t.name));
+    for (const auto& name : names) nameWidth = std::max(nameWidth, name.size());
     nameWidth = std::min<size_t>(nameWidth, 64);
     std::printf("\n  %4s  %-*s  %-7s  %-22s  %14s  %14s\n", "#", int(nameWidth), "tensor", "type", "shape", "bytes",
                 "offset");
     size_t i = 0;
-    for (const auto& t : f.tensors())
-        std::printf("  %4zu  %-*.*s  %-7s  %-22s  %14s  %14s\n", i++, int(nameWidth), int(nameWidth),
-                    std::string(t.name).c_str(), std::string(tensorTypeName(t.type)).c_str(), shapeString(t).c_str(),
-                    grouped(t.nbytes).c_str(), grouped(t.offset).c_str());
+    for (const auto& t : f.tensors()) {
+        std::printf("  %4zu  %-*.*s  %-7s  %-22s  %14s  %14s\n", i, int(nameWidth), int(nameWidth), names[i].c_str(),
+                    std::string(tensorTypeName(t.type)).c_str(), shapeString(t).c_str(), grouped(t.nbytes).c_str(),
+                    grouped(t.offset).c_str());
+        ++i;
+    }
 }
 
 } // namespace

@@ -1,5 +1,6 @@
 // cairn-cli: inspect, tokenize, generate, dump, bench, synth, template, chat-bench.
 #include "command.h"
+#include "terminal_text.h"
 
 #include "cairn/error.h"
 
@@ -17,6 +18,8 @@ void usage() {
                  "  inspect MODEL.gguf [--tensors] [--json] [--ctx N]   describe a model file\n"
                  "  template (-m MODEL.gguf | --template FILE) --messages M.json [--add-generation-prompt] [--bos S] [--eos S]\n"
                  "                                                   render a conversation with a chat template\n"
+                 "  template -m MODEL.gguf --messages M.json [--add-generation-prompt] --ids\n"
+                 "                                                   the token ids a chat session feeds for it\n"
                  "  tokenize -m MODEL.gguf [--bos] [--special] [--json] TEXT   token ids and pieces\n"
                  "  bench-kernels [--types Q4_0,F16] [--rows R] [--cols C] [-p TOKENS] [-t N] [-r N] [--path P]\n"
                  "                                                   matmul GFLOP/s (prefill) and GB/s (decode)\n"
@@ -63,7 +66,8 @@ int main(int argc, char** argv) {
         Args args(std::vector<std::string>(argv + 2, argv + argc));
         return it->second(args);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "cairn-cli %s: %s\n", argv[1], e.what());
+        // Messages may quote strings of the input file: never raw to the terminal.
+        std::fprintf(stderr, "cairn-cli %s: %s\n", argv[1], terminalSafe(e.what()).c_str());
         return 1;
     }
 }

@@ -1,11 +1,18 @@
 // cairn-cli template (-m MODEL.gguf | --template FILE) --messages MESSAGES.json
 //                    [--add-generation-prompt] [--bos S] [--eos S]
-// Writes the rendering to stdout byte for byte; an error goes to stderr with exit status 1.
+// cairn-cli template -m MODEL.gguf --messages MESSAGES.json [--add-generation-prompt] --ids
+// Writes the rendering to stdout byte for byte; with --ids, {"ids": [...]}: the
+// token ids a chat session feeds for the conversation (ChatSession::promptTokens
+// on a fresh session, so the model's template or the ChatML fallback, and
+// message text never parsed for control tokens). An error goes to stderr with
+// exit status 1.
 #include "command.h"
 
+#include "cairn/chat_session.h"
 #include "cairn/chat_template.h"
 #include "cairn/error.h"
 #include "cairn/gguf.h"
+#include "cairn/model.h"
 
 #include <nlohmann/json.hpp>
 
@@ -43,8 +50,27 @@ int runTemplate(Args& args) {
     bool addGenerationPrompt = args.flag("--add-generation-prompt");
     auto bos = args.option("--bos");
     auto eos = args.option("--eos");
+    bool ids = args.flag("--ids");
     if (!args.positionals().empty()) throw Error("cairn-cli template", "unexpected argument " + args.positionals()[0]);
     if (bool(model) == bool(templateFile)) throw Error("cairn-cli template", "give exactly one of -m MODEL.gguf or --template FILE");
+    if (ids && (!model || bos || eos))
+        throw Error("cairn-cli template", "--ids needs -m MODEL.gguf (its tokenizer and tokens), without --bos / --eos");
+
+    nlohmann::ordered_json messages;
+    try {
+        messages = nlohmann::ordered_json::parse(readText(messagesPath));
+    } catch (const nlohmann::json::exception& e) {
+        throw Error(messagesPath, std::string("invalid JSON: ") + e.what());
+    }
+    if (ids) {
+        auto loaded = Model::load(*model);
+        SessionOptions so;
+        so.memory.contextSize = 1;  // nothing is fed: no KV cache worth allocating
+        ChatSession chat(*loaded, so);
+        const auto tokens = chat.promptTokens(chatMessagesFromJson(messages), addGenerationPrompt);
+        std::printf("%s\n", nlohmann::json{{"ids", tokens}}.dump().c_str());
+        return std::fflush(stdout) == 0 ? 0 : 1;
+    }
 
     ChatRenderOptions options;
     options.addGenerationPrompt = addGenerationPrompt;
@@ -61,13 +87,6 @@ int runTemplate(Args& args) {
     }
     if (bos) options.bosToken = *bos;
     if (eos) options.eosToken = *eos;
-
-    nlohmann::ordered_json messages;
-    try {
-        messages = nlohmann::ordered_json::parse(readText(messagesPath));
-    } catch (const nlohmann::json::exception& e) {
-        throw Error(messagesPath, std::string("invalid JSON: ") + e.what());
-    }
     std::string out = ChatTemplate(source).render(messages, options);
     std::fwrite(out.data(), 1, out.size(), stdout);
     return std::fflush(stdout) == 0 ? 0 : 1;

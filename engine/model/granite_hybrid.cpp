@@ -9,6 +9,7 @@
 // Granite's RoPE switch, defaulting to on. Memory: HybridMemory.
 #include "cairn/error.h"
 #include "model/architectures.h"
+#include "model/hyperparameters.h"
 #include "model/hybrid_blocks.h"
 #include "model/mamba2.h"
 #include "model/ops.h"
@@ -39,17 +40,17 @@ public:
     explicit GraniteHybridModel(std::unique_ptr<gguf::File> file) : Model(std::move(file)) {
         const gguf::File& f = *file_;
         const std::string a = f.architecture() + ".";
-        e_ = requiredInt(f, a + "embedding_length");
-        const int64_t layers = requiredInt(f, a + "block_count");
-        ff_ = requiredInt(f, a + "feed_forward_length");
+        e_ = intInRange(f, a + "embedding_length", 1, kMaxEmbedding);
+        const int64_t layers = intInRange(f, a + "block_count", 1, kMaxLayers);
+        ff_ = intInRange(f, a + "feed_forward_length", 1, kMaxFeedForward);
         if (e_ <= 0 || e_ > (1 << 20) || layers <= 0 || layers > 4096 || ff_ <= 0 || ff_ > (1 << 22))
             throw Error("model", "implausible hyperparameters (embedding, layers, feed-forward)");
         if (auto n = f.getInt(a + "expert_count", 0); n > 0)
             throw Error("model", "mixture-of-experts models (" + std::to_string(n) + " experts) are not supported");
-        eps_ = float(f.getFloat(a + "attention.layer_norm_rms_epsilon", 1e-5));
-        embeddingScale_ = float(f.getFloat(a + "embedding_scale", 0.0));
-        residualScale_ = float(f.getFloat(a + "residual_scale", 0.0));
-        const double logitScale = f.getFloat(a + "logit_scale", 0.0);
+        eps_ = normEpsilon(f, a + "attention.layer_norm_rms_epsilon", 1e-5);
+        embeddingScale_ = float(finiteFloat(f, a + "embedding_scale", 0.0));
+        residualScale_ = float(finiteFloat(f, a + "residual_scale", 0.0));
+        const double logitScale = finiteFloat(f, a + "logit_scale", 0.0);
         logitFactor_ = logitScale != 0.0 ? float(1.0 / logitScale) : 0.0f;
 
         const auto kvHeads = perLayerInt(f, a + "attention.head_count_kv", layers);
@@ -79,7 +80,7 @@ public:
             if (attn_.headDim <= 0 || attn_.headDim > 4096 ||
                 f.getInt(a + "attention.value_length", attn_.headDim) != attn_.headDim)
                 throw Error("model", a + "attention.key_length / value_length are not supported");
-            const double scale = f.getFloat(a + "attention.scale", 0.0);
+            const double scale = finiteFloat(f, a + "attention.scale", 0.0);
             attn_.scale = scale != 0.0 ? float(scale) : float(1.0 / std::sqrt(double(attn_.headDim)));
             attn_.eps = eps_;
             if (f.getBool(a + "rope.scaling.finetuned", true)) {
@@ -89,7 +90,7 @@ public:
                     throw Error("model", a + "rope.dimension_count " + std::to_string(r.dims) +
                                              " does not fit the head size");
                 r.neox = false;
-                r.base = f.getFloat(a + "rope.freq_base", 10000.0);
+                r.base = floatAbove(f, a + "rope.freq_base", 10000.0, 1.0);
                 if (!(r.base > 0)) throw Error("model", a + "rope.freq_base must be positive");
                 rope_ = std::make_unique<Rope>(r);
                 attn_.rope = rope_.get();

@@ -9,6 +9,7 @@
 // applied after the last layer). Memory: HybridMemory (KV + conv state).
 #include "cairn/error.h"
 #include "model/architectures.h"
+#include "model/hyperparameters.h"
 #include "model/hybrid_blocks.h"
 #include "model/ops.h"
 #include "model/ssm_ops.h"
@@ -35,12 +36,12 @@ public:
     explicit Lfm2Model(std::unique_ptr<gguf::File> file) : Model(std::move(file)) {
         const gguf::File& f = *file_;
         const std::string a = f.architecture() + ".";
-        e_ = requiredInt(f, a + "embedding_length");
-        const int64_t layers = requiredInt(f, a + "block_count");
-        ff_ = requiredInt(f, a + "feed_forward_length");
+        e_ = intInRange(f, a + "embedding_length", 1, kMaxEmbedding);
+        const int64_t layers = intInRange(f, a + "block_count", 1, kMaxLayers);
+        ff_ = intInRange(f, a + "feed_forward_length", 1, kMaxFeedForward);
         if (e_ <= 0 || e_ > (1 << 20) || layers <= 0 || layers > 4096 || ff_ <= 0 || ff_ > (1 << 22))
             throw Error("model", "implausible hyperparameters (embedding, layers, feed-forward)");
-        eps_ = float(f.getFloat(a + "attention.layer_norm_rms_epsilon", 1e-5));
+        eps_ = normEpsilon(f, a + "attention.layer_norm_rms_epsilon", 1e-5);
         const auto kvHeads = perLayerInt(f, a + "attention.head_count_kv", layers);
         const auto heads = perLayerInt(f, a + "attention.head_count", layers);
         lCache_ = requiredInt(f, a + "shortconv.l_cache");
@@ -76,7 +77,7 @@ public:
             if (r.dims <= 0 || r.dims > attn_.headDim || r.dims % 2)
                 throw Error("model", a + "rope.dimension_count " + std::to_string(r.dims) + " does not fit the head size");
             r.neox = true;
-            r.base = f.getFloat(a + "rope.freq_base", 10000.0);
+            r.base = floatAbove(f, a + "rope.freq_base", 10000.0, 1.0);
             if (!(r.base > 0)) throw Error("model", a + "rope.freq_base must be positive");
             rope_ = std::make_unique<Rope>(r);
             attn_.rope = rope_.get();

@@ -3,6 +3,7 @@
 #include "cairn/error.h"
 #include "memory/recurrent_state.h"
 #include "model/architectures.h"
+#include "model/hyperparameters.h"
 #include "model/ops.h"
 #include "model/ssm_ops.h"
 
@@ -27,17 +28,14 @@ MambaModel::MambaModel(std::unique_ptr<gguf::File> file) : Model(std::move(file)
 void MambaModel::readParams() {
     const gguf::File& f = *file_;
     const std::string a = f.architecture() + ".";
-    p_.embedding = requiredInt(f, a + "embedding_length");
-    p_.layers = requiredInt(f, a + "block_count");
+    p_.embedding = intInRange(f, a + "embedding_length", 1, kMaxEmbedding);
+    p_.layers = intInRange(f, a + "block_count", 1, kMaxLayers);
     p_.conv = requiredInt(f, a + "ssm.conv_kernel");
-    p_.inner = requiredInt(f, a + "ssm.inner_size");
+    p_.inner = intInRange(f, a + "ssm.inner_size", 1, kMaxFeedForward);
     p_.state = requiredInt(f, a + "ssm.state_size");
-    p_.dtRank = requiredInt(f, a + "ssm.time_step_rank");
-    p_.eps = float(f.getFloat(a + "attention.layer_norm_rms_epsilon", 1e-5));
-    p_.trainedContext = f.getInt(a + "context_length", 0);
-    if (p_.embedding <= 0 || p_.layers <= 0 || p_.inner <= 0 || p_.dtRank <= 0 || p_.layers > 4096 ||
-        p_.embedding > (1 << 20) || p_.inner > (1 << 22) || p_.dtRank > p_.inner)
-        throw Error("model", "implausible Mamba hyperparameters (embedding, layers, inner size, time step rank)");
+    p_.dtRank = intInRange(f, a + "ssm.time_step_rank", 1, p_.inner);
+    p_.eps = normEpsilon(f, a + "attention.layer_norm_rms_epsilon");
+    p_.trainedContext = intInRange(f, a + "context_length", 0, 0, kMaxContext);
     if (p_.conv < 1 || p_.conv > ssm::kMaxConv)
         throw Error("model", "ssm.conv_kernel " + std::to_string(p_.conv) + " is not supported (1 to " +
                                  std::to_string(ssm::kMaxConv) + ")");

@@ -3,6 +3,7 @@
 #include "cairn/error.h"
 #include "memory/recurrent_state.h"
 #include "model/architectures.h"
+#include "model/hyperparameters.h"
 #include "model/ops.h"
 #include "model/ssm_ops.h"
 
@@ -33,12 +34,11 @@ std::unique_ptr<Model> loadMamba2(std::unique_ptr<gguf::File> file) {
 void readMamba2Params(const gguf::File& f, const std::string& arch, Mamba2Params& p) {
     const std::string a = arch + ".";
     p.conv = requiredInt(f, a + "ssm.conv_kernel");
-    p.inner = requiredInt(f, a + "ssm.inner_size");
+    p.inner = intInRange(f, a + "ssm.inner_size", 1, kMaxFeedForward);
     p.state = requiredInt(f, a + "ssm.state_size");
-    p.heads = requiredInt(f, a + "ssm.time_step_rank");
-    p.groups = requiredInt(f, a + "ssm.group_count");
-    if (p.inner <= 0 || p.heads <= 0 || p.groups <= 0 || p.inner > (1 << 22) || p.heads > p.inner ||
-        p.inner % p.heads || p.heads % p.groups)
+    p.heads = intInRange(f, a + "ssm.time_step_rank", 1, p.inner);
+    p.groups = intInRange(f, a + "ssm.group_count", 1, p.heads);
+    if (p.inner % p.heads || p.heads % p.groups)
         throw Error("model", "implausible Mamba-2 hyperparameters (" + a + "ssm.inner_size " + std::to_string(p.inner) +
                                  ", ssm.time_step_rank " + std::to_string(p.heads) + ", ssm.group_count " +
                                  std::to_string(p.groups) + ")");
@@ -137,12 +137,10 @@ Mamba2Model::Mamba2Model(std::unique_ptr<gguf::File> file) : Model(std::move(fil
 void Mamba2Model::readParams() {
     const gguf::File& f = *file_;
     const std::string a = f.architecture() + ".";
-    p_.embedding = requiredInt(f, a + "embedding_length");
-    p_.layers = requiredInt(f, a + "block_count");
-    p_.eps = float(f.getFloat(a + "attention.layer_norm_rms_epsilon", 1e-5));
-    p_.trainedContext = f.getInt(a + "context_length", 0);
-    if (p_.embedding <= 0 || p_.layers <= 0 || p_.layers > 4096 || p_.embedding > (1 << 20))
-        throw Error("model", "implausible Mamba-2 hyperparameters (embedding, layers)");
+    p_.embedding = intInRange(f, a + "embedding_length", 1, kMaxEmbedding);
+    p_.layers = intInRange(f, a + "block_count", 1, kMaxLayers);
+    p_.eps = normEpsilon(f, a + "attention.layer_norm_rms_epsilon");
+    p_.trainedContext = intInRange(f, a + "context_length", 0, 0, kMaxContext);
     readMamba2Params(f, f.architecture(), p_);
 }
 

@@ -11,6 +11,7 @@
 // Memory: HybridMemory (KV + conv state + one keyDim × valueDim state per value head).
 #include "cairn/error.h"
 #include "model/architectures.h"
+#include "model/hyperparameters.h"
 #include "model/delta_net.h"
 #include "model/hybrid_blocks.h"
 #include "model/ops.h"
@@ -38,8 +39,8 @@ public:
     explicit Qwen35Model(std::unique_ptr<gguf::File> file) : Model(std::move(file)) {
         const gguf::File& f = *file_;
         const std::string a = f.architecture() + ".";
-        e_ = requiredInt(f, a + "embedding_length");
-        const int64_t blocks = requiredInt(f, a + "block_count");
+        e_ = intInRange(f, a + "embedding_length", 1, kMaxEmbedding);
+        const int64_t blocks = intInRange(f, a + "block_count", 1, kMaxLayers);
         // The last nextn_predict_layers blocks are the multi-token-prediction head (speculative
         // decoding); the model's own output does not depend on them, so they are not run.
         const int64_t mtp = f.getInt(a + "nextn_predict_layers", 0);
@@ -47,12 +48,12 @@ public:
             throw Error("model", a + "nextn_predict_layers " + std::to_string(mtp) + " does not fit block_count " +
                                      std::to_string(blocks));
         const int64_t layers = blocks - mtp;
-        ff_ = requiredInt(f, a + "feed_forward_length");
+        ff_ = intInRange(f, a + "feed_forward_length", 1, kMaxFeedForward);
         if (e_ <= 0 || e_ > (1 << 20) || layers <= 0 || layers > 4096 || ff_ <= 0 || ff_ > (1 << 22))
             throw Error("model", "implausible hyperparameters (embedding, layers, feed-forward)");
         if (auto n = f.getInt(a + "expert_count", 0); n > 0)
             throw Error("model", "mixture-of-experts models (" + std::to_string(n) + " experts) are not supported");
-        eps_ = float(f.getFloat(a + "attention.layer_norm_rms_epsilon", 1e-6));
+        eps_ = normEpsilon(f, a + "attention.layer_norm_rms_epsilon", 1e-6);
         const int64_t interval = requiredInt(f, a + "full_attention_interval");
         if (interval <= 0 || interval > layers)
             throw Error("model", a + "full_attention_interval " + std::to_string(interval) + " does not fit " +
@@ -84,7 +85,7 @@ public:
                                          " rotated pairs in its first three sections");
         }
         r.neox = true;
-        r.base = f.getFloat(a + "rope.freq_base", 10000.0);
+        r.base = floatAbove(f, a + "rope.freq_base", 10000.0, 1.0);
         if (!(r.base > 0)) throw Error("model", a + "rope.freq_base must be positive");
         rope_ = std::make_unique<Rope>(r);
         attn_.rope = rope_.get();

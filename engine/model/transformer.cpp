@@ -4,6 +4,7 @@
 #include "cairn/gguf.h"
 #include "memory/kv_cache.h"
 #include "model/attention.h"
+#include "model/hyperparameters.h"
 #include "model/ops.h"
 
 #include <algorithm>
@@ -26,34 +27,34 @@ TransformerModel::TransformerModel(std::unique_ptr<gguf::File> file, const Trans
 void TransformerModel::readParams() {
     const gguf::File& f = *file_;
     const std::string a = f.architecture() + ".";
-    p_.embedding = requiredInt(f, a + "embedding_length");
-    p_.layers = requiredInt(f, a + "block_count");
-    p_.feedForward = requiredInt(f, a + "feed_forward_length");
-    p_.heads = requiredInt(f, a + "attention.head_count");
-    p_.kvHeads = f.find(a + "attention.head_count_kv") ? requiredInt(f, a + "attention.head_count_kv") : p_.heads;
-    if (p_.embedding <= 0 || p_.layers <= 0 || p_.feedForward <= 0 || p_.heads <= 0 || p_.kvHeads <= 0 ||
-        p_.heads % p_.kvHeads != 0 || p_.layers > 4096 || p_.embedding > (1 << 20) || p_.heads > 4096)
-        throw Error("model", "implausible hyperparameters (embedding, layers, feed-forward, heads, KV heads)");
-    p_.keyDim = f.find(a + "attention.key_length") ? requiredInt(f, a + "attention.key_length") : p_.embedding / p_.heads;
-    p_.valueDim = f.find(a + "attention.value_length") ? requiredInt(f, a + "attention.value_length") : p_.keyDim;
-    if (p_.keyDim <= 0 || p_.valueDim <= 0 || p_.keyDim > 4096 || p_.valueDim > 4096)
-        throw Error("model", "implausible attention head size");
-    p_.eps = float(f.getFloat(a + "attention.layer_norm_rms_epsilon", 1e-5));
-    p_.trainedContext = f.getInt(a + "context_length", 0);
+    p_.embedding = intInRange(f, a + "embedding_length", 1, kMaxEmbedding);
+    p_.layers = intInRange(f, a + "block_count", 1, kMaxLayers);
+    p_.feedForward = intInRange(f, a + "feed_forward_length", 1, kMaxFeedForward);
+    p_.heads = intInRange(f, a + "attention.head_count", 1, kMaxHeads);
+    p_.kvHeads = intInRange(f, a + "attention.head_count_kv", p_.heads, 1, p_.heads);
+    if (p_.heads % p_.kvHeads != 0)
+        throw Error("model", a + "attention.head_count " + std::to_string(p_.heads) + " is not a multiple of " + a +
+                                 "attention.head_count_kv " + std::to_string(p_.kvHeads));
+    p_.keyDim = intInRange(f, a + "attention.key_length", std::max<int64_t>(1, p_.embedding / p_.heads), 1, kMaxHeadSize);
+    p_.valueDim = intInRange(f, a + "attention.value_length", p_.keyDim, 1, kMaxHeadSize);
+    p_.eps = normEpsilon(f, a + "attention.layer_norm_rms_epsilon");
+    p_.trainedContext = intInRange(f, a + "context_length", 0, 0, kMaxContext);
     if (auto n = f.getInt(a + "expert_count", 0); n > 0)
         throw Error("model", "mixture-of-experts models (" + std::to_string(n) + " experts) are not supported");
 
     RopeConfig& r = p_.rope;
-    r.dims = f.getInt(a + "rope.dimension_count", p_.keyDim);
-    if (r.dims <= 0 || r.dims > p_.keyDim || r.dims % 2)
-        throw Error("model", "rope.dimension_count " + std::to_string(r.dims) + " does not fit the head size " +
-                                 std::to_string(p_.keyDim));
+    r.dims = intInRange(f, a + "rope.dimension_count", p_.keyDim, 2, p_.keyDim);
+    if (r.dims % 2)
+        throw Error("model", "metadata key " + a + "rope.dimension_count is " + std::to_string(r.dims) + "; expected an even number");
     r.neox = variant_.neoxRope;
-    r.base = f.getFloat(a + "rope.freq_base", 10000.0);
+    r.base = floatAbove(f, a + "rope.freq_base", 10000.0, 1.0);
     std::string type(f.getString(a + "rope.scaling.type", "none"));
-    r.factor = f.getFloat(a + "rope.scaling.factor", 0.0);
-    if (r.factor == 0.0) {  // older files: rope.scale_linear
-        double linear = f.getFloat(a + "rope.scale_linear", 0.0);
+    // 0 stands for "not set", as in llama.cpp; older files have rope.scale_linear instead.
+    r.factor = floatAbove(f, a + "rope.scaling.factor", 0.0, -1.0);
+    if (r.factor < 0) throw Error("model", "metadata key " + a + "rope.scaling.factor is negative");
+    if (r.factor == 0.0) {
+        double linear = floatAbove(f, a + "rope.scale_linear", 0.0, -1.0);
+        if (linear < 0) throw Error("model", "metadata key " + a + "rope.scale_linear is negative");
         if (linear != 0.0 && type == "none") type = "linear";
         r.factor = linear != 0.0 ? linear : 1.0;
     }
@@ -64,16 +65,16 @@ void TransformerModel::readParams() {
         r.scaling = RopeScaling::Linear;
     } else if (type == "yarn") {
         r.scaling = RopeScaling::Yarn;
-        r.originalContext = f.getInt(a + "rope.scaling.original_context_length", p_.trainedContext);
-        r.extFactor = f.getFloat(a + "rope.scaling.yarn_ext_factor", 1.0);
+        r.originalContext = intInRange(f, a + "rope.scaling.original_context_length", p_.trainedContext, 1, kMaxContext);
+        // A negative ext_factor means "the default", as in llama.cpp.
+        r.extFactor = finiteFloat(f, a + "rope.scaling.yarn_ext_factor", 1.0);
         if (r.extFactor < 0) r.extFactor = 1.0;
-        r.attnFactor = f.getFloat(a + "rope.scaling.attn_factor", 1.0);
-        r.betaFast = f.getFloat(a + "rope.scaling.yarn_beta_fast", 32.0);
-        r.betaSlow = f.getFloat(a + "rope.scaling.yarn_beta_slow", 1.0);
+        r.attnFactor = floatAbove(f, a + "rope.scaling.attn_factor", 1.0, 0.0);
+        r.betaFast = floatAbove(f, a + "rope.scaling.yarn_beta_fast", 32.0, 0.0);
+        r.betaSlow = floatAbove(f, a + "rope.scaling.yarn_beta_slow", 1.0, 0.0);
     } else {
         throw Error("model", "unsupported rope scaling type '" + type + "'");
     }
-    if (!(r.base > 0) || !(r.factor > 0)) throw Error("model", "invalid rope base or scaling factor");
 }
 
 void TransformerModel::bindTensors() {
@@ -81,7 +82,10 @@ void TransformerModel::bindTensors() {
 
     head_ = bind.vocabularyHead(p_.embedding);
     p_.vocab = head_.vocab;
-    if (bind.has("rope_freqs.weight")) p_.rope.freqFactors = bind.vec("rope_freqs.weight", p_.rope.dims / 2);
+    if (bind.has("rope_freqs.weight")) {
+        p_.rope.freqFactors = bind.vec("rope_freqs.weight", p_.rope.dims / 2);
+        requirePositiveFinite(p_.rope.freqFactors, "rope_freqs.weight");
+    }
     rope_ = std::make_unique<Rope>(p_.rope);
 
     const int64_t e = p_.embedding, qd = p_.heads * p_.keyDim, kd = p_.kvHeads * p_.keyDim,

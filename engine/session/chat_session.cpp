@@ -5,6 +5,7 @@
 #include "cairn/tokenizer.h"
 #include "chat/unicode.h"
 #include "session/common_prefix.h"
+#include "session/prompt_text.h"
 #include "tokenizer/utf8.h"
 
 #include <algorithm>
@@ -24,6 +25,14 @@ std::string tokenString(const Tokenizer& tok, int32_t id) {
 // Invalid UTF-8 bytes become U+FFFD, as templates (and the app's strings) make them.
 std::string validUtf8(std::string_view s) { return chat::unicode::encode(chat::unicode::decode(s)); }
 
+// The parts of `spans` from text position `at` on, counted from there.
+std::vector<TextSpan> spansFrom(std::span<const TextSpan> spans, size_t at) {
+    std::vector<TextSpan> out;
+    for (const TextSpan& s : spans)
+        if (s.end > at) out.push_back({std::max(s.begin, at) - at, s.end - at});
+    return out;
+}
+
 } // namespace
 
 ChatSession::ChatSession(const Model& model, SessionOptions options)
@@ -34,10 +43,35 @@ ChatSession::ChatSession(const Model& model, SessionOptions options)
     renderOptions_.eosToken = tokenString(tok, tok.eos());
 }
 
-ChatRendering ChatSession::render(const std::vector<ChatMessage>& messages, bool addGenerationPrompt) const {
+PromptText ChatSession::render(const std::vector<ChatMessage>& messages, bool addGenerationPrompt) const {
     auto options = renderOptions_;
     options.addGenerationPrompt = addGenerationPrompt;
-    return renderChat(templateSource_, messages, options);
+    return renderPromptText([&](const std::vector<ChatMessage>& m) { return renderChat(templateSource_, m, options); },
+                            messages, model_.tokenizer());
+}
+
+// Whether the rendering starts with the BOS text the template wrote (not a message's).
+bool ChatSession::startsWithTemplateBos(const PromptText& prompt) const {
+    const std::string& bos = renderOptions_.bosToken;
+    return !bos.empty() && prompt.rendering.text.starts_with(bos) &&
+           (prompt.plain.empty() || prompt.plain.front().begin >= bos.size());
+}
+
+// Records the control tokens among `ids` (the history's ids from `firstToken` on), the
+// tokens of `text` (at `textAt` of the history's text) encoded with `plain`, after a
+// BOS the tokenizer added (which stands for no text) when `addedBos`.
+void ChatSession::addControls(History& h, std::span<const int32_t> ids, size_t firstToken, std::string_view text,
+                              size_t textAt, std::span<const TextSpan> plain, bool addedBos) const {
+    const auto& tok = model_.tokenizer();
+    const auto specials = tok.parsedSpecials(text, plain);
+    size_t next = 0;
+    for (size_t i = addedBos ? 1 : 0; i < ids.size(); ++i) {
+        if (!tok.isControl(ids[i])) continue;
+        while (next < specials.size() && specials[next].id != ids[i]) ++next;  // unknown tokens are no controls
+        if (next == specials.size()) return;
+        const TextSpan at = specials[next++].text;
+        h.controls.push_back({firstToken + i, {textAt + at.begin, textAt + at.end}});
+    }
 }
 
 // The text ids stand for, control tokens written as their text (as templates write them).
@@ -55,7 +89,7 @@ std::string ChatSession::textOf(std::span<const int32_t> ids) const {
 // by new text. Where decoding is not the inverse of tokenizing (SPM's added
 // space) the rendering does not continue the decoded text: nothing is reused
 // from there on.
-ChatSession::History ChatSession::historyFromSession(const std::string& rendering) const {
+ChatSession::History ChatSession::historyFromSession(const PromptText& prompt) const {
     const auto& tok = model_.tokenizer();
     History h;
     h.ids = session_.tokens();
@@ -70,8 +104,11 @@ ChatSession::History ChatSession::historyFromSession(const std::string& renderin
             h.text += validUtf8(pending);
             pending.clear();
             // A BOS the tokenizer added stands for no text.
-            const bool addedBos = i == 0 && id == tok.bos() && !rendering.starts_with(renderOptions_.bosToken);
-            if (!addedBos) h.text += tok.tokenText(id);
+            const bool addedBos = i == 0 && id == tok.bos() && !startsWithTemplateBos(prompt);
+            if (!addedBos) {
+                h.controls.push_back({i, {h.text.size(), h.text.size() + tok.tokenText(id).size()}});
+                h.text += tok.tokenText(id);
+            }
             h.marks.push_back({i + 1, h.text.size(), true});
             continue;
         }
@@ -84,21 +121,37 @@ ChatSession::History ChatSession::historyFromSession(const std::string& renderin
     return h;
 }
 
-ChatSession::Prompt ChatSession::buildPrompt(const std::string& rendering) const {
+ChatSession::Prompt ChatSession::buildPrompt(const PromptText& prompt) const {
+    const std::string& rendering = prompt.rendering.text;
     const auto& session = session_.tokens();
     const bool known = session.size() <= history_.ids.size() &&
                        std::equal(session.begin(), session.end(), history_.ids.begin());
-    History h = known ? history_ : historyFromSession(rendering);
+    History h = known ? history_ : historyFromSession(prompt);
     const auto& tok = model_.tokenizer();
     const size_t sameText = commonPrefix(h.text, rendering);
+    // Held ids are kept only before the first control token that stands where the new
+    // rendering has message text (an injected one in a restored session, say).
+    size_t keepBefore = h.ids.size();
+    for (const Control& c : h.controls) {
+        if (c.text.end > sameText) break;
+        const auto overlaps = [&](const TextSpan& s) { return s.begin < c.text.end && c.text.begin < s.end; };
+        if (std::any_of(prompt.plain.begin(), prompt.plain.end(), overlaps)) {
+            keepBefore = c.token;
+            break;
+        }
+    }
 
     Prompt p;
     size_t kept = 0;  // marks of h still valid for the new prompt
     bool triedInside = false;
+    std::vector<int32_t> restIds;  // the new ids: those of the rendering from restAt on
+    size_t restAt = 0;
+    std::vector<TextSpan> restPlain;
+    bool addSpecial = false;  // whole rendering: the tokenizer added a BOS
     // The latest boundary whose text the rendering continues, where the rest tokenizes to exactly its text.
     for (size_t i = h.marks.size(); i-- > 0;) {
         const Mark m = h.marks[i];
-        if (m.tokens == 0 || m.text > sameText) continue;
+        if (m.tokens == 0 || m.text > sameText || m.tokens > keepBefore) continue;
         std::string_view rest = std::string_view(rendering).substr(m.text);
         // Inside a message, continue only from the last boundary before the rendering
         // leaves the history's text (a template trimming the reply's trailing space,
@@ -106,11 +159,13 @@ ChatSession::Prompt ChatSession::buildPrompt(const std::string& rendering) const
         const bool inside = !m.clean && !rest.empty();
         if (inside && triedInside) continue;
         triedInside = triedInside || inside;
-        std::vector<int32_t> restIds;
+        restIds.clear();
+        restPlain = spansFrom(prompt.plain, m.text);
         if (!rest.empty()) {
-            restIds = tok.encode(rest, /*addSpecial=*/false, /*parseSpecial=*/true);
+            restIds = tok.encode(rest, /*addSpecial=*/false, restPlain);
             if (textOf(restIds) != rest) continue;
         }
+        restAt = m.text;
         p.ids.assign(h.ids.begin(), h.ids.begin() + std::ptrdiff_t(m.tokens));
         p.ids.insert(p.ids.end(), restIds.begin(), restIds.end());
         kept = i + 1;
@@ -120,8 +175,11 @@ ChatSession::Prompt ChatSession::buildPrompt(const std::string& rendering) const
         // No boundary continues: tokenize the whole rendering; the session keeps
         // whatever token prefix it shares. Templates usually write the BOS text
         // themselves; add it only when they do not.
-        bool addSpecial = tok.addBos() && (renderOptions_.bosToken.empty() || !rendering.starts_with(renderOptions_.bosToken));
-        p.ids = tok.encode(rendering, addSpecial, /*parseSpecial=*/true);
+        addSpecial = tok.addBos() && !startsWithTemplateBos(prompt);
+        p.ids = tok.encode(rendering, addSpecial, prompt.plain);
+        restIds = p.ids;
+        restAt = 0;
+        restPlain = prompt.plain;
         const size_t sameIds = commonPrefix(h.ids, p.ids);
         while (kept < h.marks.size() && h.marks[kept].tokens <= sameIds && h.marks[kept].text <= sameText) ++kept;
     }
@@ -132,24 +190,30 @@ ChatSession::Prompt ChatSession::buildPrompt(const std::string& rendering) const
         p.history.marks.push_back({p.ids.size(), rendering.size(), true});
     p.history.ids = p.ids;
     p.history.text = rendering;
+    // The controls of the kept ids stay; the new ids' are where the tokenizer parsed them.
+    const size_t keptIds = p.ids.size() - restIds.size();
+    for (const Control& c : h.controls)
+        if (c.token < keptIds) p.history.controls.push_back(c);
+    addControls(p.history, std::span(p.ids).subspan(keptIds), keptIds, std::string_view(rendering).substr(restAt),
+                restAt, restPlain, addSpecial && tok.bos() >= 0);
     return p;
 }
 
 std::vector<int32_t> ChatSession::promptTokens(const std::vector<ChatMessage>& messages, bool addGenerationPrompt,
                                                ChatRendering* rendering) const {
     auto r = render(messages, addGenerationPrompt);
-    auto ids = buildPrompt(r.text).ids;
-    if (rendering) *rendering = std::move(r);
+    auto ids = buildPrompt(r).ids;
+    if (rendering) *rendering = std::move(r.rendering);
     return ids;
 }
 
 ReplyResult ChatSession::reply(const std::vector<ChatMessage>& messages, ExecContext& ctx, const ReplyOptions& options) {
     const auto t0 = std::chrono::steady_clock::now();
     ReplyResult result;
-    ChatRendering rendering = render(messages, true);
-    result.usedFallbackTemplate = rendering.usedFallback;
-    result.templateNote = rendering.fallbackReason;
-    Prompt prompt = buildPrompt(rendering.text);
+    const PromptText rendering = render(messages, true);
+    result.usedFallbackTemplate = rendering.rendering.usedFallback;
+    result.templateNote = rendering.rendering.fallbackReason;
+    Prompt prompt = buildPrompt(rendering);
     result.promptTokens = int64_t(prompt.ids.size());
     history_ = std::move(prompt.history);  // the ids stand for the text whether or not the feed completes
     result.promptMs = msSince(t0);
@@ -242,6 +306,9 @@ ReplyResult ChatSession::reply(const std::vector<ChatMessage>& messages, ExecCon
     mark();
     history_.marks.back().clean = true;  // the reply's end
     if (endToken >= 0) {
+        const size_t at = history_.text.size();
+        if (tok.isControl(endToken))
+            history_.controls.push_back({history_.ids.size(), {at, at + tok.tokenText(endToken).size()}});
         history_.ids.push_back(endToken);
         history_.text += tok.tokenText(endToken);
         mark();

@@ -6,7 +6,6 @@
 #include "special_split.h"
 #include "utf8.h"
 
-#include <cstdio>
 #include <queue>
 
 namespace cairn::tokenizer {
@@ -33,8 +32,7 @@ std::string bpePiece(const Vocabulary& v, int32_t id) {
     if (attr & AttrUserDefined) return text;
     if (attr & AttrNormal) return ByteUnicode::instance().decodeText(text);
     if (attr & AttrByte) {
-        unsigned value = 0;
-        if (text.size() == 6 && std::sscanf(text.c_str(), "<0x%2X>", &value) == 1) return std::string(1, char(value));
+        if (int b = byteTokenValue(text); b >= 0) return std::string(1, char(b));
         return ByteUnicode::instance().decodeText(text);
     }
     return {};
@@ -73,12 +71,14 @@ int32_t BpeTokenizer::lookup(std::string_view text) const {
     return id;
 }
 
-std::vector<int32_t> BpeTokenizer::encode(std::string_view text, bool addSpecial, bool parseSpecial) const {
+std::vector<int32_t> BpeTokenizer::encodeFragments(const std::vector<Fragment>& fragments, bool addSpecial) const {
     const Vocabulary& v = vocab();
     std::vector<int32_t> out;
-    out.reserve(text.size() / 3 + 4);
+    size_t bytes = 0;
+    for (const Fragment& f : fragments) bytes += f.text.size();
+    out.reserve(bytes / 3 + 4);
     if (addSpecial && v.addBos && v.bos >= 0) out.push_back(v.bos);
-    for (const Fragment& f : splitSpecial(v, text, parseSpecial)) {
+    for (const Fragment& f : fragments) {
         if (f.token >= 0) out.push_back(f.token);
         else encodeText(f.text, out);
     }

@@ -6,6 +6,7 @@
 #include "cairn/tokenizer.h"
 #include "pretokenizer.h"
 #include "string_index.h"
+#include "special_split.h"
 #include "vocabulary.h"
 
 #include <string>
@@ -15,7 +16,9 @@ namespace cairn::tokenizer {
 class BpeTokenizer final : public Tokenizer {
 public:
     BpeTokenizer(std::shared_ptr<Vocabulary> vocab, const gguf::File& file);
-    std::vector<int32_t> encode(std::string_view text, bool addSpecial, bool parseSpecial) const override;
+
+protected:
+    std::vector<int32_t> encodeFragments(const std::vector<Fragment>& fragments, bool addSpecial) const override;
 
 private:
     void encodeText(std::string_view text, std::vector<int32_t>& out) const;

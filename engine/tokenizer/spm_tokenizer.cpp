@@ -7,7 +7,6 @@
 #include <sentencepiece_processor.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <unordered_set>
 
 namespace cairn::tokenizer {
@@ -17,14 +16,6 @@ constexpr const char* kWhere = "tokenizer";
 
 // sentencepiece's ModelProto.SentencePiece.Type
 enum PieceType { Normal = 1, Unknown = 2, Control = 3, UserDefined = 4, Unused = 5, Byte = 6 };
-
-int byteValue(const std::string& text) {
-    unsigned value = 0;
-    char tail = 0;
-    if (text.size() == 6 && std::sscanf(text.c_str(), "<0x%2X%c", &value, &tail) == 2 && tail == '>')
-        return int(value);
-    return -1;
-}
 
 std::string spmPiece(const Vocabulary& v, int32_t id) {
     const uint32_t attr = v.attrs[id];
@@ -45,7 +36,7 @@ std::string spmPiece(const Vocabulary& v, int32_t id) {
         return out;
     }
     if (attr & AttrByte) {
-        int b = byteValue(text);
+        int b = byteTokenValue(text);
         return b >= 0 ? std::string(1, char(b)) : std::string();
     }
     return {};
@@ -58,7 +49,7 @@ std::string buildModelProto(const Vocabulary& v) {
     std::vector<int32_t> byteIds(256, -1);
     for (int32_t id = 0; id < v.size(); ++id)
         if (v.types[id] == 6)
-            if (int b = byteValue(v.texts[id]); b >= 0 && byteIds[b] < 0) byteIds[b] = id;
+            if (int b = byteTokenValue(v.texts[id]); b >= 0 && byteIds[b] < 0) byteIds[b] = id;
     bool byteFallback = std::find(byteIds.begin(), byteIds.end(), -1) == byteIds.end();
 
     int32_t unk = v.unk >= 0 && v.types[v.unk] == 2 ? v.unk : -1;
@@ -80,7 +71,11 @@ std::string buildModelProto(const Vocabulary& v) {
         else if (attr & (AttrControl | AttrUnknown)) type = Control;  // never produced from text
         else if (attr & AttrUserDefined) type = UserDefined;
         else if (attr & AttrUnused) type = Unused;
-        else if (v.types[id] == 6) type = byteFallback && byteIds[byteValue(text)] == id ? Byte : Control;
+        else if (v.types[id] == 6) {
+            // A malformed byte token ("<0xZZ>") names no byte: inert, never an index.
+            const int b = byteTokenValue(text);
+            type = byteFallback && b >= 0 && byteIds[size_t(b)] == id ? Byte : Control;
+        }
         else if (!(attr & AttrNormal)) type = Control;
         // sentencepiece rejects empty and duplicate pieces: give those an inert name.
         std::string name = text;
@@ -124,15 +119,17 @@ SpmTokenizer::SpmTokenizer(std::shared_ptr<Vocabulary> vocab)
 
 SpmTokenizer::~SpmTokenizer() = default;
 
-std::vector<int32_t> SpmTokenizer::encode(std::string_view text, bool addSpecial, bool parseSpecial) const {
+std::vector<int32_t> SpmTokenizer::encodeFragments(const std::vector<Fragment>& fragments, bool addSpecial) const {
     const Vocabulary& v = vocab();
     std::vector<int32_t> out;
-    out.reserve(text.size() / 3 + 4);
+    size_t bytes = 0;
+    for (const Fragment& f : fragments) bytes += f.text.size();
+    out.reserve(bytes / 3 + 4);
     if (addSpecial && v.addBos && v.bos >= 0) out.push_back(v.bos);
     bool afterSpecial = true;  // the call's start counts as following a special token
     std::string piece;
     std::vector<int> ids;
-    for (const Fragment& f : splitSpecial(v, text, parseSpecial)) {
+    for (const Fragment& f : fragments) {
         if (f.token >= 0) {
             out.push_back(f.token);
             afterSpecial = true;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "cairn/tokenizer.h"
+#include "special_split.h"
 #include "vocabulary.h"
 
 #include <memory>
@@ -17,7 +18,9 @@ class SpmTokenizer final : public Tokenizer {
 public:
     explicit SpmTokenizer(std::shared_ptr<Vocabulary> vocab);
     ~SpmTokenizer() override;
-    std::vector<int32_t> encode(std::string_view text, bool addSpecial, bool parseSpecial) const override;
+
+protected:
+    std::vector<int32_t> encodeFragments(const std::vector<Fragment>& fragments, bool addSpecial) const override;
 
 private:
     std::unique_ptr<sentencepiece::SentencePieceProcessor> processor_;

@@ -4,6 +4,7 @@
 #include "bpe_tokenizer.h"
 #include "cairn/error.h"
 #include "cairn/gguf.h"
+#include "special_split.h"
 #include "spm_tokenizer.h"
 #include "utf8.h"
 
@@ -20,6 +21,26 @@ std::unique_ptr<Tokenizer> Tokenizer::fromGguf(const gguf::File& file) {
 
 Tokenizer::Tokenizer(std::shared_ptr<const Vocabulary> vocab) : vocab_(std::move(vocab)) {}
 Tokenizer::~Tokenizer() = default;
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool addSpecial, bool parseSpecial) const {
+    return encodeFragments(tokenizer::splitSpecial(*vocab_, text, parseSpecial), addSpecial);
+}
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool addSpecial,
+                                       std::span<const TextSpan> plainSpans) const {
+    return encodeFragments(tokenizer::splitSpecial(*vocab_, text, true, plainSpans), addSpecial);
+}
+
+std::vector<Tokenizer::SpecialAt> Tokenizer::parsedSpecials(std::string_view text,
+                                                            std::span<const TextSpan> plainSpans) const {
+    std::vector<SpecialAt> found;
+    for (const auto& f : tokenizer::splitSpecial(*vocab_, text, true, plainSpans)) {
+        if (f.token < 0 || !(vocab_->attrs[size_t(f.token)] & (tokenizer::AttrControl | tokenizer::AttrUnknown))) continue;
+        const size_t at = size_t(f.text.data() - text.data());
+        found.push_back({f.token, {at, at + f.text.size()}});
+    }
+    return found;
+}
 
 std::string Tokenizer::tokenBytes(int32_t id) const {
     vocab_->checkId(id);

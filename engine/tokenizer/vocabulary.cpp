@@ -66,6 +66,18 @@ const gguf::Value* findArray(const gguf::File& file, const char* key, uint64_t m
 
 } // namespace
 
+int byteTokenValue(std::string_view text) {
+    auto hex = [](char c) {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        return -1;
+    };
+    if (text.size() != 6 || !text.starts_with("<0x") || text[5] != '>') return -1;
+    const int hi = hex(text[3]), lo = hex(text[4]);
+    return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
+}
+
 void Vocabulary::checkId(int32_t id) const {
     if (!valid(id))
         throw Error(kWhere, "token id " + std::to_string(id) + " is out of range (vocabulary has " +

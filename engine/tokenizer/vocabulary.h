@@ -30,6 +30,10 @@ enum Attr : uint32_t {
 
 enum class Kind { Spm, Bpe };
 
+// The byte a byte token's text names: exactly "<0x" two hex digits ">", else -1
+// (a vocabulary is untrusted: "<0xZZ>", "<0x>", "<0x-1>" name no byte).
+int byteTokenValue(std::string_view text);
+
 struct Vocabulary {
     Vocabulary() = default;
     Vocabulary(const Vocabulary&) = delete;

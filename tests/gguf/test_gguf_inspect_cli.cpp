@@ -185,6 +185,51 @@ private slots:
         expectOneLineFailure({"inspect", model_, "--ctx", "-5"}, "--ctx");
         expectOneLineFailure({"inspect"}, "expected one model file");
     }
+
+    void modelStringsNeverReachTheTerminalRaw() {
+        // Escape sequences (OSC retitling the window, CSI clearing the screen, the
+        // 8-bit CSI U+009B), a bell, a right-to-left override and invalid UTF-8 in the
+        // strings inspect shows: written visibly, never as the bytes themselves.
+        const std::string name = "evil\x1b]0;pwned\x07\x1b[2J\xC2\x9B" "31m\xE2\x80\xAEtxt.exe\xFF\\end";
+        gguf::Writer w;
+        w.setString("general.architecture", "llama\x1b[1m");
+        w.setString("general.name", name);
+        w.setString("tokenizer.ggml.model", "gpt2\x1b[8m");
+        w.setString("tokenizer.ggml.pre", "pre\r\nfake: line");
+        w.setStrings("tokenizer.ggml.tokens", {"a", "b"});
+        w.addTensor("bad\x1b[5mname", TensorType::F32, {4}, Bytes(16, 0));
+        const QString path = dir_.filePath("escapes.gguf");
+        writeBytes(path, w.toBytes());
+        for (const QStringList& args : {QStringList{"inspect", path, "--tensors"}, QStringList{"inspect", path, "--json", "--tensors"}}) {
+            auto r = runCli(args);
+            QCOMPARE(r.status, 0);
+            for (const char* raw : {"\x1b", "\x07", "\r", "\xC2\x9B", "\xE2\x80\xAE", "\xFF"})
+                QVERIFY2(!r.out.contains(raw), qPrintable(args.join(' ')));
+            if (args.contains("--json")) {
+                // JSON escapes them; the value read back is the file's string.
+                auto j = parseJson(r.out);
+                QCOMPARE(j.value("name").toString(), QString::fromUtf8(QByteArray::fromStdString(name)));
+                QCOMPARE(j.value("tokenizer").toObject().value("pre").toString(), QString("pre\r\nfake: line"));
+            } else {
+                QVERIFY2(r.out.contains("evil\\x1B]0;pwned\\x07\\x1B[2J\\u{009B}31m\\u{202E}txt.exe\\xFF\\\\end"), r.out.constData());
+                QVERIFY(r.out.contains("llama\\x1B[1m"));
+                QVERIFY(r.out.contains("pre\\x0D\\x0Afake: line"));
+                QVERIFY(r.out.contains("bad\\x1B[5mname"));
+                QVERIFY(!r.out.contains("\nfake: line"));
+            }
+        }
+        // An error quoting a string of the file is escaped too.
+        gguf::Writer bad;
+        bad.setString("general.architecture", "x\x1b]0;t\x07");
+        const QString badPath = dir_.filePath("bad-arch.gguf");
+        writeBytes(badPath, bad.toBytes());
+        const QString messages = dir_.filePath("none.json");
+        writeBytes(messages, Bytes{'[', ']'});
+        auto r = runCli({"template", "-m", badPath, "--messages", messages, "--ids"});
+        QCOMPARE(r.status, 1);
+        QVERIFY2(r.err.contains("unsupported architecture 'x\\x1B]0;t\\x07'"), r.err.constData());
+        QVERIFY2(!r.err.contains("\x1b") && !r.err.contains("\x07"), r.err.constData());
+    }
 };
 
 QTEST_GUILESS_MAIN(TestGgufInspectCli)

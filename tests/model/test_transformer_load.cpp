@@ -90,7 +90,7 @@ private slots:
     void refusesBadGeometry() {
         auto w = tinyModelWriter({});
         w.setUInt32("llama.attention.head_count_kv", 3);
-        expectRefusal(w, "gqa.gguf", "implausible hyperparameters");
+        expectRefusal(w, "gqa.gguf", "not a multiple of llama.attention.head_count_kv 3");
     }
 };
 

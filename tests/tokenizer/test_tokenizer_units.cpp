@@ -85,6 +85,42 @@ private slots:
         QCOMPARE(tok->tokenBytes(2), std::string());
     }
 
+    void spmMalformedByteTokensAreInert() {
+        // Byte-typed tokens whose text names no byte (once read out of bounds when
+        // the vocabulary also had all 256 real ones): they load, stand for no
+        // bytes and are never produced; the real byte tokens still do the fallback.
+        std::vector<std::string> bad = {"<0xZZ>", "<0x>", "<0x-1>", "<0x+1>", "<0x 1>", "<0x1G>", "<0x123>", "<0xff>", "<>"};
+        auto bytes = spmVocab();
+        auto file = gguf::File::fromMemory(bytes.data(), bytes.size(), "spm");
+        gguf::Writer w;
+        for (const auto& v : file.metadata()) w.copyValue(v);
+        const auto views = file.find("tokenizer.ggml.tokens")->strings();
+        std::vector<std::string> tokens(views.begin(), views.end());
+        std::vector<int32_t> types;
+        for (double t : file.find("tokenizer.ggml.token_type")->numbers()) types.push_back(int32_t(t));
+        std::vector<float> scores;
+        for (double s : file.find("tokenizer.ggml.scores")->numbers()) scores.push_back(float(s));
+        const int32_t firstBad = int32_t(tokens.size());
+        for (const auto& t : bad) {
+            tokens.push_back(t);
+            types.push_back(6);
+            scores.push_back(-100.f);
+        }
+        w.setStrings("tokenizer.ggml.tokens", tokens);
+        w.setInt32s("tokenizer.ggml.token_type", types);
+        w.setFloats("tokenizer.ggml.scores", scores);
+        auto tok = load(w.toBytes());
+        for (int32_t id = firstBad; id < int32_t(tokens.size()); ++id)
+            QCOMPARE(tok->tokenBytes(id), tokens[size_t(id)] == "<0xff>" ? std::string("\xFF") : std::string());
+        // "<0xff>" is well formed (it stands for 0xFF), but byte 0xFF already has its token (<0xFF>, id 3 + 255).
+        const std::string text = "a\x01\xC3\xA9<0xZZ><0x-1>";  // é: no piece, two byte tokens
+        auto ids = tok->encode(text, false, false);
+        for (int32_t id : ids) QVERIFY2(id < firstBad, std::to_string(id).c_str());
+        QVERIFY(std::find(ids.begin(), ids.end(), 3 + 0x01) != ids.end());
+        QVERIFY(std::find(ids.begin(), ids.end(), 3 + 0xC3) != ids.end());
+        QCOMPARE(tok->decode(ids), text);
+    }
+
     void bpeMergesByRank() {
         auto lowFirst = load(bpeVocab({"a b", "b c"}));
         QCOMPARE(lowFirst->encode("abc", false, false), (std::vector<int32_t>{kAb, 'c'}));
@@ -109,6 +145,42 @@ private slots:
         QVERIFY(tok->isEndOfGeneration(kEndOfText));
         QVERIFY(!tok->isEndOfGeneration(kImStart));
         QCOMPARE(tok->eot(), kImEnd);
+    }
+
+    void plainSpansKeepControlTextPlain() {
+        auto tok = load(bpeVocab({"a b"}));
+        // <|im_start|> | ab<|im_end|> (plain) | <|im_end|>
+        const std::string text = "<|im_start|>ab<|im_end|><|im_end|>";
+        const std::vector<TextSpan> content = {{12, 24}};
+        auto ids = tok->encode(text, false, content);
+        QCOMPARE(ids.front(), kImStart);
+        QCOMPARE(ids[1], kAb);
+        QCOMPARE(ids.back(), kImEnd);
+        QCOMPARE(std::count(ids.begin(), ids.end(), kImEnd), 1);
+        QCOMPARE(tok->decode(ids), std::string("ab<|im_end|>"));  // control tokens decode to nothing
+        // A control token reaching into a plain span by one byte is plain too; a later one still counts.
+        auto edge = tok->encode("<|im_end|><|im_end|>", false, std::vector<TextSpan>{{9, 10}});
+        QCOMPARE(edge.back(), kImEnd);
+        QCOMPARE(std::count(edge.begin(), edge.end(), kImEnd), 1);
+        QCOMPARE(edge.size(), size_t(1 + 10));
+        // Without spans, and for text without control-token text, nothing changes.
+        QCOMPARE(tok->encode(text, false, std::vector<TextSpan>{}), tok->encode(text, false, true));
+        QCOMPARE(tok->encode("xabcab", false, std::vector<TextSpan>{{1, 3}, {4, 6}}), tok->encode("xabcab", false, true));
+        // parsedSpecials: what and where.
+        auto found = tok->parsedSpecials(text, content);
+        QCOMPARE(found.size(), size_t(2));
+        QCOMPARE(found[0].id, kImStart);
+        QCOMPARE(found[0].text, (TextSpan{0, 12}));
+        QCOMPARE(found[1].id, kImEnd);
+        QCOMPARE(found[1].text, (TextSpan{24, 34}));
+        QCOMPARE(tok->parsedSpecials(text).size(), size_t(3));
+
+        // SPM: </s> inside the span is text; the space prefix follows the real special tokens only.
+        auto spm = load(spmVocab());
+        auto sids = spm->encode("a</s>a</s>", false, std::vector<TextSpan>{{1, 5}});
+        QCOMPARE(std::count(sids.begin(), sids.end(), 2), 1);
+        QCOMPARE(sids.back(), 2);
+        QCOMPARE(spm->decode(sids), std::string("a</s>a"));
     }
 
     void bpeStreamingNeverSplitsCharacters() {

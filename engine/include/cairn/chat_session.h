@@ -10,11 +10,17 @@
 // Re-tokenizing the whole text instead would give the replies other ids than
 // the generated ones, and every turn would prefill the last reply again (on
 // recurrent memory: go back to an older checkpoint or re-read everything).
+//
+// Message content never becomes control tokens: only the template's own text
+// is parsed for special tokens (the rule and how content is found:
+// engine/session/prompt_text.h). Held ids are kept only where their control
+// tokens stand at such places of the new rendering.
 #pragma once
 
 #include "cairn/chat_template.h"
 #include "cairn/sampler.h"
 #include "cairn/session.h"
+#include "cairn/tokenizer.h"
 
 #include <atomic>
 #include <functional>
@@ -24,6 +30,8 @@
 #include <vector>
 
 namespace cairn {
+
+struct PromptText;  // session/prompt_text.h
 
 struct ReplyOptions {
     SamplerOptions sampler;
@@ -81,19 +89,28 @@ private:
     };
     // The ids the conversation holds and the text they stand for, with the boundaries
     // where a new rendering may continue them.
+    // A control token of the history and the text it stands for.
+    struct Control {
+        size_t token;
+        TextSpan text;
+    };
     struct History {
         std::vector<int32_t> ids;
         std::string text;
         std::vector<Mark> marks;
+        std::vector<Control> controls;  // in order, those with text only
     };
     struct Prompt {
         std::vector<int32_t> ids;
         History history;  // the history once these ids are fed
     };
-    ChatRendering render(const std::vector<ChatMessage>& messages, bool addGenerationPrompt) const;
-    Prompt buildPrompt(const std::string& rendering) const;
-    History historyFromSession(const std::string& rendering) const;
+    PromptText render(const std::vector<ChatMessage>& messages, bool addGenerationPrompt) const;
+    Prompt buildPrompt(const PromptText& prompt) const;
+    History historyFromSession(const PromptText& prompt) const;
     std::string textOf(std::span<const int32_t> ids) const;
+    void addControls(History& h, std::span<const int32_t> ids, size_t firstToken, std::string_view text, size_t textAt,
+                     std::span<const TextSpan> plain, bool addedBos) const;
+    bool startsWithTemplateBos(const PromptText& prompt) const;
 
     const Model& model_;
     Session session_;

@@ -18,7 +18,14 @@
 namespace cairn {
 
 namespace gguf { class File; }
-namespace tokenizer { struct Vocabulary; }
+namespace tokenizer { struct Vocabulary; struct Fragment; }
+
+// A byte range [begin, end) of a text.
+struct TextSpan {
+    size_t begin = 0;
+    size_t end = 0;
+    bool operator==(const TextSpan&) const = default;
+};
 
 class Tokenizer {
 public:
@@ -30,7 +37,19 @@ public:
     Tokenizer& operator=(const Tokenizer&) = delete;
 
     // addSpecial: add BOS/EOS as the vocabulary's flags say; parseSpecial: control-token text becomes control tokens.
-    virtual std::vector<int32_t> encode(std::string_view text, bool addSpecial, bool parseSpecial) const = 0;
+    std::vector<int32_t> encode(std::string_view text, bool addSpecial, bool parseSpecial) const;
+    // Control-token text becomes control tokens except where it overlaps one of `plainSpans`
+    // (sorted, disjoint byte ranges of `text`): there it is plain text. Everything else is as
+    // encode(text, addSpecial, true), merges across span edges included (chat prompts: the
+    // template's text is parsed, message content is not).
+    std::vector<int32_t> encode(std::string_view text, bool addSpecial, std::span<const TextSpan> plainSpans) const;
+    // The control and unknown tokens encode(text, false, plainSpans) parses, in order, with
+    // the ranges of their text (empty plainSpans: those of encode(text, false, true)).
+    struct SpecialAt {
+        int32_t id;
+        TextSpan text;
+    };
+    std::vector<SpecialAt> parsedSpecials(std::string_view text, std::span<const TextSpan> plainSpans = {}) const;
 
     // The bytes this token stands for (byte tokens, ▁ and Ġ decoded to spaces);
     // control, unknown and unused tokens give "". Throws cairn::Error for an id out of range.
@@ -56,6 +75,9 @@ public:
 protected:
     explicit Tokenizer(std::shared_ptr<const tokenizer::Vocabulary> vocab);
     const tokenizer::Vocabulary& vocab() const { return *vocab_; }
+    // The ids of text already split into special tokens and plain fragments.
+    virtual std::vector<int32_t> encodeFragments(const std::vector<tokenizer::Fragment>& fragments,
+                                                 bool addSpecial) const = 0;
 
 private:
     std::shared_ptr<const tokenizer::Vocabulary> vocab_;
