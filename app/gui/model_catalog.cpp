@@ -69,6 +69,8 @@ std::optional<uint64_t> memoryBytes(const gguf::File& f, int64_t ctx) {
         if (__builtin_add_overflow(state, conv - 1, &window)) return std::nullopt;
         return product({layers, inner, window, 4});
     }
+    // More layers than any model has (the engine refuses over 4096): no estimate.
+    if (layers < 1 || layers > 4096) return std::nullopt;
     int64_t embd = f.getInt(arch + ".embedding_length", 0);
     const auto* headsValue = f.find(arch + ".attention.head_count");
     int64_t heads = headsValue && headsValue->isInteger() ? headsValue->asInt() : 0;
