@@ -120,7 +120,7 @@ public:
         bind.requireAllUsed("granitehybrid");
 
         info_.vocabSize = head_.vocab;
-        info_.trainedContext = f.getInt(a + "context_length", 0);
+        info_.trainedContext = intInRange(f, a + "context_length", 0, 0, kMaxContext);
         info_.layers = layers;
         info_.embedding = e_;
         info_.recurrent = anyRecurrent;
@@ -132,21 +132,15 @@ public:
 
     void forward(Memory& mem, std::span<const int32_t> tokens, bool allLogits, float* logits,
                  ExecContext& ctx) const override {
-        HybridMemory& m = hybridMemoryOf(mem, shape_);
         const int64_t T = int64_t(tokens.size());
         if (T == 0) return;
-        const int64_t pos0 = m.size(), e = e_;
-        if (pos0 + T > m.capacity())
-            throw Error("model", "context is full: " + std::to_string(pos0) + " + " + std::to_string(T) +
-                                     " tokens exceed the context size of " + std::to_string(m.capacity()));
+        HybridChunk chunk = beginHybridChunk(mem, shape_, T, rope_.get());
+        HybridMemory& m = chunk.memory;
+        const int64_t pos0 = chunk.pos0, e = e_;
         std::vector<float> x(size_t(T * e)), xn(size_t(T * e)), out(size_t(T * e));
         embedTokens(*head_.tokenEmbd, tokens, x.data(), e);
         if (embeddingScale_ != 0.0f) scaleRows(x.data(), T * e, embeddingScale_);
 
-        const int64_t pairs = rope_ ? rope_->config().dims / 2 : 0;
-        std::vector<float> cosv(size_t(T * pairs)), sinv(size_t(T * pairs));
-        for (int64_t t = 0; rope_ && t < T; ++t)
-            rope_->angles(pos0 + t, &cosv[size_t(t * pairs)], &sinv[size_t(t * pairs)]);
 
         // x += residual_scale · branch
         auto addBranch = [&](int64_t t) {
@@ -158,7 +152,7 @@ public:
             const GraniteHybridLayer& L = layers_[size_t(l)];
             forEachPosition(T, ctx, [&](int64_t t) { rmsNorm(&x[size_t(t * e)], L.attnNorm.data(), &xn[size_t(t * e)], e, eps_); });
             if (L.attention)
-                hybridAttention(attn_, L.attn, m.kv(), m.kvIndex(l), xn.data(), e, T, pos0, cosv.data(), sinv.data(),
+                hybridAttention(attn_, L.attn, m.kv(), m.kvIndex(l), xn.data(), e, T, pos0, chunk.cos.data(), chunk.sin.data(),
                                 out.data(), ctx);
             else
                 mamba2Mix(mamba_, L.mamba, m.recurrent(), m.recurrentIndex(l), xn.data(), T, out.data(), ctx);

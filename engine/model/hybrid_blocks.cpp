@@ -120,4 +120,18 @@ HybridMemory& hybridMemoryOf(Memory& mem, const HybridShape& s) {
     return *h;
 }
 
+HybridChunk beginHybridChunk(Memory& mem, const HybridShape& shape, int64_t T, const Rope* rope) {
+    HybridMemory& m = hybridMemoryOf(mem, shape);
+    const int64_t pos0 = m.size();
+    if (pos0 + T > m.capacity())
+        throw Error("model", "context is full: " + std::to_string(pos0) + " + " + std::to_string(T) +
+                                 " tokens exceed the context size of " + std::to_string(m.capacity()));
+    HybridChunk c{m, pos0, {}, {}};
+    const int64_t pairs = rope ? rope->config().dims / 2 : 0;
+    c.cos.resize(size_t(T * pairs));
+    c.sin.resize(size_t(T * pairs));
+    for (int64_t t = 0; rope && t < T; ++t) rope->angles(pos0 + t, &c.cos[size_t(t * pairs)], &c.sin[size_t(t * pairs)]);
+    return c;
+}
+
 } // namespace cairn::model

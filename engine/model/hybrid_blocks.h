@@ -65,6 +65,16 @@ void feedForward(const FeedForwardWeights& w, const float* xn, int64_t e, int64_
 // The HybridMemory this model made (same layer kinds and shapes), or throws.
 HybridMemory& hybridMemoryOf(Memory& mem, const HybridShape& shape);
 
+// The start of every hybrid forward(): the model's memory, with room for the
+// chunk's T positions (else "context is full"), and the chunk's RoPE angles
+// (T rows of rope dims / 2; empty without rope).
+struct HybridChunk {
+    HybridMemory& memory;
+    int64_t pos0;
+    std::vector<float> cos, sin;
+};
+HybridChunk beginHybridChunk(Memory& mem, const HybridShape& shape, int64_t T, const Rope* rope);
+
 // Runs fn(t) for every position of the chunk, split over the threads.
 void forEachPosition(int64_t T, ExecContext& ctx, const std::function<void(int64_t)>& fn);
 
