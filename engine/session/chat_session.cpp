@@ -43,9 +43,11 @@ ChatSession::ChatSession(const Model& model, SessionOptions options)
     renderOptions_.eosToken = tokenString(tok, tok.eos());
 }
 
-PromptText ChatSession::render(const std::vector<ChatMessage>& messages, bool addGenerationPrompt) const {
+PromptText ChatSession::render(const std::vector<ChatMessage>& messages, bool addGenerationPrompt,
+                               const std::atomic<bool>* cancel) const {
     auto options = renderOptions_;
     options.addGenerationPrompt = addGenerationPrompt;
+    options.cancel = cancel;
     return renderPromptText([&](const std::vector<ChatMessage>& m) { return renderChat(templateSource_, m, options); },
                             messages, model_.tokenizer());
 }
@@ -210,7 +212,14 @@ std::vector<int32_t> ChatSession::promptTokens(const std::vector<ChatMessage>& m
 ReplyResult ChatSession::reply(const std::vector<ChatMessage>& messages, ExecContext& ctx, const ReplyOptions& options) {
     const auto t0 = std::chrono::steady_clock::now();
     ReplyResult result;
-    const PromptText rendering = render(messages, true);
+    PromptText rendering;
+    try {
+        rendering = render(messages, true, options.cancel);  // Stop interrupts a slow template too
+    } catch (const TemplateCancelled&) {
+        result.stop = StopReason::Cancelled;
+        result.promptMs = result.prefillMs = msSince(t0);
+        return result;
+    }
     result.usedFallbackTemplate = rendering.rendering.usedFallback;
     result.templateNote = rendering.rendering.fallbackReason;
     Prompt prompt = buildPrompt(rendering);

@@ -208,6 +208,29 @@ private slots:
         QVERIFY(sameBits(restored.session().logits(), freshLogits(*m, restored.session().tokens(), ctx)));
     }
 
+    // Stop (the reply's cancel flag) also interrupts the template's render: a
+    // template that would run until its step budget is left at once, without
+    // falling back to ChatML and without feeding anything.
+    void cancelInterruptsASlowTemplate() {
+        TinyModelOptions options;
+        auto w = tinyModelWriter(options);
+        w.setString("tokenizer.chat_template",
+                    "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
+                    "{% for m in messages %}{{ m.content }}{% endfor %}");
+        const std::string path = (models.dir.path() + "/llama-slow-template.gguf").toStdString();
+        w.write(path);
+        auto m = Model::load(path);
+        ChatSession chat(*m);
+        std::atomic<bool> cancel{true};
+        ReplyOptions ro = greedy(4);
+        ro.cancel = &cancel;
+        const auto r = chat.reply({{"user", kUser[0]}}, ctx, ro);
+        QCOMPARE(int(r.stop), int(StopReason::Cancelled));
+        QVERIFY2(!r.usedFallbackTemplate, r.templateNote.c_str());
+        QCOMPARE(r.promptTokens, int64_t(0));
+        QVERIFY(chat.session().tokens().empty());
+    }
+
     void aTemplateCuttingTheReplysEndReusesTheRestOfIt() {
         // Templates trim replies (Llama 3: `content | trim`): the rendering leaves the
         // reply's text before its end and goes on with a control token. The reply's ids

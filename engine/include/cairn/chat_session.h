@@ -104,7 +104,8 @@ private:
         std::vector<int32_t> ids;
         History history;  // the history once these ids are fed
     };
-    PromptText render(const std::vector<ChatMessage>& messages, bool addGenerationPrompt) const;
+    PromptText render(const std::vector<ChatMessage>& messages, bool addGenerationPrompt,
+                      const std::atomic<bool>* cancel = nullptr) const;
     Prompt buildPrompt(const PromptText& prompt) const;
     History historyFromSession(const PromptText& prompt) const;
     std::string textOf(std::span<const int32_t> ids) const;
