@@ -176,14 +176,13 @@ private slots:
             f.write(text.data(), qint64(text.size()));
             return path.toStdString();
         };
+        // No time bound: a hang is CTest's timeout, and a loaded machine is no failure.
         auto refusedWith = [](const std::string& path, const char* expected) {
-            QElapsedTimer clock;
-            clock.start();
             try {
                 fromJsonFile(path);
             } catch (const Error& e) {
                 if (!QString(e.what()).contains(QLatin1String(expected))) qWarning("error: %s", e.what());
-                return QString(e.what()).contains(QLatin1String(expected)) && clock.elapsed() < 10000;
+                return QString(e.what()).contains(QLatin1String(expected));
             }
             return false;
         };
