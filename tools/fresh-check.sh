@@ -63,6 +63,7 @@ done
 
 mkdir -p "$root/work"
 git clone -q "$src" "$root/work/cairn"
+commit="$(git -C "$root/work/cairn" rev-parse --short HEAD)"
 cp -r "$shared" "$root/work/shared"
 chmod -R a-w "$root/work/shared"   # as CI lays it: without write bits
 echo "fresh-check: root ready after $(($(date +%s) - start)) s; running .ci/run (log: $root.ci.log)"
@@ -75,5 +76,5 @@ chroot "$root" /usr/bin/env -i CI=true HOME=/root LANG=C.UTF-8 \
 end=$(date +%s)
 
 grep -E "tests passed|tests failed|\(Failed\)|\(Not Run\)|\*\*\*Skipped|Total Test time" "$root.ci.log" || tail -n 30 "$root.ci.log"
-echo "fresh-check: .ci/run exit $status; .ci/run $((end - ci_start)) s, $((end - start)) s in all (commit $(git -C "$src" rev-parse --short HEAD))"
+echo "fresh-check: .ci/run exit $status; .ci/run $((end - ci_start)) s, $((end - start)) s in all (commit $commit)"
 exit "$status"
