@@ -56,18 +56,14 @@ void readMamba2Params(const gguf::File& f, const std::string& arch, Mamba2Params
 }
 
 Mamba2Layer bindMamba2Layer(TensorBinder& bind, const std::string& b, const Mamba2Params& p) {
-    const int64_t e = p.embedding, di = p.inner, ds = p.state, nh = p.heads, cc = p.convChannels();
+    const int64_t e = p.embedding, di = p.inner, nh = p.heads, cc = p.convChannels();
     Mamba2Layer L;
     L.in = bind.matrix(b + "ssm_in.weight", e, p.inProj());
     L.convW = ssm::packLanes(bind.table(b + "ssm_conv1d.weight", p.conv, cc).data(), cc, p.conv);
     L.convB = bind.has(b + "ssm_conv1d.bias") ? bind.vec(b + "ssm_conv1d.bias", cc) : std::vector<float>(size_t(cc));
     L.dtBias = perChannel(bind.vec(b + "ssm_dt.bias", nh), p.headDim());
     // A: one decay per head, the same for every state n of the head's channels.
-    const auto aHead = perChannel(bind.table(b + "ssm_a", 1, nh), p.headDim());
-    std::vector<float> a(size_t(di * ds));
-    for (int64_t c = 0; c < di; ++c)
-        for (int64_t n = 0; n < ds; ++n) a[size_t(c * ds + n)] = aHead[size_t(c)];
-    L.A = ssm::packLanes(a.data(), di, ds);
+    L.A = perChannel(bind.table(b + "ssm_a", 1, nh), p.headDim());
     L.D = perChannel(bind.table(b + "ssm_d", 1, nh), p.headDim());
     L.groupNorm = bind.table(b + "ssm_norm.weight", di / p.groups, p.groups);
     L.out = bind.matrix(b + "ssm_out.weight", di, e);
@@ -109,7 +105,7 @@ void mamba2Mix(const Mamba2Params& p, const Mamba2Layer& L, RecurrentState& st, 
         in.B = xbc.data() + di + g * ds;
         in.C = xbc.data() + di + ng * ds + g * ds;
         in.ldbc = cc;
-        in.A = L.A.data() + blk0 * ds * ssm::kLanes;
+        in.decayA = L.A.data() + c0;
         in.D = L.D.data() + c0;
         in.z = proj.data() + c0;
         in.ldz = np;

@@ -38,7 +38,7 @@ struct Mamba2Layer {
     std::vector<float> convW;      // lane-packed [conv] taps per xBC channel
     std::vector<float> convB;      // [convChannels]
     std::vector<float> dtBias;     // per channel (the head's value repeated)
-    std::vector<float> A;          // lane-packed [state] per channel: the head's A for every n
+    std::vector<float> A;          // per channel: the head's A (the same for every state n)
     std::vector<float> D;          // per channel (the head's value repeated)
     std::vector<float> groupNorm;  // [inner]: groups × (inner / groups)
     tensor::MatrixView out;        // [embedding rows × inner]

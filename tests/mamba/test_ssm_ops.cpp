@@ -84,9 +84,27 @@ private slots:
         }
     }
 
-    void scanMatchesDefinition() {
+    void scanMatchesDefinition() { checkScanAgainstDefinition(false, 16); }
+    // Mamba-2: one A per channel (decayA); 18 states also covers the tail of the four partial sums.
+    void perChannelDecayScanMatchesDefinition() { checkScanAgainstDefinition(true, 18); }
+
+    void packingRoundTrips() {
+        std::vector<float> v(37 * 5);
+        for (size_t i = 0; i < v.size(); ++i) v[i] = float(i);
+        const auto p = ssm::packLanes(v.data(), 37, 5);
+        QCOMPARE(p.size(), size_t(3 * 5 * ssm::kLanes));
+        QCOMPARE(p[size_t((2 * 5 + 4) * ssm::kLanes + 36 % ssm::kLanes)], v[36 * 5 + 4]);
+        QCOMPARE(p.back(), 0.f);  // padding lane
+        QVERIFY(ssm::unpackLanes(p.data(), 37, 5) == v);
+    }
+
+    void scanChunksAndThreadsAreBitExact() { checkScanChunksAndThreads(false, 16); }
+    void perChannelDecayScanChunksAndThreadsAreBitExact() { checkScanChunksAndThreads(true, 19); }
+
+private:
+    void checkScanAgainstDefinition(bool perChannelDecay, int64_t N) {
         std::mt19937 rng(5);
-        const int64_t T = 9, C = 21, N = 16, nx = 2 * N + 3;
+        const int64_t T = 9, C = 21, nx = 2 * N + 3;
         auto x = randomVec(size_t(T * C), rng, -2, 2);
         auto dt = randomVec(size_t(T * C), rng, -3, 3);
         auto bias = randomVec(size_t(C), rng, -5, -1);
@@ -94,8 +112,12 @@ private slots:
         auto z = randomVec(size_t(T * C), rng, -3, 3);
         auto D = randomVec(size_t(C), rng, 0.5f, 1.5f);
         std::vector<float> A(size_t(C * N));
-        for (int64_t c = 0; c < C; ++c)
-            for (int64_t n = 0; n < N; ++n) A[size_t(c * N + n)] = -float(n + 1) * (0.5f + float(c) / float(C));
+        auto Ac = std::vector<float>(size_t(C));
+        for (int64_t c = 0; c < C; ++c) {
+            Ac[size_t(c)] = -(0.5f + float(c) / float(C));
+            for (int64_t n = 0; n < N; ++n)
+                A[size_t(c * N + n)] = perChannelDecay ? Ac[size_t(c)] : -float(n + 1) * (0.5f + float(c) / float(C));
+        }
         auto h0 = randomVec(size_t(C * N), rng, -1, 1);
         dt[5] = 30.f;  // the softplus pass-through branch
 
@@ -104,7 +126,9 @@ private slots:
         in.x = x.data(); in.ldx = C; in.dt = dt.data(); in.lddt = C; in.dtBias = bias.data();
         in.B = bc.data() + 3; in.C = bc.data() + 3 + N; in.ldbc = nx;
         const auto Ap = ssm::packLanes(A.data(), C, N);
-        in.A = Ap.data(); in.D = D.data(); in.z = z.data(); in.ldz = C;
+        if (perChannelDecay) in.decayA = Ac.data();
+        else in.A = Ap.data();
+        in.D = D.data(); in.z = z.data(); in.ldz = C;
         auto hp = ssm::packLanes(h0.data(), C, N);
         std::vector<float> y(size_t(T * C));
         ExecContext ctx(3);
@@ -129,19 +153,9 @@ private slots:
         for (size_t i = 0; i < hr.size(); ++i) QVERIFY(std::abs(h[i] - hr[i]) < 1e-4 * (1 + std::abs(hr[i])));
     }
 
-    void packingRoundTrips() {
-        std::vector<float> v(37 * 5);
-        for (size_t i = 0; i < v.size(); ++i) v[i] = float(i);
-        const auto p = ssm::packLanes(v.data(), 37, 5);
-        QCOMPARE(p.size(), size_t(3 * 5 * ssm::kLanes));
-        QCOMPARE(p[size_t((2 * 5 + 4) * ssm::kLanes + 36 % ssm::kLanes)], v[36 * 5 + 4]);
-        QCOMPARE(p.back(), 0.f);  // padding lane
-        QVERIFY(ssm::unpackLanes(p.data(), 37, 5) == v);
-    }
-
-    void scanChunksAndThreadsAreBitExact() {
+    void checkScanChunksAndThreads(bool perChannelDecay, int64_t N) {
         std::mt19937 rng(9);
-        const int64_t T = 13, C = 70, N = 16;
+        const int64_t T = 13, C = 70;
         auto x = randomVec(size_t(T * C), rng, -2, 2);
         auto dt = randomVec(size_t(T * C), rng, -3, 3);
         auto bias = randomVec(size_t(C), rng, -5, -1);
@@ -150,6 +164,7 @@ private slots:
         auto D = randomVec(size_t(C), rng, 0.5f, 1.5f);
         const auto A0 = randomVec(size_t(C * N), rng, -16, -1);
         const auto A = ssm::packLanes(A0.data(), C, N);
+        const auto decayA = randomVec(size_t(C), rng, -16, -1);
         const size_t hSize = size_t(ssm::laneBlocks(C) * N * ssm::kLanes);
         auto run = [&](int64_t chunk, int threads, std::vector<float>& h) {
             ExecContext ctx(threads);
@@ -159,7 +174,10 @@ private slots:
                 in.tokens = std::min(chunk, T - t0); in.channels = C; in.stateSize = N;
                 in.x = &x[size_t(t0 * C)]; in.ldx = C; in.dt = &dt[size_t(t0 * C)]; in.lddt = C;
                 in.dtBias = bias.data(); in.B = &bc[size_t(t0 * 2 * N)]; in.C = &bc[size_t(t0 * 2 * N + N)];
-                in.ldbc = 2 * N; in.A = A.data(); in.D = D.data(); in.z = &z[size_t(t0 * C)]; in.ldz = C;
+                in.ldbc = 2 * N; in.D = D.data();
+                if (perChannelDecay) in.decayA = decayA.data();
+                else in.A = A.data();
+                in.D = D.data(); in.z = &z[size_t(t0 * C)]; in.ldz = C;
                 ssm::selectiveScan(in, h.data(), &y[size_t(t0 * C)], C, ctx);
             }
             return y;
