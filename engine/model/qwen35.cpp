@@ -8,12 +8,12 @@
 //     head (NeoX pairs; the multi-section RoPE with text positions reduces to
 //     this); output attn_output · (o ⊙ sigmoid(gate))
 // then the SwiGLU FFN after post_attention_norm; final output_norm.
-// Memory: HybridMemory (KV + conv state + one keyDim × valueDim state per value head).
+// The frame: HybridModel; memory: KV + conv state + one keyDim × valueDim state per value head.
 #include "cairn/error.h"
 #include "model/architectures.h"
 #include "model/hyperparameters.h"
 #include "model/delta_net.h"
-#include "model/hybrid_blocks.h"
+#include "model/hybrid_model.h"
 #include "model/ops.h"
 #include "model/ssm_ops.h"
 
@@ -25,21 +25,17 @@
 namespace cairn::model {
 namespace {
 
-struct Qwen35Layer {
-    bool attention = false;
-    std::vector<float> attnNorm, ffnNorm;
-    HybridAttentionWeights attn;
+struct DeltaNetWeights {
     tensor::MatrixView qkv, gate, beta, alpha, out;
     std::vector<float> convW, dtBias, A, norm;
-    FeedForwardWeights ffn;
 };
 
-class Qwen35Model final : public Model {
+class Qwen35Model final : public HybridModel {
 public:
-    explicit Qwen35Model(std::unique_ptr<gguf::File> file) : Model(std::move(file)) {
+    explicit Qwen35Model(std::unique_ptr<gguf::File> file) : HybridModel(std::move(file)) {
         const gguf::File& f = *file_;
-        const std::string a = f.architecture() + ".";
-        e_ = intInRange(f, a + "embedding_length", 1, kMaxEmbedding);
+        const std::string arch = f.architecture(), a = arch + ".";
+        readCommon(arch, 1e-6);
         const int64_t blocks = intInRange(f, a + "block_count", 1, kMaxLayers);
         // The last nextn_predict_layers blocks are the multi-token-prediction head (speculative
         // decoding); the model's own output does not depend on them, so they are not run.
@@ -48,12 +44,6 @@ public:
             throw Error("model", a + "nextn_predict_layers " + std::to_string(mtp) + " does not fit block_count " +
                                      std::to_string(blocks));
         const int64_t layers = blocks - mtp;
-        ff_ = intInRange(f, a + "feed_forward_length", 1, kMaxFeedForward);
-        if (e_ <= 0 || e_ > (1 << 20) || layers <= 0 || layers > 4096 || ff_ <= 0 || ff_ > (1 << 22))
-            throw Error("model", "implausible hyperparameters (embedding, layers, feed-forward)");
-        if (auto n = f.getInt(a + "expert_count", 0); n > 0)
-            throw Error("model", "mixture-of-experts models (" + std::to_string(n) + " experts) are not supported");
-        eps_ = normEpsilon(f, a + "attention.layer_norm_rms_epsilon", 1e-6);
         const int64_t interval = requiredInt(f, a + "full_attention_interval");
         if (interval <= 0 || interval > layers)
             throw Error("model", a + "full_attention_interval " + std::to_string(interval) + " does not fit " +
@@ -86,7 +76,6 @@ public:
         }
         r.neox = true;
         r.base = floatAbove(f, a + "rope.freq_base", 10000.0, 1.0);
-        if (!(r.base > 0)) throw Error("model", a + "rope.freq_base must be positive");
         rope_ = std::make_unique<Rope>(r);
         attn_.rope = rope_.get();
 
@@ -116,78 +105,37 @@ public:
         head_ = bind.vocabularyHead(e_);
         const int64_t cc = convChannels(), vd = nv_ * dv_;
         layers_.resize(size_t(layers));
+        deltaNets_.resize(size_t(layers));
         for (int64_t l = 0; l < layers; ++l) {
+            bindLayer(bind, l, "post_attention_norm.weight");
+            if (shape_.attention[size_t(l)]) continue;
             const std::string b = "blk." + std::to_string(l) + ".";
-            Qwen35Layer& L = layers_[size_t(l)];
-            L.attention = shape_.attention[size_t(l)];
-            L.attnNorm = bind.vec(b + "attn_norm.weight", e_);
-            if (L.attention) {
-                L.attn = bindHybridAttention(bind, b, e_, attn_);
-            } else {
-                L.qkv = bind.matrix(b + "attn_qkv.weight", e_, cc);
-                L.gate = bind.matrix(b + "attn_gate.weight", e_, vd);
-                L.beta = bind.matrix(b + "ssm_beta.weight", e_, nv_);
-                L.alpha = bind.matrix(b + "ssm_alpha.weight", e_, nv_);
-                L.convW = ssm::packLanes(bind.table(b + "ssm_conv1d.weight", conv_, cc).data(), cc, conv_);
-                L.dtBias = bind.vec(b + "ssm_dt.bias", nv_);
-                L.A = bind.vec(b + "ssm_a", nv_);
-                L.norm = bind.vec(b + "ssm_norm.weight", dv_);
-                L.out = bind.matrix(b + "ssm_out.weight", vd, e_);
-            }
-            L.ffnNorm = bind.vec(b + "post_attention_norm.weight", e_);
-            L.ffn = bindFeedForward(bind, b, e_, ff_);
+            DeltaNetWeights& L = deltaNets_[size_t(l)];
+            L.qkv = bind.matrix(b + "attn_qkv.weight", e_, cc);
+            L.gate = bind.matrix(b + "attn_gate.weight", e_, vd);
+            L.beta = bind.matrix(b + "ssm_beta.weight", e_, nv_);
+            L.alpha = bind.matrix(b + "ssm_alpha.weight", e_, nv_);
+            L.convW = ssm::packLanes(bind.table(b + "ssm_conv1d.weight", conv_, cc).data(), cc, conv_);
+            L.dtBias = bind.vec(b + "ssm_dt.bias", nv_);
+            L.A = bind.vec(b + "ssm_a", nv_);
+            L.norm = bind.vec(b + "ssm_norm.weight", dv_);
+            L.out = bind.matrix(b + "ssm_out.weight", vd, e_);
         }
         for (int64_t l = layers; l < blocks; ++l) bind.skip("blk." + std::to_string(l) + ".");
         bind.requireAllUsed("qwen35");
-
-        info_.vocabSize = head_.vocab;
-        info_.trainedContext = intInRange(f, a + "context_length", 0, 0, kMaxContext);
-        info_.layers = layers;
-        info_.embedding = e_;
-        info_.recurrent = true;
-    }
-
-    std::unique_ptr<Memory> newMemory(const MemoryOptions& options) const override {
-        return std::make_unique<HybridMemory>(shape_, options);
-    }
-
-    void forward(Memory& mem, std::span<const int32_t> tokens, bool allLogits, float* logits,
-                 ExecContext& ctx) const override {
-        const int64_t T = int64_t(tokens.size());
-        if (T == 0) return;
-        HybridChunk chunk = beginHybridChunk(mem, shape_, T, rope_.get());
-        HybridMemory& m = chunk.memory;
-        const int64_t pos0 = chunk.pos0, e = e_;
-        std::vector<float> x(size_t(T * e)), xn(size_t(T * e)), out(size_t(T * e));
-        embedTokens(*head_.tokenEmbd, tokens, x.data(), e);
-
-        for (int64_t l = 0; l < int64_t(layers_.size()); ++l) {
-            const Qwen35Layer& L = layers_[size_t(l)];
-            forEachPosition(T, ctx, [&](int64_t t) { rmsNorm(&x[size_t(t * e)], L.attnNorm.data(), &xn[size_t(t * e)], e, eps_); });
-            if (L.attention) {
-                hybridAttention(attn_, L.attn, m.kv(), m.kvIndex(l), xn.data(), e, T, pos0, chunk.cos.data(), chunk.sin.data(),
-                                out.data(), ctx);
-            } else {
-                const int64_t r = m.recurrentIndex(l);
-                deltaNet(L, m.recurrent().conv(r), m.recurrent().ssm(r), xn.data(), T, out.data(), ctx);
-            }
-            forEachPosition(T, ctx, [&](int64_t t) {
-                addInPlace(&x[size_t(t * e)], &out[size_t(t * e)], e);
-                rmsNorm(&x[size_t(t * e)], L.ffnNorm.data(), &xn[size_t(t * e)], e, eps_);
-            });
-            feedForward(L.ffn, xn.data(), e, ff_, T, out.data(), ctx);
-            forEachPosition(T, ctx, [&](int64_t t) { addInPlace(&x[size_t(t * e)], &out[size_t(t * e)], e); });
-        }
-        m.advance(T);
-
-        if (!logits) return;
-        head_.logits(x.data(), xn.data(), T, allLogits ? 0 : T - 1, e, eps_, logits, ctx);
+        finishInfo(arch, true);
     }
 
 private:
+    void recurrentMix(int64_t l, HybridMemory& m, const float* xn, int64_t T, float* out,
+                      ExecContext& ctx) const override {
+        const int64_t r = m.recurrentIndex(l);
+        deltaNet(deltaNets_[size_t(l)], m.recurrent().conv(r), m.recurrent().ssm(r), xn, T, out, ctx);
+    }
+
     int64_t convChannels() const { return 2 * nk_ * dk_ + nv_ * dv_; }
 
-    void deltaNet(const Qwen35Layer& L, float* convState, float* state, const float* xn, int64_t T, float* out,
+    void deltaNet(const DeltaNetWeights& L, float* convState, float* state, const float* xn, int64_t T, float* out,
                   ExecContext& ctx) const {
         const int64_t e = e_, cc = convChannels(), vd = nv_ * dv_;
         std::vector<float> qkv(size_t(T * cc)), conv(size_t(T * cc)), z(size_t(T * vd)), b(size_t(T * nv_)),
@@ -218,13 +166,8 @@ private:
         tensor::matmul(L.out, y.data(), vd, T, out, e, ctx);
     }
 
-    int64_t e_ = 0, ff_ = 0, conv_ = 0, dk_ = 0, dv_ = 0, nk_ = 0, nv_ = 0;
-    float eps_ = 1e-6f;
-    HybridAttentionConfig attn_;
-    std::unique_ptr<Rope> rope_;
-    HybridShape shape_;
-    VocabularyHead head_;
-    std::vector<Qwen35Layer> layers_;
+    int64_t conv_ = 0, dk_ = 0, dv_ = 0, nk_ = 0, nv_ = 0;
+    std::vector<DeltaNetWeights> deltaNets_;  // per layer; empty for attention layers
 };
 
 } // namespace
