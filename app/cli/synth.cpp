@@ -106,20 +106,7 @@ void writeTransformer(const TransformerPreset& p, TensorType type, const std::st
     uint64_t tensorSeed = seed * 1000003;
     auto matrix = [&](const std::string& name, int64_t cols, int64_t rows, float stddev, TensorType t) {
         t = fitType(t, cols);
-        const uint64_t s0 = ++tensorSeed * 0x100000001B3ull;
-        const size_t rb = rowBytes(t, cols);
-        w.addTensor(name, t, {cols, rows}, [=, &ctx](std::span<uint8_t> out) {
-            ctx.parallelFor(rows, 64, [&](int64_t r0, int64_t r1) {
-                std::vector<float> row(static_cast<size_t>(cols));
-                for (int64_t r = r0; r < r1; ++r) {
-                    Rng rng{s0 + uint64_t(r) * 0x9E3779B97F4A7C15ull};
-                    rng.normals(row.data(), cols, stddev);
-                    uint8_t* dst = out.data() + size_t(r) * rb;
-                    if (t == TensorType::F32) std::memcpy(dst, row.data(), rb);
-                    else tensor::quantizeRow(t, row.data(), dst, cols);
-                }
-            });
-        });
+        addRandomMatrix(w, ctx, name, t, cols, rows, stddev, ++tensorSeed * 0x100000001B3ull);
     };
     auto vector = [&](const std::string& name, int64_t n, float mean, float stddev) {
         std::vector<float> v(static_cast<size_t>(n));

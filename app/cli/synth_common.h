@@ -2,12 +2,17 @@
 // numbers, the weight type llama-quantize falls back to, the vocabulary copy.
 #pragma once
 
+#include "cairn/exec.h"
 #include "cairn/gguf.h"
 #include "cairn/tensor_type.h"
+#include "tensor/quant.h"
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <span>
 #include <string>
+#include <vector>
 
 namespace cairn::cli {
 
@@ -45,6 +50,25 @@ inline void copyVocabulary(gguf::Writer& w, const std::string& vocabPath) {
     const auto vocab = gguf::File::open(vocabPath);
     for (const auto& v : vocab.metadata())
         if (v.key().substr(0, 10) == "tokenizer.") w.copyValue(v);
+}
+
+// A `rows` × `cols` matrix of N(0, stddev) values in type t, row r drawn from
+// seed + r (so rows are filled in parallel, the same whatever the threads), at write time.
+inline void addRandomMatrix(gguf::Writer& w, ExecContext& ctx, const std::string& name, TensorType t, int64_t cols,
+                            int64_t rows, float stddev, uint64_t seed) {
+    const size_t rb = rowBytes(t, cols);
+    w.addTensor(name, t, {cols, rows}, [=, &ctx](std::span<uint8_t> out) {
+        ctx.parallelFor(rows, 64, [&](int64_t r0, int64_t r1) {
+            std::vector<float> row(static_cast<size_t>(cols));
+            for (int64_t r = r0; r < r1; ++r) {
+                Rng rng{seed + uint64_t(r) * 0x9E3779B97F4A7C15ull};
+                rng.normals(row.data(), cols, stddev);
+                uint8_t* dst = out.data() + size_t(r) * rb;
+                if (t == TensorType::F32) std::memcpy(dst, row.data(), rb);
+                else tensor::quantizeRow(t, row.data(), dst, cols);
+            }
+        });
+    });
 }
 
 } // namespace cairn::cli

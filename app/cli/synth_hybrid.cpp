@@ -120,20 +120,7 @@ void writeHybridModel(const HybridPreset& p, TensorType type, const std::string&
     uint64_t tensorSeed = seed * 1000003;
     auto matrix = [&](const std::string& name, int64_t cols, int64_t rows, float stddev) {
         const TensorType t = fitType(type, cols);
-        const uint64_t s0 = ++tensorSeed * 0x100000001B3ull;
-        const size_t rb = rowBytes(t, cols);
-        w.addTensor(name, t, {cols, rows}, [=, &ctx](std::span<uint8_t> out) {
-            ctx.parallelFor(rows, 64, [&](int64_t r0, int64_t r1) {
-                std::vector<float> row(static_cast<size_t>(cols));
-                for (int64_t r = r0; r < r1; ++r) {
-                    Rng rng{s0 + uint64_t(r) * 0x9E3779B97F4A7C15ull};
-                    rng.normals(row.data(), cols, stddev);
-                    uint8_t* dst = out.data() + size_t(r) * rb;
-                    if (t == TensorType::F32) std::memcpy(dst, row.data(), rb);
-                    else tensor::quantizeRow(t, row.data(), dst, cols);
-                }
-            });
-        });
+        addRandomMatrix(w, ctx, name, t, cols, rows, stddev, ++tensorSeed * 0x100000001B3ull);
     };
     // An F32 tensor of the given shape from fn(i) or N(mean, sd).
     auto f32 = [&](const std::string& name, std::vector<int64_t> ne, float mean, float sd) {
