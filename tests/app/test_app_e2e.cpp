@@ -7,6 +7,7 @@
 #include "offline_network.h"
 
 #include "app_test_support.h"
+#include "running_app.h"
 
 #include "cairn/store/store.h"
 
@@ -27,29 +28,9 @@ Q_IMPORT_QML_PLUGIN(CairnPlugin)
 
 using namespace cairn;
 using namespace cairn::app;
+using cairn::test::RunningApp;
 
 namespace {
-
-struct RunningApp {
-    std::unique_ptr<ChatController> controller;
-    std::unique_ptr<QQmlApplicationEngine> engine;
-    QQuickWindow* window = nullptr;
-
-    RunningApp(const AppPaths& paths, const QString& model) {
-        controller = std::make_unique<ChatController>(paths);
-        test::fastSettings(*controller->settings(), model);
-        engine = std::make_unique<QQmlApplicationEngine>();
-        engine->setInitialProperties({{QStringLiteral("controller"), QVariant::fromValue(controller.get())}});
-        engine->load(QUrl(QStringLiteral("qrc:/Cairn/Main.qml")));
-        if (!engine->rootObjects().isEmpty()) window = qobject_cast<QQuickWindow*>(engine->rootObjects().first());
-        controller->start();
-    }
-    ~RunningApp() {
-        engine.reset();  // the UI goes first, then the worker thread stops
-        controller.reset();
-    }
-    template <class T> T* find(const char* name) { return window ? window->findChild<T*>(QString::fromLatin1(name)) : nullptr; }
-};
 
 // Searches the visual tree (Repeater delegates are not QObject children).
 QQuickItem* findItem(QQuickItem* root, const QString& name) {

@@ -1,0 +1,37 @@
+// The real UI (qrc:/Cairn/Main.qml) on a controller, for the offscreen
+// end-to-end tests. A test file using it imports the QML plugin itself
+// (Q_IMPORT_QML_PLUGIN(CairnPlugin)) and links cairn_appplugin.
+#pragma once
+
+#include "app_test_support.h"
+#include "chat_controller.h"
+
+#include <QQmlApplicationEngine>
+#include <QQuickWindow>
+
+#include <memory>
+
+namespace cairn::test {
+
+struct RunningApp {
+    std::unique_ptr<app::ChatController> controller;
+    std::unique_ptr<QQmlApplicationEngine> engine;
+    QQuickWindow* window = nullptr;
+
+    RunningApp(const app::AppPaths& paths, const QString& model) {
+        controller = std::make_unique<app::ChatController>(paths);
+        fastSettings(*controller->settings(), model);
+        engine = std::make_unique<QQmlApplicationEngine>();
+        engine->setInitialProperties({{QStringLiteral("controller"), QVariant::fromValue(controller.get())}});
+        engine->load(QUrl(QStringLiteral("qrc:/Cairn/Main.qml")));
+        if (!engine->rootObjects().isEmpty()) window = qobject_cast<QQuickWindow*>(engine->rootObjects().first());
+        controller->start();
+    }
+    ~RunningApp() {
+        engine.reset();  // the UI goes first, then the worker thread stops
+        controller.reset();
+    }
+    template <class T> T* find(const char* name) { return window ? window->findChild<T*>(QString::fromLatin1(name)) : nullptr; }
+};
+
+} // namespace cairn::test
