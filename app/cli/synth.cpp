@@ -19,6 +19,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace cairn::cli {
@@ -35,9 +36,42 @@ struct TransformerPreset {
     int64_t context;
     bool qkvBias, qkNorm;
     double llama3RopeFactor;  // > 0: Llama-3.x rope_freqs (factor, low 1, high 4, original 8192)
+    // gemma3: sliding window, local RoPE base, post-norms, √n_embd embedding scale (the engine's)
+    int64_t slidingWindow = 0;
+    double localRopeBase = 0;
+    // phi3: fused attn_qkv and gate+up ffn_up, rotated dims, LongRoPE factors (ropeDims / 2 each)
+    int64_t ropeDims = 0, originalContext = 0;
+    const float* longFactors = nullptr;
+    const float* shortFactors = nullptr;
 };
 
-// Real geometries (Llama-3.2-1B, Qwen2-0.5B, Qwen3-0.6B). Mamba presets live in synth_mamba.cpp.
+// Phi-4-mini-instruct's rope_scaling.long_factor (48 values; short_factor is 48 × 1.0), from the
+// config.json of microsoft/Phi-4-mini-instruct as quoted by public loaders' tests (revision
+// cfbefacb99257ffa30c83adab238a50856ac3083).
+constexpr float kPhi4MiniLongFactor[48] = {
+    1.0f, 1.118320672f, 1.250641126f, 1.398617824f, 1.564103225f, 1.74916897f, 1.956131817f, 2.187582649f,
+    2.446418898f, 2.735880826f, 3.059592084f, 3.421605075f, 3.826451687f, 4.279200023f, 4.785517845f, 5.351743533f,
+    5.984965424f, 6.693110555f, 7.485043894f, 8.370679318f, 9.36110372f, 10.4687158f, 11.70738129f, 13.09260651f,
+    14.64173252f, 16.37415215f, 18.31155283f, 20.47818807f, 22.90118105f, 25.61086418f, 28.64115884f, 32.03f,
+    32.1f, 32.13f, 32.23f, 32.6f, 32.61f, 32.64f, 32.66f, 32.7f, 32.71f, 32.93f, 32.97f, 33.28f, 33.49f, 33.5f,
+    44.16f, 47.77f};
+constexpr float kOnes48[48] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                               1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+
+// Real geometries (Llama-3.2-1B, Qwen2-0.5B, Qwen3-0.6B, Gemma-3-1B, Phi-4-mini, SmolLM3-3B). Mamba
+// presets live in synth_mamba.cpp, the hybrids in synth_hybrid.cpp.
+//   gemma-3-1b: hidden_size 1152, 26 layers, 4 heads / 1 KV head × head_dim 256, intermediate_size 6912,
+//     rms_norm_eps 1e-6, rope_theta 1e6, rope_local_base_freq 1e4, sliding_window 512, pattern 6 (the
+//     engine's default), max_position_embeddings 32768, no rope scaling or softcapping in the 1B; from a
+//     gemma3_text config.json "with gemma-3-1B's real values" in a public GGUF writer's tests. Vocabulary:
+//     Gemma's 262144 tokens are not in ../shared/vocab; llama-spm (32000) stands in.
+//   phi-4-mini: hidden_size 3072, 32 layers, 24 heads / 8 KV heads × 128, intermediate_size 8192, rope_theta
+//     1e4, partial_rotary_factor 0.75 (96 dims), original_max_position_embeddings 4096, max 131072,
+//     rms_norm_eps 1e-5, tied; microsoft/Phi-4-mini-instruct's config.json (revision cfbefacb…) as quoted
+//     by public loaders' tests. Vocabulary: its 200064 tokens are not in ../shared/vocab; phi-3 (32064).
+//   smollm3-3b: hidden_size 2048, 36 layers, 16 heads / 4 KV heads, intermediate_size 11008, rope_theta
+//     5e6, rms_norm_eps 1e-6, max_position_embeddings 65536, tied, vocab 128256 (= llama-bpe);
+//     HuggingFaceTB/SmolLM3-3B's config.json as quoted by public loaders' tests.
 constexpr TransformerPreset kPresets[] = {
     {"llama-1b", "llama", 2048, 16, 32, 8, 64, 8192, "ggml-vocab-llama-bpe.gguf", true, 500000.0, 1e-5f, 131072,
      false, false, 32.0},
@@ -45,6 +79,12 @@ constexpr TransformerPreset kPresets[] = {
      false, 0.0},
     {"qwen3-0.6b", "qwen3", 1024, 28, 16, 8, 128, 3072, "ggml-vocab-qwen2.gguf", true, 1000000.0, 1e-6f, 40960, false,
      true, 0.0},
+    {"gemma-3-1b", "gemma3", 1152, 26, 4, 1, 256, 6912, "ggml-vocab-llama-spm.gguf", true, 1000000.0, 1e-6f, 32768,
+     false, true, 0.0, 512, 10000.0},
+    {"phi-4-mini", "phi3", 3072, 32, 24, 8, 128, 8192, "ggml-vocab-phi-3.gguf", true, 10000.0, 1e-5f, 131072, false,
+     false, 0.0, 0, 0, 96, 4096, kPhi4MiniLongFactor, kOnes48},
+    {"smollm3-3b", "smollm3", 2048, 36, 16, 4, 128, 11008, "ggml-vocab-llama-bpe.gguf", true, 5000000.0, 1e-6f, 65536,
+     false, false, 0.0},
 };
 
 // llama.cpp's Q4_K_M rule for attn_v / ffn_down: more bits in the first and last
@@ -96,6 +136,19 @@ void writeTransformer(const TransformerPreset& p, TensorType type, const std::st
         w.setUInt32(a + "attention.value_length", uint32_t(p.headDim));
     }
     if (std::string_view(p.arch) == "llama") w.setUInt32(a + "rope.dimension_count", uint32_t(p.headDim));
+    const bool gemma3 = p.slidingWindow > 0, phi3 = p.longFactors != nullptr;
+    if (gemma3) {
+        w.setUInt32(a + "attention.sliding_window", uint32_t(p.slidingWindow));
+        w.setFloat32(a + "rope.freq_base_swa", float(p.localRopeBase));
+    }
+    if (phi3) {
+        w.setUInt32(a + "rope.dimension_count", uint32_t(p.ropeDims));
+        w.setUInt32(a + "rope.scaling.original_context_length", uint32_t(p.originalContext));
+        // as convert_hf_to_gguf: √(1 + ln(context / original) / ln(original))
+        w.setFloat32(a + "rope.scaling.attn_factor",
+                     float(std::sqrt(1.0 + std::log(double(p.context) / double(p.originalContext)) /
+                                               std::log(double(p.originalContext)))));
+    }
     copyVocabulary(w, vocabPath);
     const auto vocab = gguf::File::open(vocabPath);
     const int64_t nVocab = int64_t(vocab.get("tokenizer.ggml.tokens").size());
@@ -123,6 +176,11 @@ void writeTransformer(const TransformerPreset& p, TensorType type, const std::st
     matrix("token_embd.weight", e, nVocab, p.tied ? 2.5f * se : 0.15f, embType);
     vector("output_norm.weight", e, 1.0f, 0.1f);
     if (!p.tied) matrix("output.weight", e, nVocab, 2.5f * se, lowBits ? TensorType::Q6_K : type);
+    if (phi3)
+        for (const auto& [name, values] : {std::pair{"rope_factors_long.weight", p.longFactors},
+                                           std::pair{"rope_factors_short.weight", p.shortFactors}})
+            w.addTensor(name, TensorType::F32, {p.ropeDims / 2},
+                        {reinterpret_cast<const uint8_t*>(values), size_t(p.ropeDims / 2) * 4});
     if (p.llama3RopeFactor > 0) {
         auto f = llama3RopeFreqs(p.headDim, p.ropeBase, p.llama3RopeFactor);
         w.addTensor("rope_freqs.weight", TensorType::F32, {int64_t(f.size())},
@@ -132,9 +190,13 @@ void writeTransformer(const TransformerPreset& p, TensorType type, const std::st
         const std::string b = "blk." + std::to_string(l) + ".";
         const TensorType more = kQuant && useMoreBits(l, p.layers) ? TensorType::Q6_K : type;
         vector(b + "attn_norm.weight", e, 1.0f, 0.1f);
-        matrix(b + "attn_q.weight", e, qd, se, type);
-        matrix(b + "attn_k.weight", e, kvd, se, type);
-        matrix(b + "attn_v.weight", e, kvd, se, more);
+        if (phi3) {
+            matrix(b + "attn_qkv.weight", e, qd + 2 * kvd, se, type);
+        } else {
+            matrix(b + "attn_q.weight", e, qd, se, type);
+            matrix(b + "attn_k.weight", e, kvd, se, type);
+            matrix(b + "attn_v.weight", e, kvd, se, more);
+        }
         if (p.qkvBias) {
             vector(b + "attn_q.bias", qd, 0.0f, 0.02f);
             vector(b + "attn_k.bias", kvd, 0.0f, 0.02f);
@@ -145,10 +207,16 @@ void writeTransformer(const TransformerPreset& p, TensorType type, const std::st
             vector(b + "attn_k_norm.weight", p.headDim, 1.0f, 0.1f);
         }
         matrix(b + "attn_output.weight", qd, e, 2.0f / std::sqrt(float(qd)), type);
+        if (gemma3) vector(b + "post_attention_norm.weight", e, 1.0f, 0.1f);
         vector(b + "ffn_norm.weight", e, 1.0f, 0.1f);
-        matrix(b + "ffn_gate.weight", e, ff, se, type);
-        matrix(b + "ffn_up.weight", e, ff, se, type);
+        if (phi3) {
+            matrix(b + "ffn_up.weight", e, 2 * ff, se, type);
+        } else {
+            matrix(b + "ffn_gate.weight", e, ff, se, type);
+            matrix(b + "ffn_up.weight", e, ff, se, type);
+        }
         matrix(b + "ffn_down.weight", ff, e, 2.0f / std::sqrt(float(ff)), more);
+        if (gemma3) vector(b + "post_ffw_norm.weight", e, 1.0f, 0.1f);
     }
     w.write(path);
 }

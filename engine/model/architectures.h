@@ -19,5 +19,8 @@ std::unique_ptr<Model> loadMamba2(std::unique_ptr<gguf::File> file);
 std::unique_ptr<Model> loadLfm2(std::unique_ptr<gguf::File> file);
 std::unique_ptr<Model> loadGraniteHybrid(std::unique_ptr<gguf::File> file);
 std::unique_ptr<Model> loadQwen35(std::unique_ptr<gguf::File> file);
+std::unique_ptr<Model> loadGemma3(std::unique_ptr<gguf::File> file);
+std::unique_ptr<Model> loadPhi3(std::unique_ptr<gguf::File> file);
+std::unique_ptr<Model> loadSmolLm3(std::unique_ptr<gguf::File> file);
 
 } // namespace cairn::model

@@ -29,7 +29,9 @@ void attention(const KvCache& cache, int64_t layer, const AttentionShape& s, con
             const int64_t kvh = item / (nTokens * blocks), t = item / blocks % nTokens, b = item % blocks;
             const int64_t h0 = kvh * group + b * attn::kMaxHeads;
             const int heads = int(std::min<int64_t>(attn::kMaxHeads, (kvh + 1) * group - h0));
-            const int64_t n = pos0 + t + 1;  // attends to positions 0 … pos0 + t
+            const int64_t end = pos0 + t + 1;  // attends to positions first … pos0 + t
+            const int64_t first = s.window > 0 ? std::max<int64_t>(0, end - s.window) : 0;
+            const int64_t n = end - first;
             const float* qh[attn::kMaxHeads];
             float* w[attn::kMaxHeads];
             float* o[attn::kMaxHeads];
@@ -43,12 +45,13 @@ void attention(const KvCache& cache, int64_t layer, const AttentionShape& s, con
                 w[i] = &weights[cap * size_t(i)];
                 o[i] = out + t * ldo + (h0 + i) * s.valueDim;
             }
-            k.scores(qh, heads, cache.keys(layer, kvh), f16, n, s.keyDim, s.scale, w);
+            const size_t skip = size_t(first) * cache.elementBytes();
+            k.scores(qh, heads, cache.keys(layer, kvh) + skip * size_t(s.keyDim), f16, n, s.keyDim, s.scale, w);
             for (int i = 0; i < heads; ++i) {
                 const float sum = k.expSum(w[i], n, k.maxOf(w[i], n));
                 k.normalize(w[i], n, 1.0f / sum, f16);
             }
-            k.accumulate(w, heads, cache.values(layer, kvh), f16, n, s.valueDim, o);
+            k.accumulate(w, heads, cache.values(layer, kvh) + skip * size_t(s.valueDim), f16, n, s.valueDim, o);
         }
     });
 }

@@ -84,7 +84,7 @@ void hybridAttention(const HybridAttentionConfig& c, const HybridAttentionWeight
             cache.writeV(cacheLayer, h, pos0 + t, &v[size_t(t * kd + h * hd)]);
         }
     });
-    const AttentionShape shape{c.heads, c.kvHeads, hd, hd, c.scale};
+    const AttentionShape shape{c.heads, c.kvHeads, hd, hd, c.scale, c.window};
     attention(cache, cacheLayer, shape, q.data(), qd, T, pos0, att.data(), qd, ctx);
     if (c.outputGate)
         forEachPosition(T, ctx, [&](int64_t t) {
@@ -101,11 +101,12 @@ FeedForwardWeights bindFeedForward(TensorBinder& bind, const std::string& b, int
 }
 
 void feedForward(const FeedForwardWeights& w, const float* xn, int64_t e, int64_t ff, int64_t T, float* out,
-                 ExecContext& ctx) {
+                 ExecContext& ctx, GatedActivation act) {
     std::vector<float> gate(size_t(T * ff)), up(size_t(T * ff));
     tensor::matmul(w.gate, xn, e, T, gate.data(), ff, ctx);
     tensor::matmul(w.up, xn, e, T, up.data(), ff, ctx);
-    forEachPosition(T, ctx, [&](int64_t t) { swiglu(&gate[size_t(t * ff)], &up[size_t(t * ff)], &gate[size_t(t * ff)], ff); });
+    auto* gated = act == GatedActivation::GeluTanh ? geglu : swiglu;
+    forEachPosition(T, ctx, [&](int64_t t) { gated(&gate[size_t(t * ff)], &up[size_t(t * ff)], &gate[size_t(t * ff)], ff); });
     tensor::matmul(w.down, gate.data(), ff, T, out, e, ctx);
 }
 

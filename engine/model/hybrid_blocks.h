@@ -35,6 +35,7 @@ struct HybridAttentionConfig {
     bool outputGate = false;  // attn_q holds per head headDim query rows then headDim gate rows;
                               // the output is o ⊙ sigmoid(gate) (Qwen3.5)
     const Rope* rope = nullptr;  // null: no position embedding (Granite 4.0-H)
+    int64_t window = 0;          // > 0: sliding-window attention over the last `window` positions (Gemma 3)
 };
 
 struct HybridAttentionWeights {
@@ -58,9 +59,12 @@ struct FeedForwardWeights {
 
 FeedForwardWeights bindFeedForward(TensorBinder& bind, const std::string& prefix, int64_t embedding, int64_t ff);
 
-// out[t] = ffn_down · (SiLU(ffn_gate · xn[t]) ⊙ ffn_up · xn[t])  (T rows of e).
+enum class GatedActivation { SiLU, GeluTanh };
+
+// out[t] = ffn_down · (act(ffn_gate · xn[t]) ⊙ ffn_up · xn[t])  (T rows of e);
+// act is SiLU (SwiGLU) or GELU-tanh (Gemma's GeGLU).
 void feedForward(const FeedForwardWeights& w, const float* xn, int64_t e, int64_t ff, int64_t T, float* out,
-                 ExecContext& ctx);
+                 ExecContext& ctx, GatedActivation act = GatedActivation::SiLU);
 
 // The HybridMemory this model made (same layer kinds and shapes), or throws.
 HybridMemory& hybridMemoryOf(Memory& mem, const HybridShape& shape);

@@ -70,4 +70,34 @@ void requirePositiveFinite(std::span<const float> values, const std::string& ten
                                      "; expected a finite number above 0");
 }
 
+void readRopeScaling(const gguf::File& f, const std::string& a, int64_t trainedContext, RopeConfig& r) {
+    std::string type(f.getString(a + "rope.scaling.type", "none"));
+    // 0 stands for "not set", as in llama.cpp; older files have rope.scale_linear instead.
+    r.factor = floatAbove(f, a + "rope.scaling.factor", 0.0, -1.0);
+    if (r.factor < 0) throw Error("model", "metadata key " + a + "rope.scaling.factor is negative");
+    if (r.factor == 0.0) {
+        double linear = floatAbove(f, a + "rope.scale_linear", 0.0, -1.0);
+        if (linear < 0) throw Error("model", "metadata key " + a + "rope.scale_linear is negative");
+        if (linear != 0.0 && type == "none") type = "linear";
+        r.factor = linear != 0.0 ? linear : 1.0;
+    }
+    if (type == "none" || r.factor == 1.0) {
+        r.scaling = RopeScaling::None;
+        r.factor = 1.0;
+    } else if (type == "linear") {
+        r.scaling = RopeScaling::Linear;
+    } else if (type == "yarn") {
+        r.scaling = RopeScaling::Yarn;
+        r.originalContext = intInRange(f, a + "rope.scaling.original_context_length", trainedContext, 1, kMaxContext);
+        // A negative ext_factor means "the default", as in llama.cpp.
+        r.extFactor = finiteFloat(f, a + "rope.scaling.yarn_ext_factor", 1.0);
+        if (r.extFactor < 0) r.extFactor = 1.0;
+        r.attnFactor = floatAbove(f, a + "rope.scaling.attn_factor", 1.0, 0.0);
+        r.betaFast = floatAbove(f, a + "rope.scaling.yarn_beta_fast", 32.0, 0.0);
+        r.betaSlow = floatAbove(f, a + "rope.scaling.yarn_beta_slow", 1.0, 0.0);
+    } else {
+        throw Error("model", "unsupported rope scaling type '" + type + "'");
+    }
+}
+
 } // namespace cairn::model

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "cairn/gguf.h"
+#include "model/rope.h"
 
 #include <cstdint>
 #include <span>
@@ -24,6 +25,11 @@ float normEpsilon(const gguf::File& f, const std::string& key, double fallback =
 // An integer that must be present (or is `fallback` when absent) and lie in [min, max].
 int64_t intInRange(const gguf::File& f, const std::string& key, int64_t min, int64_t max);
 int64_t intInRange(const gguf::File& f, const std::string& key, int64_t fallback, int64_t min, int64_t max);
+
+// RoPE scaling from `prefix` rope.scaling.* (or the older rope.scale_linear):
+// none, linear or YaRN with its parameters, into r (freq_base and dims are the
+// caller's). Throws naming the key for a negative factor or an unknown type.
+void readRopeScaling(const gguf::File& f, const std::string& prefix, int64_t trainedContext, RopeConfig& r);
 
 // Every value of `tensor` (already read as floats) must be finite and positive (divisors such as rope_freqs).
 void requirePositiveFinite(std::span<const float> values, const std::string& tensor);

@@ -29,6 +29,9 @@ constexpr Architecture kArchitectures[] = {
     {"lfm2", model::loadLfm2},
     {"granitehybrid", model::loadGraniteHybrid},
     {"qwen35", model::loadQwen35},
+    {"gemma3", model::loadGemma3},
+    {"phi3", model::loadPhi3},
+    {"smollm3", model::loadSmolLm3},
 };
 
 } // namespace

@@ -27,6 +27,15 @@ void swiglu(const float* gate, const float* up, float* out, int64_t n) {
     for (int64_t i = 0; i < n; ++i) out[i] = silu(gate[i]) * up[i];
 }
 
+float geluTanh(float x) {
+    constexpr float kSqrt2OverPi = 0.7978845608028654f;
+    return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * (x + 0.044715f * x * x * x)));
+}
+
+void geglu(const float* gate, const float* up, float* out, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) out[i] = geluTanh(gate[i]) * up[i];
+}
+
 void addInPlace(float* y, const float* x, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] += x[i];
 }
@@ -50,6 +59,14 @@ void embedTokens(const gguf::TensorInfo& table, std::span<const int32_t> tokens,
                                      std::to_string(nVocab) + " tokens)");
         tensor::dequantizeRow(table.type, table.row(id), out + int64_t(t) * ld, nEmbd);
     }
+}
+
+tensor::MatrixView rowSlice(const tensor::MatrixView& w, int64_t first, int64_t n) {
+    if (first < 0 || n < 0 || first + n > w.rows) throw Error("model", "row slice outside the weight");
+    tensor::MatrixView v = w;
+    v.data = w.row(first);
+    v.rows = n;
+    return v;
 }
 
 tensor::MatrixView matrixView(const gguf::TensorInfo& t) {

@@ -28,6 +28,12 @@ inline float silu(float x) { return x / (1.0f + std::exp(-x)); }
 // out[i] = silu(gate[i]) · up[i]   (in place allowed: out == gate or out == up).
 void swiglu(const float* gate, const float* up, float* out, int64_t n);
 
+// GELU, tanh approximation: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
+float geluTanh(float x);
+
+// out[i] = geluTanh(gate[i]) · up[i]   (Gemma's GeGLU; in place allowed).
+void geglu(const float* gate, const float* up, float* out, int64_t n);
+
 // y[i] += x[i]
 void addInPlace(float* y, const float* x, int64_t n);
 
@@ -41,6 +47,11 @@ void embedTokens(const gguf::TensorInfo& table, std::span<const int32_t> tokens,
 // A 2-D weight of the mapping as a matmul operand (a view, nothing copied).
 // Throws cairn::Error when it is not 2-D or its type cannot be computed with.
 tensor::MatrixView matrixView(const gguf::TensorInfo& t);
+
+// Output rows [first, first + n) of a weight, still a view: the parts of a
+// fused projection (phi3's attn_qkv and gate+up ffn_up). Every output row is
+// computed on its own, so a part gives the bits of a separate weight.
+tensor::MatrixView rowSlice(const tensor::MatrixView& w, int64_t first, int64_t n);
 
 // A small 1-D tensor (norm weight, bias) as f32 values, checked to have `n` elements.
 std::vector<float> vectorF32(const gguf::TensorInfo& t, int64_t n);

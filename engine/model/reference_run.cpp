@@ -57,7 +57,7 @@ ReferenceRun runReference(const Model& model, const std::string& prompt, const s
     if (promptB) r.tokensB = tok.encode(*promptB, false, true);
     if (r.tokens.empty()) throw Error("reference run", "the prompt gives no tokens");
     MemoryOptions mo;
-    mo.contextSize = int64_t(r.tokens.size() + r.tokensB.size()) + nGreedy + 1;
+    mo.contextSize = std::max(o.contextSize, int64_t(r.tokens.size() + r.tokensB.size()) + nGreedy + 1);
     mo.kvType = o.kvType;
     auto mem = model.newMemory(mo);
     r.lastLogits = evaluate(model, *mem, r.tokens, o, ctx, r.positions);

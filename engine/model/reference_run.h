@@ -37,6 +37,9 @@ struct ReferenceRunOptions {
     int64_t chunk = 64;
     KvType kvType = KvType::F16;
     int topN = 20;
+    // The memory's context size (at least what the run needs): llama.cpp's
+    // n_ctx of the references, which picks phi3's LongRoPE factors.
+    int64_t contextSize = 512;
 };
 
 // The `topN` largest logits and the argmax/margin (same tie rule).

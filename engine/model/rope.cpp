@@ -42,8 +42,8 @@ Rope::Rope(RopeConfig config) : cfg_(std::move(config)) {
             rampMix_[size_t(i)] = (1.0 - std::clamp(y, 0.0, 1.0)) * cfg_.extFactor;
         }
         mscale_ = cfg_.attnFactor * (1.0 + 0.1 * std::log(cfg_.factor));
-    } else if (cfg_.scaling == RopeScaling::Yarn) {
-        mscale_ = cfg_.attnFactor;
+    } else {
+        mscale_ = cfg_.attnFactor;  // YaRN without extrapolation, or LongRoPE's attention factor (phi3)
     }
 }
 

@@ -20,7 +20,7 @@ struct RopeConfig {
     // YaRN
     int64_t originalContext = 0;
     double extFactor = 1.0;
-    double attnFactor = 1.0;
+    double attnFactor = 1.0;   // cos and sin are multiplied by it (YaRN: times 1 + 0.1 ln factor)
     double betaFast = 32.0;
     double betaSlow = 1.0;
 };

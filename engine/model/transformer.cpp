@@ -48,33 +48,7 @@ void TransformerModel::readParams() {
         throw Error("model", "metadata key " + a + "rope.dimension_count is " + std::to_string(r.dims) + "; expected an even number");
     r.neox = variant_.neoxRope;
     r.base = floatAbove(f, a + "rope.freq_base", 10000.0, 1.0);
-    std::string type(f.getString(a + "rope.scaling.type", "none"));
-    // 0 stands for "not set", as in llama.cpp; older files have rope.scale_linear instead.
-    r.factor = floatAbove(f, a + "rope.scaling.factor", 0.0, -1.0);
-    if (r.factor < 0) throw Error("model", "metadata key " + a + "rope.scaling.factor is negative");
-    if (r.factor == 0.0) {
-        double linear = floatAbove(f, a + "rope.scale_linear", 0.0, -1.0);
-        if (linear < 0) throw Error("model", "metadata key " + a + "rope.scale_linear is negative");
-        if (linear != 0.0 && type == "none") type = "linear";
-        r.factor = linear != 0.0 ? linear : 1.0;
-    }
-    if (type == "none" || r.factor == 1.0) {
-        r.scaling = RopeScaling::None;
-        r.factor = 1.0;
-    } else if (type == "linear") {
-        r.scaling = RopeScaling::Linear;
-    } else if (type == "yarn") {
-        r.scaling = RopeScaling::Yarn;
-        r.originalContext = intInRange(f, a + "rope.scaling.original_context_length", p_.trainedContext, 1, kMaxContext);
-        // A negative ext_factor means "the default", as in llama.cpp.
-        r.extFactor = finiteFloat(f, a + "rope.scaling.yarn_ext_factor", 1.0);
-        if (r.extFactor < 0) r.extFactor = 1.0;
-        r.attnFactor = floatAbove(f, a + "rope.scaling.attn_factor", 1.0, 0.0);
-        r.betaFast = floatAbove(f, a + "rope.scaling.yarn_beta_fast", 32.0, 0.0);
-        r.betaSlow = floatAbove(f, a + "rope.scaling.yarn_beta_slow", 1.0, 0.0);
-    } else {
-        throw Error("model", "unsupported rope scaling type '" + type + "'");
-    }
+    readRopeScaling(f, a, p_.trainedContext, r);
 }
 
 void TransformerModel::bindTensors() {
@@ -86,6 +60,7 @@ void TransformerModel::bindTensors() {
         p_.rope.freqFactors = bind.vec("rope_freqs.weight", p_.rope.dims / 2);
         requirePositiveFinite(p_.rope.freqFactors, "rope_freqs.weight");
     }
+    if (variant_.fused) bindLongRope(bind);
     rope_ = std::make_unique<Rope>(p_.rope);
 
     const int64_t e = p_.embedding, qd = p_.heads * p_.keyDim, kd = p_.kvHeads * p_.keyDim,
@@ -95,9 +70,16 @@ void TransformerModel::bindTensors() {
         const std::string b = "blk." + std::to_string(i) + ".";
         auto& L = layers_[size_t(i)];
         L.attnNorm = bind.vec(b + "attn_norm.weight", e);
-        L.wq = bind.matrix(b + "attn_q.weight", e, qd);
-        L.wk = bind.matrix(b + "attn_k.weight", e, kd);
-        L.wv = bind.matrix(b + "attn_v.weight", e, vd);
+        if (variant_.fused) {
+            const tensor::MatrixView qkv = bind.matrix(b + "attn_qkv.weight", e, qd + kd + vd);
+            L.wq = rowSlice(qkv, 0, qd);
+            L.wk = rowSlice(qkv, qd, kd);
+            L.wv = rowSlice(qkv, qd + kd, vd);
+        } else {
+            L.wq = bind.matrix(b + "attn_q.weight", e, qd);
+            L.wk = bind.matrix(b + "attn_k.weight", e, kd);
+            L.wv = bind.matrix(b + "attn_v.weight", e, vd);
+        }
         L.wo = bind.matrix(b + "attn_output.weight", od, e);
         if (variant_.qkvBias) {
             L.bq = bind.vec(b + "attn_q.bias", qd);
@@ -109,11 +91,45 @@ void TransformerModel::bindTensors() {
             L.kNorm = bind.vec(b + "attn_k_norm.weight", p_.keyDim);
         }
         L.ffnNorm = bind.vec(b + "ffn_norm.weight", e);
-        L.gate = bind.matrix(b + "ffn_gate.weight", e, ff);
-        L.up = bind.matrix(b + "ffn_up.weight", e, ff);
+        if (variant_.fused) {
+            const tensor::MatrixView gateUp = bind.matrix(b + "ffn_up.weight", e, 2 * ff);
+            L.gate = rowSlice(gateUp, 0, ff);
+            L.up = rowSlice(gateUp, ff, ff);
+        } else {
+            L.gate = bind.matrix(b + "ffn_gate.weight", e, ff);
+            L.up = bind.matrix(b + "ffn_up.weight", e, ff);
+        }
         L.down = bind.matrix(b + "ffn_down.weight", ff, e);
     }
     bind.requireAllUsed(file_->architecture());
+}
+
+// LongRoPE (phi3): both factor tensors or neither (plain RoPE, Phi-3-mini-4k).
+// As llama.cpp, the long factors when the context (padded to a multiple of
+// 256, as llama.cpp pads n_ctx) exceeds original_context_length, else the short.
+void TransformerModel::bindLongRope(TensorBinder& bind) {
+    const bool hasLong = bind.has("rope_factors_long.weight"), hasShort = bind.has("rope_factors_short.weight");
+    if (!hasLong && !hasShort) return;
+    if (!hasLong || !hasShort)
+        throw Error("model", std::string("missing tensor ") +
+                                 (hasLong ? "rope_factors_short.weight" : "rope_factors_long.weight") +
+                                 " (LongRoPE needs both factor tensors)");
+    const gguf::File& f = *file_;
+    const std::string a = f.architecture() + ".";
+    longRopeContext_ = intInRange(f, a + "rope.scaling.original_context_length", 1, kMaxContext);
+    p_.rope.attnFactor = floatAbove(f, a + "rope.scaling.attn_factor", 1.0, 0.0);
+    RopeConfig shortConfig = p_.rope;
+    shortConfig.freqFactors = bind.vec("rope_factors_short.weight", p_.rope.dims / 2);
+    requirePositiveFinite(shortConfig.freqFactors, "rope_factors_short.weight");
+    p_.rope.freqFactors = bind.vec("rope_factors_long.weight", p_.rope.dims / 2);
+    requirePositiveFinite(p_.rope.freqFactors, "rope_factors_long.weight");
+    ropeShort_ = std::make_unique<Rope>(shortConfig);
+}
+
+const Rope& TransformerModel::ropeFor(int64_t capacity) const {
+    if (!ropeShort_) return *rope_;
+    const int64_t padded = (capacity + 255) / 256 * 256;
+    return padded > longRopeContext_ ? *rope_ : *ropeShort_;
 }
 
 std::unique_ptr<Memory> TransformerModel::newMemory(const MemoryOptions& options) const {
@@ -143,7 +159,8 @@ void TransformerModel::forward(Memory& mem, std::span<const int32_t> tokens, boo
     // cos/sin of every chunk position, computed once per pass.
     const int64_t pairs = p_.rope.dims / 2;
     std::vector<float> cosv(size_t(T * pairs)), sinv(size_t(T * pairs));
-    for (int64_t t = 0; t < T; ++t) rope_->angles(pos0 + t, &cosv[size_t(t * pairs)], &sinv[size_t(t * pairs)]);
+    const Rope& rope = ropeFor(cache->capacity());
+    for (int64_t t = 0; t < T; ++t) rope.angles(pos0 + t, &cosv[size_t(t * pairs)], &sinv[size_t(t * pairs)]);
 
     const AttentionShape shape{p_.heads, p_.kvHeads, p_.keyDim, p_.valueDim, float(1.0 / std::sqrt(double(p_.keyDim)))};
     auto perToken = [&](const std::function<void(int64_t)>& fn) {
@@ -152,6 +169,7 @@ void TransformerModel::forward(Memory& mem, std::span<const int32_t> tokens, boo
 
     for (int64_t l = 0; l < p_.layers; ++l) {
         const TransformerLayer& L = layers_[size_t(l)];
+        const bool useRope = variant_.noRopeInterval == 0 || (l + 1) % variant_.noRopeInterval != 0;
         perToken([&](int64_t t) { rmsNorm(&x[size_t(t * e)], L.attnNorm.data(), &xn[size_t(t * e)], e, p_.eps); });
         tensor::matmul(L.wq, xn.data(), e, T, q.data(), qd, ctx);
         tensor::matmul(L.wk, xn.data(), e, T, k.data(), kd, ctx);
@@ -171,8 +189,10 @@ void TransformerModel::forward(Memory& mem, std::span<const int32_t> tokens, boo
                 for (int64_t h = 0; h < p_.kvHeads; ++h)
                     rmsNorm(kt + h * p_.keyDim, L.kNorm.data(), kt + h * p_.keyDim, p_.keyDim, p_.eps);
             }
-            rope_->apply(qt, p_.heads, p_.keyDim, &cosv[size_t(t * pairs)], &sinv[size_t(t * pairs)]);
-            rope_->apply(kt, p_.kvHeads, p_.keyDim, &cosv[size_t(t * pairs)], &sinv[size_t(t * pairs)]);
+            if (useRope) {
+                rope.apply(qt, p_.heads, p_.keyDim, &cosv[size_t(t * pairs)], &sinv[size_t(t * pairs)]);
+                rope.apply(kt, p_.kvHeads, p_.keyDim, &cosv[size_t(t * pairs)], &sinv[size_t(t * pairs)]);
+            }
             for (int64_t h = 0; h < p_.kvHeads; ++h) {
                 cache->writeK(l, h, pos0 + t, kt + h * p_.keyDim);
                 cache->writeV(l, h, pos0 + t, vt + h * p_.valueDim);

@@ -1,6 +1,7 @@
-// The decoder-only transformer shared by llama, qwen2 and qwen3: pre-norm
-// attention (GQA, RoPE, optional q/k/v biases, optional per-head q/k RMSNorm)
-// and a SwiGLU feed-forward block, over a KV cache.
+// The decoder-only transformer shared by llama, qwen2, qwen3, smollm3 and
+// phi3: pre-norm attention (GQA, RoPE, optional q/k/v biases, optional per-head
+// q/k RMSNorm, optional NoPE layers, optional LongRoPE) and a SwiGLU
+// feed-forward block, over a KV cache.
 #pragma once
 
 #include "cairn/gguf.h"
@@ -20,6 +21,9 @@ struct TransformerVariant {
     bool neoxRope = false;  // rotate (i, i + d/2) instead of (2i, 2i+1)
     bool qkvBias = false;   // attn_q/k/v.bias required (qwen2)
     bool qkNorm = false;    // attn_q_norm / attn_k_norm required (qwen3)
+    int64_t noRopeInterval = 0;  // > 0: layers with (l + 1) % n == 0 apply no RoPE (smollm3: 4)
+    bool fused = false;     // attn_qkv (rows q, k, v) and ffn_up (rows gate, up) instead of separate
+                            // weights, rope_factors_long / _short for LongRoPE (phi3)
 };
 
 struct TransformerParams {
@@ -49,10 +53,16 @@ public:
 private:
     void readParams();
     void bindTensors();
+    void bindLongRope(TensorBinder& bind);
 
     TransformerVariant variant_;
     TransformerParams p_;
+    // The RoPE of a memory of `capacity` positions: LongRoPE picks its factors by the context size.
+    const Rope& ropeFor(int64_t capacity) const;
+
     std::unique_ptr<Rope> rope_;
+    std::unique_ptr<Rope> ropeShort_;  // LongRoPE's short factors (null without LongRoPE)
+    int64_t longRopeContext_ = 0;      // rope.scaling.original_context_length
     VocabularyHead head_;
     std::vector<TransformerLayer> layers_;
 };

@@ -1,5 +1,7 @@
 // The real UI (qrc:/Cairn/Main.qml) offscreen on a ChatController with the
-// tests' fast settings: what the end-to-end tests start, restart and drive.
+// tests' fast settings: what the end-to-end tests start, restart and drive. A
+// test file using it imports the QML plugin itself
+// (Q_IMPORT_QML_PLUGIN(CairnPlugin)) and links cairn_appplugin.
 #pragma once
 
 #include "app_test_support.h"

@@ -10,7 +10,7 @@
 #include "model_list_model.h"
 
 #include "app_test_support.h"
-#include "fixture_with_template.h"
+#include "fixture_copy.h"
 #include "running_app.h"
 #include "shared_data.h"
 
@@ -83,10 +83,10 @@ private slots:
         const AppPaths paths = AppPaths::standard(dir.filePath(QStringLiteral("data")));
         // In the app's own models folder, where the picker looks.
         QVERIFY(QDir().mkpath(paths.modelsDir()));
-        const QString model = QString::fromStdString(test::writeWithChatTemplate(
-            test::sharedPath("fixtures/" + fixture.toStdString()),
-            test::sharedPath("templates/templates/" + chatTemplate.toStdString()),
-            QDir(paths.modelsDir()).filePath(fixture).toStdString()));
+        const QString model = QDir(paths.modelsDir()).filePath(fixture);
+        test::writeFixtureWithTemplate(test::sharedPath("fixtures/" + fixture.toStdString()),
+                                       test::readFile(test::sharedPath("templates/templates/" + chatTemplate.toStdString())),
+                                       model.toStdString());
         qint64 conversation = -1;
         TurnStats second;
         {

@@ -83,12 +83,14 @@ void checkMatmul(const std::vector<std::string>& paths) {
 struct AttentionCase {
     int64_t heads, kvHeads, keyDim, valueDim, length;
     float spread;
+    int64_t window = 0;  // sliding-window attention (Gemma 3)
 };
 
 std::vector<float> runAttention(const AttentionCase& c, const std::vector<float>& q, const KvCache& cache,
                                 int64_t chunk) {
     ExecContext ctx(1);
-    const model::AttentionShape shape{c.heads, c.kvHeads, c.keyDim, c.valueDim, float(1.0 / std::sqrt(double(c.keyDim)))};
+    const model::AttentionShape shape{c.heads, c.kvHeads, c.keyDim, c.valueDim, float(1.0 / std::sqrt(double(c.keyDim))),
+                                      c.window};
     const int64_t qd = c.heads * c.keyDim, od = c.heads * c.valueDim;
     std::vector<float> out(size_t(c.length * od));
     for (int64_t p0 = 0; p0 < c.length; p0 += chunk) {
@@ -102,7 +104,7 @@ std::vector<float> runAttention(const AttentionCase& c, const std::vector<float>
 void checkAttention(const std::vector<std::string>& paths) {
     const AttentionCase cases[] = {{8, 2, 64, 64, 100, 1.0f}, {8, 2, 128, 128, 37, 1.0f}, {12, 2, 24, 40, 29, 1.0f},
                                    {5, 1, 48, 56, 21, 1.0f},  {3, 1, 13, 21, 50, 1.0f},   {2, 1, 7, 5, 17, 1.0f},
-                                   {4, 4, 40, 24, 65, 6.0f}};
+                                   {4, 4, 40, 24, 65, 6.0f},  {4, 1, 32, 32, 70, 1.0f, 32}};
     for (const auto& c : cases)
         for (const auto kv : {KvType::F32, KvType::F16}) {
             std::mt19937 rng(uint32_t(c.keyDim * 31 + c.length));
@@ -121,7 +123,8 @@ void checkAttention(const std::vector<std::string>& paths) {
             const auto reference = runAttention(c, q, cache, c.length);
             const std::string name = "attention h" + std::to_string(c.heads) + "/" + std::to_string(c.kvHeads) + " k" +
                                      std::to_string(c.keyDim) + " v" + std::to_string(c.valueDim) + " n" +
-                                     std::to_string(c.length) + (kv == KvType::F16 ? " f16" : " f32");
+                                     std::to_string(c.length) + " w" + std::to_string(c.window) +
+                                     (kv == KvType::F16 ? " f16" : " f32");
             for (const auto& path : paths) {
                 usePath(path);
                 check(sameBits(runAttention(c, q, cache, c.length), reference) &&

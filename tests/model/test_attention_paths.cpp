@@ -2,7 +2,8 @@
 // kernel path this machine runs gives the scalar path's bits on random q/k/v,
 // for f32 and f16 caches, head sizes and lengths that are not multiples of
 // 16; the result of a query does not depend on the chunk or the threads; and
-// the arithmetic stays close to the textbook formula.
+// the arithmetic stays close to the textbook formula; a sliding window sees
+// exactly its last keys.
 #include "cairn/exec.h"
 #include "memory/kv_cache.h"
 #include "model/attention.h"
@@ -24,6 +25,7 @@ struct Case {
     int64_t heads, kvHeads, keyDim, valueDim;
     int64_t length;  // positions in the cache
     float spread;    // scale of q and k: large values make most weights underflow to 0
+    int64_t window = 0;  // sliding-window attention over the last `window` positions (Gemma 3)
 };
 
 const Case kCases[] = {
@@ -36,6 +38,8 @@ const Case kCases[] = {
     {2, 1, 7, 5, 17, 1.0f},      // smaller than one chunk
     {2, 1, 16, 16, 16, 1.0f},
     {4, 4, 40, 24, 65, 6.0f},    // peaked softmax: weights below exp(-87) are 0
+    {4, 1, 32, 32, 70, 1.0f, 32},  // Gemma-3 fixture heads, window 32
+    {8, 2, 64, 64, 100, 1.0f, 17}, // a window that is not a multiple of 16
 };
 
 struct Data {
@@ -66,7 +70,7 @@ KvCache filledCache(const Case& c, const Data& d, KvType type) {
 }
 
 AttentionShape shapeOf(const Case& c) {
-    return {c.heads, c.kvHeads, c.keyDim, c.valueDim, float(1.0 / std::sqrt(double(c.keyDim)))};
+    return {c.heads, c.kvHeads, c.keyDim, c.valueDim, float(1.0 / std::sqrt(double(c.keyDim))), c.window};
 }
 
 // Every position's output, the queries fed in chunks of `chunk` on `threads` threads.
@@ -101,8 +105,9 @@ private slots:
         for (int i = 0; i < int(std::size(kCases)); ++i)
             for (int kv = 0; kv < 2; ++kv) {
                 const Case& c = kCases[i];
-                QTest::addRow("h%lld-kv%lld-k%lld-v%lld-n%lld-%s", (long long)c.heads, (long long)c.kvHeads,
-                              (long long)c.keyDim, (long long)c.valueDim, (long long)c.length, kv ? "f16" : "f32")
+                QTest::addRow("h%lld-kv%lld-k%lld-v%lld-n%lld-w%lld-%s", (long long)c.heads, (long long)c.kvHeads,
+                              (long long)c.keyDim, (long long)c.valueDim, (long long)c.length, (long long)c.window,
+                              kv ? "f16" : "f32")
                     << i << kv;
             }
     }
@@ -133,6 +138,44 @@ private slots:
             QVERIFY(sameBits(run(c, d, cache, 5, 1), reference));
         }
         if (paths.size() == 1) qInfo("only the scalar path runs on this machine");
+    }
+
+    // A sliding window of W: the query at p gives the bits of an unwindowed
+    // query over a cache that holds only positions p − W + 1 … p, on every path.
+    void windowSeesOnlyTheLastKeys() {
+        PathGuard guard;
+        const Case c{4, 1, 32, 32, 60, 1.0f, 20};
+        const Data d = randomData(c, 77);
+        for (int kv = 0; kv < 2; ++kv) {
+            const KvType type = kv ? KvType::F16 : KvType::F32;
+            const KvCache cache = filledCache(c, d, type);
+            for (const std::string& path : tensor::availableKernelPaths()) {
+                QVERIFY(tensor::forceKernelPath(path));
+                const auto windowed = run(c, d, cache, 7, 2);
+                const int64_t qd = c.heads * c.keyDim, od = c.heads * c.valueDim;
+                for (const int64_t p : {int64_t(5), c.window - 1, c.window, int64_t(41), c.length - 1}) {
+                    const int64_t first = std::max<int64_t>(0, p - c.window + 1), n = p - first + 1;
+                    Case part = c;
+                    part.length = n;
+                    part.window = 0;
+                    Data sub;
+                    sub.k.assign(d.k.begin() + first * c.kvHeads * c.keyDim, d.k.begin() + (p + 1) * c.kvHeads * c.keyDim);
+                    sub.v.assign(d.v.begin() + first * c.kvHeads * c.valueDim, d.v.begin() + (p + 1) * c.kvHeads * c.valueDim);
+                    const KvCache only = filledCache(part, sub, type);
+                    ExecContext ctx(1);
+                    std::vector<float> out(static_cast<size_t>(od));
+                    attention(only, 0, shapeOf(part), &d.q[size_t(p * qd)], qd, 1, n - 1, out.data(), od, ctx);
+                    QVERIFY2(std::memcmp(out.data(), &windowed[size_t(p * od)], size_t(od) * 4) == 0,
+                             qPrintable(QString("%1 position %2").arg(QString::fromStdString(path)).arg(p)));
+                }
+                // and the window matters: without it the late positions differ
+                Case full = c;
+                full.window = 0;
+                const auto unwindowed = run(full, d, cache, 7, 2);
+                QVERIFY(std::memcmp(&unwindowed[size_t(45 * od)], &windowed[size_t(45 * od)], size_t(od) * 4) != 0);
+                QVERIFY(std::memcmp(unwindowed.data(), windowed.data(), size_t(c.window * od) * 4) == 0);
+            }
+        }
     }
 
     // Each path's kernels are its own: a SIMD path does not hand back the scalar set.

@@ -1,5 +1,5 @@
-// Conformance of the llama / qwen2 / qwen3 and the hybrid (lfm2,
-// granitehybrid, qwen35) forward passes with llama.cpp's
+// Conformance of the llama / qwen2 / qwen3 / gemma3 / phi3 / smollm3 and the
+// hybrid (lfm2, granitehybrid, qwen35) forward passes with llama.cpp's
 // reference outputs (../shared/reference, rules in its README): identical
 // prompt ids, top-20 logits within the tolerance at every position, identical
 // top-1 where the reference margin is clear, identical greedy ids, and the
@@ -58,7 +58,8 @@ private slots:
         QTest::addColumn<QString>("name");
         for (const char* n : {"llama-spm-f16", "llama-spm-q8_0", "llama-spm-q4_0", "llama-spm-q4_k_m", "llama-bpe-q8_0",
                               "qwen2-q8_0", "qwen3-q8_0", "lfm2-f16", "lfm2-q8_0", "granitehybrid-f16",
-                              "granitehybrid-q8_0", "qwen35-q8_0"})
+                              "granitehybrid-q8_0", "qwen35-q8_0", "gemma3-f16", "gemma3-q8_0", "phi3-q8_0",
+                              "smollm3-q8_0"})
             QTest::newRow(n) << QString(n);
     }
 

@@ -8,7 +8,7 @@
 // A normal conversation's ids are the template's structure tokenized with
 // special tokens and the contents as plain text.
 #include "../gguf/cli_runner.h"
-#include "fixture_with_template.h"
+#include "fixture_copy.h"
 #include "shared_data.h"
 
 #include "cairn/chat_session.h"

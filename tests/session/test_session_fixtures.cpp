@@ -34,7 +34,8 @@ private slots:
         QTest::addColumn<QString>("fixture");
         for (const char* f : {"llama-spm-q4_k_m.gguf", "llama-bpe-q8_0.gguf", "qwen3-q8_0.gguf", "mamba-f16.gguf",
                               "mamba-q8_0.gguf", "lfm2-f16.gguf", "lfm2-q8_0.gguf", "granitehybrid-f16.gguf",
-                              "granitehybrid-q8_0.gguf", "qwen35-q8_0.gguf"})
+                              "granitehybrid-q8_0.gguf", "qwen35-q8_0.gguf", "gemma3-f16.gguf", "gemma3-q8_0.gguf",
+                              "phi3-q8_0.gguf", "smollm3-q8_0.gguf"})
             QTest::newRow(f) << QString(f);
     }
 
@@ -76,6 +77,67 @@ private slots:
             QVERIFY(sameBits(restored.logits(), s.logits()));
         }
         qInfo("%s: snapshot of %zu tokens = %zu bytes", qPrintable(fixture), s.tokens().size() - 4, blob.size());
+    }
+
+    // Gemma 3's sliding-window layers keep every K/V row and mask by window, so
+    // turns, rewinds and snapshots far past the window (32 in the fixtures)
+    // stay bit-identical to a fresh session.
+    void slidingWindowSessions_data() {
+        QTest::addColumn<QString>("fixture");
+        for (const char* f : {"gemma3-f16.gguf", "gemma3-q8_0.gguf"}) QTest::newRow(f) << QString(f);
+    }
+
+    void slidingWindowSessions() {
+        QFETCH(QString, fixture);
+        auto model = Model::load(test::sharedPath("fixtures/" + fixture.toStdString()));
+        const auto& tok = model->tokenizer();
+        const auto turn1 = tok.encode("The lighthouse at the end of the harbor had been dark for nearly forty years "
+                                      "when Mara decided to climb its spiral staircase, one cold step at a time.",
+                                      tok.addBos(), true);
+        const auto turn2 = tok.encode(" At the top she found the great lens still intact, wrapped in a canvas sheet "
+                                      "that crumbled when she touched it, and the glass caught the late sun.",
+                                      false, true);
+        QVERIFY(turn1.size() > 32 && turn2.size() > 32);  // each turn alone is longer than the window
+        auto both = turn1;
+        both.insert(both.end(), turn2.begin(), turn2.end());
+        auto fresh = [&](std::span<const int32_t> tokens) {
+            Session f(*model);
+            f.feed(tokens, ctx);
+            return std::vector<float>(f.logits().begin(), f.logits().end());
+        };
+
+        Session s(*model);
+        QVERIFY(s.memory().canTruncate());
+        s.feed(turn1, ctx);
+        s.feed(both, ctx);
+        QCOMPARE(s.stats().lastPrefilled, int64_t(turn2.size()));
+        QVERIFY(sameBits(s.logits(), fresh(both)));
+
+        // Rewind into the second turn (past the window) and edit from there.
+        auto edited = std::vector<int32_t>(both.begin(), both.begin() + std::ptrdiff_t(turn1.size() + 10));
+        edited.push_back(edited.back() == 0 ? 1 : edited.back() - 1);
+        s.feed(edited, ctx);
+        QCOMPARE(s.stats().lastPrefilled, int64_t(1));
+        QVERIFY(sameBits(s.logits(), fresh(edited)));
+
+        // Generate, snapshot, restore, continue: identical to the uninterrupted session.
+        s.feed(both, ctx);
+        for (int i = 0; i < 3; ++i) s.append(Sampler::greedy(s.logits()), ctx);
+        for (auto storage : {Session::KvStorage::Native, Session::KvStorage::F16}) {
+            Session u(*model);
+            u.feed(s.tokens(), ctx);
+            const auto blob = u.snapshot(storage);
+            Session r(*model);
+            r.restore(blob);
+            QVERIFY(sameBits(r.logits(), u.logits()));
+            for (int i = 0; i < 40; ++i) {  // 40 more positions: the window slides over restored rows
+                const int32_t next = Sampler::greedy(u.logits());
+                u.append(next, ctx);
+                r.append(next, ctx);
+                QVERIFY(sameBits(r.logits(), u.logits()));
+            }
+            QVERIFY(sameBits(u.logits(), fresh(u.tokens())));
+        }
     }
 
     void hybridCheckpoints_data() {
