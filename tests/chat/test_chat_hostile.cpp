@@ -154,6 +154,13 @@ private slots:
     void peakMemoryOfTheWholeCorpus() {
         const uint64_t hwm = procStatusBytes("VmHWM:");
         std::printf("hostile corpus: process peak RSS %llu MiB\n", (unsigned long long)(hwm >> 20));
+#if defined(__SANITIZE_ADDRESS__)
+        // ASan keeps freed blocks in its quarantine and adds shadow memory, so
+        // the process peak is the sanitizer's, not the renderer's (1026 MiB
+        // here against 245 MiB in the release build); the per-template RSS
+        // check above still applies.
+        QSKIP("the process peak RSS is not the product's under AddressSanitizer");
+#endif
         QVERIFY2(hwm < kRssBoundBytes, qPrintable(QString("peak RSS %1 MiB").arg(hwm >> 20)));
     }
 
