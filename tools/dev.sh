@@ -13,9 +13,10 @@ packages=(
   qml6-module-qtquick-window qml6-module-qtquick-templates qml6-module-qtquick-dialogs
   qml6-module-qtqml-workerscript qml6-module-qttest qml6-module-qt-labs-platform qml6-module-qt-labs-folderlistmodel
   libtbb-dev libsentencepiece-dev libpcre2-dev nlohmann-json3-dev libsqlite3-dev libxxhash-dev libcpp-httplib-dev
-  dpkg-dev desktop-file-utils appstream file python3
+  dpkg-dev desktop-file-utils appstream file python3 nodejs
 )
-# file: CPack's shlibdeps; python3: the conformance tests' compare.py.
+# file: CPack's shlibdeps; python3: the conformance tests' compare.py;
+# nodejs (and npm, below): the openai npm package's test (tests/openai_client).
 
 # A package counts as installed only for this machine's architecture (or
 # "all"): after tools/cross/install.sh, libtbb-dev:arm64 must not stand in
@@ -31,6 +32,9 @@ install_missing() {
   for p in "${packages[@]}"; do
     installed_natively "$p" || missing+=("$p:$native_arch")
   done
+  # Debian's nodejs comes without npm; other builds of nodejs (NodeSource's)
+  # bundle it and conflict with Debian's npm package: ask for it only when missing.
+  command -v npm > /dev/null || missing+=("npm")
   [ ${#missing[@]} -eq 0 ] && return 0
   echo "Installing missing packages: ${missing[*]}"
   local sudo=""
@@ -48,6 +52,15 @@ build() {
   cmake --build "$dir" --parallel "$(nproc)"
 }
 
+# The openai npm package at the version package-lock.json pins, into the build
+# tree (test_openai_client reports itself skipped without it).
+install_node_modules() {
+  local dir="${BUILD_DIR:-build}/tests/openai_client"
+  [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ] && return 0  # installed already
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) ||
+    echo "npm ci failed in $dir: test_openai_client will report itself skipped" >&2
+}
+
 case "${1:-}" in
   run)
     install_missing
@@ -58,6 +71,7 @@ case "${1:-}" in
   test)
     install_missing
     build
+    install_node_modules
     cd "${BUILD_DIR:-build}"
     exec ctest --output-on-failure --parallel "$(nproc)"
     ;;

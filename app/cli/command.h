@@ -30,5 +30,6 @@ int runBench(Args& args);
 int runSynth(Args& args);
 int runChatBench(Args& args);
 int runServe(Args& args);
+int runChat(Args& args);
 
 } // namespace cairn::cli

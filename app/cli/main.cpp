@@ -1,4 +1,4 @@
-// cairn-cli: inspect, tokenize, generate, dump, bench, synth, template, chat-bench.
+// cairn-cli: inspect, tokenize, generate, dump, bench, synth, template, chat-bench, serve, chat.
 #include "command.h"
 #include "terminal_text.h"
 
@@ -33,7 +33,10 @@ void usage() {
                  "  synth --preset NAME --type F16|Q8_0|Q4_0|Q4_K -o FILE.gguf [--vocab-dir DIR] [--seed S]\n"
                  "                                                   random-weight model with a real geometry\n"
                  "  serve -m MODEL [--host 127.0.0.1] [--port 8080] [--api-key KEY] [--alias NAME] [--ctx N] [-t N]\n"
-                 "        [--slots N] [--queue-wait MS]               OpenAI-compatible API server (docs/API.md)\n");
+                 "        [--slots N] [--queue-wait MS]               OpenAI-compatible API server (docs/API.md)\n"
+                 "  chat (-m MODEL | --remote URL [--api-key KEY] [--remote-model NAME]) --messages M.json [-n N]\n"
+                 "       [--temp T] [--top-k K] [--top-p P] [--min-p P] [--seed S] [-t N] [--ctx N] [--timeout S] [--json]\n"
+                 "                                                   one assistant turn, local or on a remote server\n");
 }
 
 } // namespace
@@ -51,6 +54,7 @@ int main(int argc, char** argv) {
         {"synth", runSynth},
         {"chat-bench", runChatBench},
         {"serve", runServe},
+        {"chat", runChat},
     };
     if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
         usage();

@@ -1,5 +1,7 @@
 #include "engine_worker.h"
 
+#include "embedded_backend.h"
+
 #include "cairn/chat_session.h"
 #include "cairn/error.h"
 #include "cairn/exec.h"
@@ -31,26 +33,26 @@ double msSince(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-QString stopName(StopReason r) {
-    switch (r) {
-    case StopReason::EndOfGeneration: return QStringLiteral("end");
-    case StopReason::MaxTokens: return QStringLiteral("max");
-    case StopReason::Cancelled: return QStringLiteral("cancelled");
-    case StopReason::ContextFull: return QStringLiteral("context");
+QString stopName(backend::Finish f) {
+    switch (f) {
+    case backend::Finish::Stop: return QStringLiteral("end");
+    case backend::Finish::Length: return QStringLiteral("max");
+    case backend::Finish::Cancelled: return QStringLiteral("cancelled");
+    case backend::Finish::ContextFull: return QStringLiteral("context");
+    case backend::Finish::Incomplete: return QStringLiteral("incomplete");
     }
     return {};
 }
 
-SamplerOptions samplerFrom(const QVariantMap& s) {
-    SamplerOptions o;
-    o.temperature = s.value(QStringLiteral("temperature"), 0.8).toFloat();
-    o.topK = s.value(QStringLiteral("topK"), 40).toInt();
-    o.topP = s.value(QStringLiteral("topP"), 0.95).toFloat();
-    o.minP = s.value(QStringLiteral("minP"), 0.05).toFloat();
-    o.repeatPenalty = s.value(QStringLiteral("repeatPenalty"), 1.0).toFloat();
+// The sampling settings of a turn (every value set: the app's own defaults).
+void samplingFrom(const QVariantMap& s, backend::TurnRequest& t) {
+    t.temperature = s.value(QStringLiteral("temperature"), 0.8).toFloat();
+    t.topK = s.value(QStringLiteral("topK"), 40).toInt();
+    t.topP = s.value(QStringLiteral("topP"), 0.95).toFloat();
+    t.minP = s.value(QStringLiteral("minP"), 0.05).toFloat();
+    t.repeatPenalty = s.value(QStringLiteral("repeatPenalty"), 1.0).toFloat();
     qint64 seed = s.value(QStringLiteral("seed"), 0).toLongLong();
-    o.seed = seed != 0 ? uint64_t(seed) : QRandomGenerator::global()->generate64();
-    return o;
+    t.seed = seed != 0 ? uint64_t(seed) : QRandomGenerator::global()->generate64();
 }
 
 } // namespace
@@ -287,8 +289,9 @@ void EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
     streamTimer.start();
     commitTimer.start();
     progressTimer.start();
-    ReplyOptions options;
-    options.sampler = samplerFrom(settings);
+    backend::TurnRequest options;
+    options.messages = messages;
+    samplingFrom(settings, options);
     options.maxTokens = maxTokens;
     options.cancel = cancel_.get();
     // The first chunk, then at most one update per interval, then the end: a
@@ -313,9 +316,9 @@ void EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
         }
     };
 
-    ReplyResult r;
+    backend::TurnResult r;
     try {
-        r = session_->reply(messages, *exec_, options);
+        r = backend::EmbeddedBackend(*session_, *exec_).reply(options);
     } catch (const std::exception& e) {
         db().deleteMessage(assistantId);
         if (parentId) db().setActiveLeaf(conversationId, *parentId);
@@ -326,30 +329,29 @@ void EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
     emit replyText(assistantId, QString::fromStdString(r.text));
 
     QVariantMap stats;
-    stats[QStringLiteral("promptTokens")] = qint64(r.promptTokens);
-    stats[QStringLiteral("reusedTokens")] = qint64(r.reusedTokens);
+    stats[QStringLiteral("promptTokens")] = qint64(r.promptTokens.value_or(0));
+    stats[QStringLiteral("reusedTokens")] = qint64(r.cachedTokens.value_or(0));
     stats[QStringLiteral("prefilledTokens")] = qint64(r.prefilledTokens);
-    stats[QStringLiteral("generatedTokens")] = qint64(r.generatedTokens);
+    stats[QStringLiteral("generatedTokens")] = qint64(r.completionTokens.value_or(0));
     stats[QStringLiteral("prefillMs")] = r.prefillMs;
     stats[QStringLiteral("decodeMs")] = r.decodeMs;
-    stats[QStringLiteral("stop")] = stopName(r.stop);
+    stats[QStringLiteral("stop")] = stopName(r.finish);
     stats[QStringLiteral("contextUsed")] = qint64(session_->session().tokens().size());
     stats[QStringLiteral("contextSize")] = qint64(contextSize_);
     stats[QStringLiteral("droppedTurns")] = dropped;
     stats[QStringLiteral("fallbackTemplate")] = r.usedFallbackTemplate;
     stats[QStringLiteral("templateNote")] = QString::fromStdString(r.templateNote);
-    QString note;
-    if (r.stop == StopReason::ContextFull) note = QStringLiteral("The context is full: the reply was cut short.");
+    QString note = QString::fromStdString(r.note);
     if (dropped > 0) note = QStringLiteral("The oldest %1 turn(s) were left out to fit the context.").arg(dropped);
     stats[QStringLiteral("note")] = note;
 
-    if (r.stop == StopReason::Cancelled && r.text.empty()) {
+    if (r.finish == backend::Finish::Cancelled && r.text.empty()) {
         db().deleteMessage(assistantId);
         if (parentId) db().setActiveLeaf(conversationId, *parentId);
         emit messagesChanged(conversationId);
     } else {
         store::MessageStats ms;
-        ms.tokenCount = r.generatedTokens;
+        ms.tokenCount = r.completionTokens.value_or(0);
         ms.prefillTokens = r.prefilledTokens;
         ms.prefillMs = r.prefillMs;
         ms.decodeMs = r.decodeMs;
