@@ -120,14 +120,7 @@ void writeTransformer(const TransformerPreset& p, TensorType type, const std::st
                       const std::string& path, uint64_t seed, ExecContext& ctx) {
     const std::string a = std::string(p.arch) + ".";
     gguf::Writer w;
-    w.setString("general.architecture", p.arch);
-    w.setString("general.name", std::string("cairn-synth-") + p.name + "-" + std::string(tensorTypeName(type)));
-    w.setUInt32("general.quantization_version", 2);
-    w.setUInt32(a + "block_count", uint32_t(p.layers));
-    w.setUInt32(a + "context_length", uint32_t(p.context));
-    w.setUInt32(a + "embedding_length", uint32_t(p.embedding));
-    w.setUInt32(a + "feed_forward_length", uint32_t(p.feedForward));
-    w.setUInt32(a + "attention.head_count", uint32_t(p.heads));
+    setCommonMetadata(w, {p.arch, p.name, p.layers, p.context, p.embedding, p.feedForward, p.heads}, type);
     w.setUInt32(a + "attention.head_count_kv", uint32_t(p.kvHeads));
     w.setFloat32(a + "rope.freq_base", float(p.ropeBase));
     w.setFloat32(a + "attention.layer_norm_rms_epsilon", p.eps);

@@ -52,6 +52,25 @@ inline void copyVocabulary(gguf::Writer& w, const std::string& vocabPath) {
         if (v.key().substr(0, 10) == "tokenizer.") w.copyValue(v);
 }
 
+// The keys every attention preset writes first: architecture, name, and the
+// geometry shared by transformers and hybrids.
+struct CommonGeometry {
+    const char* arch;
+    const char* name;
+    int64_t layers, context, embedding, feedForward, heads;
+};
+inline void setCommonMetadata(gguf::Writer& w, const CommonGeometry& g, TensorType type) {
+    const std::string a = std::string(g.arch) + ".";
+    w.setString("general.architecture", g.arch);
+    w.setString("general.name", std::string("cairn-synth-") + g.name + "-" + std::string(tensorTypeName(type)));
+    w.setUInt32("general.quantization_version", 2);
+    w.setUInt32(a + "block_count", uint32_t(g.layers));
+    w.setUInt32(a + "context_length", uint32_t(g.context));
+    w.setUInt32(a + "embedding_length", uint32_t(g.embedding));
+    w.setUInt32(a + "feed_forward_length", uint32_t(g.feedForward));
+    w.setUInt32(a + "attention.head_count", uint32_t(g.heads));
+}
+
 // A `rows` × `cols` matrix of N(0, stddev) values in type t, row r drawn from
 // seed + r (so rows are filled in parallel, the same whatever the threads), at write time.
 inline void addRandomMatrix(gguf::Writer& w, ExecContext& ctx, const std::string& name, TensorType t, int64_t cols,

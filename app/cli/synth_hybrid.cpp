@@ -66,14 +66,7 @@ void writeHybridModel(const HybridPreset& p, TensorType type, const std::string&
     const std::string a = std::string(p.arch) + ".";
     const std::string vocabPath = vocabDir + "/" + p.vocabFile;
     gguf::Writer w;
-    w.setString("general.architecture", p.arch);
-    w.setString("general.name", std::string("cairn-synth-") + p.name + "-" + std::string(tensorTypeName(type)));
-    w.setUInt32("general.quantization_version", 2);
-    w.setUInt32(a + "block_count", uint32_t(p.layers));
-    w.setUInt32(a + "context_length", uint32_t(p.context));
-    w.setUInt32(a + "embedding_length", uint32_t(p.embedding));
-    w.setUInt32(a + "feed_forward_length", uint32_t(p.feedForward));
-    w.setUInt32(a + "attention.head_count", uint32_t(p.heads));
+    setCommonMetadata(w, {p.arch, p.name, p.layers, p.context, p.embedding, p.feedForward, p.heads}, type);
     std::vector<int32_t> kv(size_t(p.layers), 0);
     for (int l : p.attentionLayers) kv[size_t(l)] = int32_t(p.kvHeads);
     if (qwen35) {
