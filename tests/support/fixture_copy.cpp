@@ -39,4 +39,13 @@ std::string loadErrorOfCopy(const std::string& name, const std::set<std::string>
     return "";
 }
 
+std::string refusalProblem(const std::string& name, const std::set<std::string>& drop,
+                           const std::function<void(gguf::Writer&)>& edit, const std::string& path,
+                           const std::string& needle) {
+    const std::string error = loadErrorOfCopy(name, drop, edit, path);
+    if (error.empty()) return name + " loaded; expected: " + needle;
+    if (error.find(needle) == std::string::npos) return error;
+    return {};
+}
+
 } // namespace cairn::test

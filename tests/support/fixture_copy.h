@@ -21,4 +21,10 @@ void writeFixtureWithTemplate(const std::string& fixture, const std::string& cha
 std::string loadErrorOfCopy(const std::string& name, const std::set<std::string>& drop,
                             const std::function<void(gguf::Writer&)>& edit, const std::string& path);
 
+// What is wrong with refusing such a copy: "" when loading it fails with an
+// error containing `needle`, else why not (it loaded, or the error says something else).
+std::string refusalProblem(const std::string& name, const std::set<std::string>& drop,
+                           const std::function<void(gguf::Writer&)>& edit, const std::string& path,
+                           const std::string& needle);
+
 } // namespace cairn::test
