@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -47,6 +48,26 @@ std::string text(const json& value, const std::string& param) {
     return s;
 }
 
+// OpenAI's logit_bias: {"token id": bias in [-100, 100]}. Ids are checked
+// against the vocabulary by the server, which knows the model.
+std::vector<LogitBias> logitBias(const json& j) {
+    std::vector<LogitBias> out;
+    auto it = j.find("logit_bias");
+    if (it == j.end() || it->is_null()) return out;
+    constexpr size_t kMaxEntries = 1024;
+    if (!it->is_object() || it->size() > kMaxEntries)
+        throw badRequest("'logit_bias' must be an object of at most 1024 token ids", "logit_bias");
+    for (const auto& [key, value] : it->items()) {
+        const bool digits = !key.empty() && key.size() <= 9 &&
+                            std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
+        if (!digits) throw badRequest("'logit_bias' key '" + key.substr(0, 32) + "' is not a token id", "logit_bias");
+        if (!value.is_number() || value.get<double>() < -100 || value.get<double>() > 100)
+            throw badRequest("'logit_bias' values must be numbers between -100 and 100", "logit_bias");
+        out.push_back({int32_t(std::stol(key)), float(value.get<double>())});
+    }
+    return out;
+}
+
 GenerationParams generationParams(const json& j, const char* maxTokensKey) {
     GenerationParams p;
     if (auto it = j.find("model"); it != j.end() && !it->is_null()) p.model = text(*it, "model");
@@ -60,6 +81,7 @@ GenerationParams generationParams(const json& j, const char* maxTokensKey) {
     s.repeatPenalty = float(number(j, "repetition_penalty", 0.01, 10, s.repeatPenalty));
     if (auto seed = integer(j, "seed", INT64_MIN, INT64_MAX)) s.seed = uint64_t(*seed);
     else s.seed = std::random_device{}();
+    s.logitBias = logitBias(j);
     constexpr int64_t kMaxTokens = int64_t(1) << 20;
     p.maxTokens = integer(j, maxTokensKey, 1, kMaxTokens);
     if (!p.maxTokens) p.maxTokens = integer(j, "max_tokens", 1, kMaxTokens);

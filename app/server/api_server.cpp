@@ -179,6 +179,14 @@ struct ApiServer::Impl {
             throw ApiError(404, "invalid_request_error", "the model '" + name + "' does not exist (this server has '" +
                                                              options.modelId + "')", "model", "model_not_found");
     }
+    void checkLogitBias(const SamplerOptions& sampler) const {
+        const int64_t vocab = model.tokenizer().vocabSize();
+        for (const LogitBias& b : sampler.logitBias)
+            if (b.token >= vocab)
+                throw badRequest("'logit_bias' names token " + std::to_string(b.token) + "; the vocabulary has " +
+                                     std::to_string(vocab),
+                                 "logit_bias");
+    }
     std::shared_ptr<Lock> acquireEngine() {
         auto lock = std::make_shared<Lock>(engine, std::defer_lock);
         if (!lock->try_lock_for(std::chrono::milliseconds(options.queueWaitMs)))
@@ -198,6 +206,7 @@ struct ApiServer::Impl {
         authorize(req);
         auto request = std::make_shared<ChatRequest>(parseChatRequest(req.body));
         checkModel(request->params.model);
+        checkLogitBias(request->params.sampler);
         auto lock = acquireEngine();
         ChatSession& session = pool.forChat(request->messages);
         checkFits(session.promptTokens(request->messages, true).size());
@@ -232,6 +241,7 @@ struct ApiServer::Impl {
         authorize(req);
         auto request = std::make_shared<CompletionRequest>(parseCompletionRequest(req.body));
         checkModel(request->params.model);
+        checkLogitBias(request->params.sampler);
         const Tokenizer& tok = model.tokenizer();
         // Plain text: a control token's spelling in the prompt stays text.
         auto ids = std::make_shared<std::vector<int32_t>>(tok.encode(request->prompt, /*addSpecial=*/true, /*parseSpecial=*/false));

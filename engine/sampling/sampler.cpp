@@ -37,6 +37,8 @@ int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> 
     const int32_t n = int32_t(logits.size());
     candidates_.resize(size_t(n));
     for (int32_t i = 0; i < n; ++i) candidates_[size_t(i)] = {i, logits[size_t(i)]};
+    for (const LogitBias& b : opt_.logitBias)
+        if (b.token >= 0 && b.token < n) candidates_[size_t(b.token)].logit += b.bias;
 
     // Penalties over the last penaltyLastN tokens of the history.
     const bool penalize = opt_.repeatPenalty != 1.0f || opt_.frequencyPenalty != 0.0f || opt_.presencePenalty != 0.0f;

@@ -120,6 +120,23 @@ private slots:
         r.repeatPenalty = 2.0f;
         QCOMPARE(Sampler(r).sample(std::vector<float>{-1.0f, -1.5f}, std::vector<int32_t>{0}), 1);
     }
+
+    void logitBiasMovesAndBansTokens() {
+        const std::vector<float> logits = {2.0f, 1.9f, -1.0f};
+        SamplerOptions o = plain(0.0f);
+        o.logitBias = {{0, -0.2f}};  // 1.8 < 1.9
+        QCOMPARE(Sampler(o).sample(logits, {}), 1);
+        o.logitBias = {{2, 3.5f}};  // 2.5 > 2
+        QCOMPARE(Sampler(o).sample(logits, {}), 2);
+        o.logitBias = {{-1, 100.0f}, {3, 100.0f}};  // outside the vocabulary: ignored
+        QCOMPARE(Sampler(o).sample(logits, {}), 0);
+        // At temperature 1, -100 on the two likeliest leaves only the third.
+        SamplerOptions t = plain(1.0f);
+        t.logitBias = {{0, -100.0f}, {1, -100.0f}};
+        Sampler s(t);
+        auto ids = draw(s, logits, 2000);
+        QCOMPARE(std::set<int32_t>(ids.begin(), ids.end()), (std::set<int32_t>{2}));
+    }
 };
 
 QTEST_APPLESS_MAIN(TestSampler)

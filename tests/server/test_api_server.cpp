@@ -255,6 +255,22 @@ private slots:
         QCOMPARE(streamedContent(sse).first, r["choices"][0]["text"].get<std::string>());
     }
 
+    void logitBiasSteersTheReply() {
+        json body = {{"prompt", "abc"}, {"max_tokens", 3}, {"temperature", 0}};
+        const std::string plain = json::parse(post("/v1/completions", body))["choices"][0]["text"];
+        // +100 on one byte forces it at every step.
+        body["logit_bias"] = {{std::to_string(int('q')), 100}};
+        QCOMPARE(json::parse(post("/v1/completions", body))["choices"][0]["text"].get<std::string>(), std::string("qqq"));
+        // -100 on every token but 'z' bans them all (at temperature 1 too).
+        json ban = json::object();
+        for (int id = 0; id < int(test::kTinyVocab); ++id)
+            if (id != 'z') ban[std::to_string(id)] = -100;
+        body["logit_bias"] = ban;
+        body["temperature"] = 1.0;
+        QCOMPARE(json::parse(post("/v1/completions", body))["choices"][0]["text"].get<std::string>(), std::string("zzz"));
+        QVERIFY(plain != "qqq" && plain != "zzz");
+    }
+
     void badRequestsAreRefusedWithTheirStatus() {
         auto c = server_->client();
         expectError(c.Post("/v1/chat/completions", "{not json", "application/json"), 400);
@@ -272,6 +288,11 @@ private slots:
         expectError(c.Post("/v1/chat/completions", with(ok, "stop", json::array({"a", "b", "c", "d", "e"})), "application/json"), 400, "stop");
         expectError(c.Post("/v1/chat/completions", with(ok, "stop", ""), "application/json"), 400, "stop");
         expectError(c.Post("/v1/chat/completions", with(ok, "model", "gpt-4"), "application/json"), 404, "model", "model_not_found");
+        expectError(c.Post("/v1/chat/completions", with(ok, "logit_bias", json{{"x1", 5}}), "application/json"), 400, "logit_bias");
+        expectError(c.Post("/v1/chat/completions", with(ok, "logit_bias", json{{"1", 101}}), "application/json"), 400, "logit_bias");
+        expectError(c.Post("/v1/chat/completions", with(ok, "logit_bias", json::array({1})), "application/json"), 400, "logit_bias");
+        expectError(c.Post("/v1/chat/completions", with(ok, "logit_bias", json{{std::to_string(test::kTinyVocab), 1}}),
+                           "application/json"), 400, "logit_bias");
         json badRole = ok;
         badRole["messages"][0]["role"] = "wizard";
         expectError(c.Post("/v1/chat/completions", badRole.dump(), "application/json"), 400, "messages[0].role");
@@ -319,7 +340,10 @@ private slots:
         auto c = longRunning.client();
         json body = chatBody({{"user", "Talk forever"}}, 60000);
         body["stream"] = true;
-        body["temperature"] = 1.0;  // no early end-of-generation token by greedy chance
+        body["temperature"] = 1.0;
+        // Neither end-of-generation token may end the reply before the disconnect is seen (the tiny
+        // vocabulary of 260 would sample one within a few hundred tokens on a loaded machine).
+        body["logit_bias"] = {{std::to_string(test::kTinyEndOfText), -100}, {std::to_string(test::kTinyImEnd), -100}};
         int chunks = 0;
         httplib::Request req;
         req.method = "POST";

@@ -11,6 +11,13 @@
 
 namespace cairn {
 
+// Added to one token's logit before the penalties and sampling (OpenAI's
+// logit_bias: -100 all but bans a token, +100 all but forces it).
+struct LogitBias {
+    int32_t token = 0;
+    float bias = 0.0f;
+};
+
 struct SamplerOptions {
     float temperature = 0.8f;     // <= 0: greedy (argmax, ties to the lower id)
     int32_t topK = 40;            // <= 0: off
@@ -21,6 +28,7 @@ struct SamplerOptions {
     float presencePenalty = 0.0f;   // minus this if present
     int32_t penaltyLastN = 64;    // history window for the penalties (0: off, -1: all)
     uint64_t seed = 0;
+    std::vector<LogitBias> logitBias;  // ids outside the vocabulary are ignored
 };
 
 class Sampler {
