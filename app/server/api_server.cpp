@@ -16,6 +16,8 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/socket.h>
+
 #include <atomic>
 #include <chrono>
 #include <ctime>
@@ -167,6 +169,12 @@ struct ApiServer::Impl {
     std::atomic<uint64_t> requests{0};
     std::atomic<uint64_t> cancelled{0};  // generations ended because the client went away
     httplib::Server http;
+    // Debian's httplib is a compiled library, so its listen backlog (5) cannot
+    // be raised by a macro: the socket is kept here and listened on again with
+    // a deeper queue after binding. With 5, twenty clients connecting at once
+    // overflowed it (TcpExtListenOverflows) and 4-9 of 120 streamed requests
+    // in test_api_soak had their connection closed with no status after 1.2 s.
+    socket_t listenSocket = INVALID_SOCKET;
 
     void authorize(const httplib::Request& req) const {
         if (options.apiKey.empty()) return;
@@ -364,6 +372,10 @@ struct ApiServer::Impl {
                                 "application/json");
         });
         http.set_payload_max_length(options.maxBodyBytes);
+        http.set_socket_options([this](socket_t sock) {
+            httplib::default_socket_options(sock);
+            listenSocket = sock;
+        });
     }
 };
 
@@ -383,6 +395,8 @@ int ApiServer::bind() {
     const auto& o = impl_->options;
     const int port = o.port == 0 ? impl_->http.bind_to_any_port(o.host) : (impl_->http.bind_to_port(o.host, o.port) ? o.port : -1);
     if (port < 0) throw Error("api server", "cannot listen on " + o.host + ":" + std::to_string(o.port));
+    constexpr int kListenBacklog = 512;
+    if (impl_->listenSocket != INVALID_SOCKET) ::listen(impl_->listenSocket, kListenBacklog);
     return port;
 }
 
