@@ -372,8 +372,11 @@ struct ApiServer::Impl {
                                 "application/json");
         });
         http.set_payload_max_length(options.maxBodyBytes);
+        // SO_REUSEADDR only: httplib's default SO_REUSEPORT let a second server
+        // bind a port another one listens on and take half its connections.
         http.set_socket_options([this](socket_t sock) {
-            httplib::default_socket_options(sock);
+            int yes = 1;
+            setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
             listenSocket = sock;
         });
     }

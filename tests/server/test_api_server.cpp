@@ -333,6 +333,13 @@ private slots:
     // A streamed reply of up to 60,000 tokens whose client leaves after the
     // first chunk: the server stops generating (counted by /health) and
     // answers the next request.
+    void aPortInUseIsRefused() {
+        server::ServerOptions o = options_;
+        o.port = server_->port;
+        server::ApiServer second(*model_, o);
+        QVERIFY_THROWS_EXCEPTION(Error, second.bind());
+    }
+
     void aClientThatLeavesCancelsItsGeneration() {
         server::ServerOptions o = options_;
         o.session.memory.contextSize = 1 << 16;
