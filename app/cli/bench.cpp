@@ -1,9 +1,10 @@
-// cairn-cli bench -m MODEL [-p 512] [-n 128] [-t 2] [-r 3] [--chunk C] [--kv f16|f32] [--json]
+// cairn-cli bench -m MODEL [-p 512] [-n 128] [-d 0] [-t 2] [-r 3] [--chunk C] [--kv f16|f32] [--json]
 //                 [--sweep-chunks 16,32,64,...]
-// Like llama-bench's pp/tg: prompt tokens/s for a prefill of p tokens, and
-// generated tokens/s for n single-token steps after it (median of r runs, after
-// one warm-up), plus peak RSS. --sweep-chunks prints ms per prompt token for
-// each chunk size instead.
+// Like llama-bench's pp/tg (and its -d): prompt tokens/s for a prefill of p
+// tokens, and generated tokens/s for n single-token steps, each test starting
+// from a memory that already holds d tokens (a copy of one prefilled before
+// timing; d = 0: empty), median of r runs after one warm-up, plus peak RSS.
+// --sweep-chunks prints ms per prompt token for each chunk size instead.
 #include "command.h"
 
 #include "cairn/error.h"
@@ -64,6 +65,7 @@ int runBench(Args& args) {
     const std::string modelPath = args.require("-m", "--model");
     const int64_t p = int64_t(args.number("-p", "--n-prompt", 512));
     const int64_t n = int64_t(args.number("-n", "--n-gen", 128));
+    const int64_t depth = int64_t(args.number("-d", "--depth", 0));
     const int threads = int(args.number("-t", "--threads", 2));
     const int reps = std::max(1, int(args.number("-r", "--repetitions", 3)));
     const int64_t chunk = int64_t(args.number("", "--chunk", double(kDefaultPrefillChunk)));
@@ -71,31 +73,37 @@ int runBench(Args& args) {
     const auto sweep = args.option("", "--sweep-chunks");
     const bool json = args.flag("--json");
     args.positionals();
-    if (p < 1 || n < 0) throw Error("cairn-cli bench", "-p must be positive and -n not negative");
+    if (p < 1 || n < 0 || depth < 0) throw Error("cairn-cli bench", "-p must be positive, -n and -d not negative");
 
     auto model = Model::load(modelPath);
     ExecContext ctx(threads);
     MemoryOptions mo;
-    mo.contextSize = p + n + 1;
+    mo.contextSize = depth + std::max(p, n) + 1;
     mo.kvType = kv == "f32" ? KvType::F32 : KvType::F16;
     const int64_t V = model->info().vocabSize;
-    const auto tokens = benchTokens(p + n, V);
+    const auto tokens = benchTokens(depth + p + n, V);
+    const auto promptTokens = std::span(tokens).subspan(size_t(depth), size_t(p));
+    const auto genTokens = std::span(tokens).subspan(size_t(depth + p), size_t(n));
     std::vector<float> logits(static_cast<size_t>(V));
+
+    // The context every test starts from (not timed).
+    std::unique_ptr<Memory> atDepth = model->newMemory(mo);
+    if (depth > 0) prefill(*model, *atDepth, std::span(tokens).first(size_t(depth)), chunk, false, nullptr, ctx);
 
     double lastCpu = 0;  // CPU seconds per thread of the last prefill
     auto prefillSeconds = [&](int64_t c) {
-        auto mem = model->newMemory(mo);
+        auto mem = atDepth->clone();
         const auto t0 = Clock::now();
         const double c0 = cpuSecondsPerThread(threads);
-        prefill(*model, *mem, std::span(tokens).first(size_t(p)), c, false, logits.data(), ctx);
+        prefill(*model, *mem, promptTokens, c, false, logits.data(), ctx);
         lastCpu = cpuSecondsPerThread(threads) - c0;
-        return std::make_pair(std::chrono::duration<double>(Clock::now() - t0).count(), std::move(mem));
+        return std::chrono::duration<double>(Clock::now() - t0).count();
     };
 
     // Warm-up: pages the weights in.
     {
-        auto mem = model->newMemory(mo);
-        prefill(*model, *mem, std::span(tokens).first(size_t(std::min<int64_t>(p, 16))), chunk, false, logits.data(), ctx);
+        auto mem = atDepth->clone();
+        prefill(*model, *mem, promptTokens.first(size_t(std::min<int64_t>(p, 16))), chunk, false, logits.data(), ctx);
     }
 
     if (sweep) {
@@ -107,7 +115,7 @@ int runBench(Args& args) {
             const int64_t c = std::stoll(item);
             std::vector<double> t, cpu;
             for (int r = 0; r < reps; ++r) {
-                t.push_back(prefillSeconds(c).first);
+                t.push_back(prefillSeconds(c));
                 cpu.push_back(lastCpu);
             }
             std::printf("%5lld  %14.3f  %19.3f\n", (long long)c, medianOf(t) * 1e3 / double(p),
@@ -119,14 +127,15 @@ int runBench(Args& args) {
 
     std::vector<double> pp, tg, ppCpu, tgCpu;
     for (int r = 0; r < reps; ++r) {
-        auto [seconds, mem] = prefillSeconds(chunk);
+        const double seconds = prefillSeconds(chunk);
         pp.push_back(double(p) / seconds);
         ppCpu.push_back(double(p) / lastCpu);
         if (n > 0) {
+            auto mem = atDepth->clone();
             const auto t0 = Clock::now();
             const double c0 = cpuSecondsPerThread(threads);
             for (int64_t i = 0; i < n; ++i)
-                model->forward(*mem, std::span(tokens).subspan(size_t(p + i), 1), false, logits.data(), ctx);
+                model->forward(*mem, genTokens.subspan(size_t(i), 1), false, logits.data(), ctx);
             tg.push_back(double(n) / std::chrono::duration<double>(Clock::now() - t0).count());
             tgCpu.push_back(double(n) / (cpuSecondsPerThread(threads) - c0));
         }
@@ -136,14 +145,14 @@ int runBench(Args& args) {
     const double fileMb = double(model->file().fileSize()) / (1024.0 * 1024.0);
     if (json) {
         nlohmann::json j = {{"model", modelPath}, {"architecture", model->info().architecture},
-                            {"file_mb", fileMb}, {"threads", threads}, {"n_prompt", p}, {"n_gen", n},
+                            {"file_mb", fileMb}, {"threads", threads}, {"n_prompt", p}, {"n_gen", n}, {"n_depth", depth},
                             {"chunk", chunk}, {"repetitions", reps}, {"kernel_path", tensor::kernelPath()},
                             {"pp_tps", ppTps}, {"tg_tps", tgTps}, {"peak_rss_mb", rss},
                             {"pp_tps_cpu", ppTpsCpu}, {"tg_tps_cpu", tgTpsCpu}};
         std::printf("%s\n", j.dump().c_str());
     } else {
-        std::printf("model %s (%.1f MiB), %d threads, kernels %s, chunk %lld\n", modelPath.c_str(), fileMb, threads,
-                    tensor::kernelPath(), (long long)chunk);
+        std::printf("model %s (%.1f MiB), %d threads, kernels %s, chunk %lld, depth %lld\n", modelPath.c_str(), fileMb,
+                    threads, tensor::kernelPath(), (long long)chunk, (long long)depth);
         std::printf("pp%lld  %8.2f t/s  (%.2f t/s per CPU-second of each thread)\n", (long long)p, ppTps, ppTpsCpu);
         if (n > 0) std::printf("tg%lld  %8.2f t/s  (%.2f t/s per CPU-second of each thread)\n", (long long)n, tgTps, tgTpsCpu);
         std::printf("peak RSS %.1f MiB\n", rss);

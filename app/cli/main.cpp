@@ -28,7 +28,7 @@ void usage() {
                  "  generate -m MODEL -p TEXT [-n N] [--temp T] [--top-k K] [--top-p P] [--min-p P] [--seed S]\n"
                  "           [--repeat-penalty R] [--frequency-penalty F] [--presence-penalty P] [-t N] [--chunk C]\n"
                  "           [--ctx N] [--kv f16|f32]                stream a continuation of TEXT\n"
-                 "  bench -m MODEL [-p 512] [-n 128] [-t 2] [-r 3] [--chunk C] [--json] [--sweep-chunks 16,64,...]\n"
+                 "  bench -m MODEL [-p 512] [-n 128] [-d DEPTH] [-t 2] [-r 3] [--chunk C] [--json] [--sweep-chunks 16,64,...]\n"
                  "                                                   prompt and generation tokens/s, peak RSS\n"
                  "  synth --preset NAME --type F16|Q8_0|Q4_0|Q4_K -o FILE.gguf [--vocab-dir DIR] [--seed S]\n"
                  "                                                   random-weight model with a real geometry\n"

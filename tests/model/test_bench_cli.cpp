@@ -1,0 +1,63 @@
+// cairn-cli bench on a tiny model: the JSON report, and -d (tests that start
+// from a context already holding D tokens, like llama-bench -d).
+#include "tiny_models.h"
+
+#include <nlohmann/json.hpp>
+
+#include <QFileInfo>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace cairn;
+using nlohmann::json;
+
+class TestBenchCli : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir dir_;
+    QString cli_, model_;
+
+    // Runs bench with `args`; the exit code, and stdout parsed when it is JSON.
+    std::pair<int, json> bench(const QStringList& args, QByteArray* err = nullptr) {
+        QProcess p;
+        p.start(cli_, QStringList{"bench", "-m", model_, "-t", "2", "-r", "1", "--json"} + args);
+        if (!p.waitForFinished(120000)) return {-1, {}};
+        if (err) *err = p.readAllStandardError();
+        return {p.exitCode(), json::parse(p.readAllStandardOutput().toStdString(), nullptr, false)};
+    }
+
+private slots:
+    void initTestCase() {
+        cli_ = qEnvironmentVariable("CAIRN_CLI");
+        if (cli_.isEmpty() || !QFileInfo(cli_).isExecutable()) QSKIP("needs cairn-cli (CAIRN_CLI)");
+        test::TinyModelOptions t;
+        t.type = TensorType::Q8_0;
+        t.context = 1024;
+        model_ = dir_.filePath("tiny.gguf");
+        test::writeTinyModel(model_.toStdString(), t);
+    }
+
+    void reportsPromptAndGenerationAtADepth() {
+        for (int depth : {0, 300}) {
+            auto [code, j] = bench({"-p", "16", "-n", "8", "-d", QString::number(depth)});
+            QCOMPARE(code, 0);
+            QVERIFY(j.is_object());
+            QCOMPARE(j["n_depth"].get<int>(), depth);
+            QCOMPARE(j["n_prompt"].get<int>(), 16);
+            QCOMPARE(j["n_gen"].get<int>(), 8);
+            QVERIFY(j["pp_tps"].get<double>() > 0);
+            QVERIFY(j["tg_tps"].get<double>() > 0);
+        }
+    }
+
+    void aNegativeDepthIsRefused() {
+        QByteArray err;
+        auto [code, j] = bench({"-d", "-5"}, &err);
+        QVERIFY(code != 0);
+        QVERIFY2(err.contains("-d"), err.constData());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestBenchCli)
+#include "test_bench_cli.moc"
