@@ -17,10 +17,10 @@ public:
 
     int threads() const { return threads_; }
 
-    // Calls fn(begin, end) on disjoint ranges covering [0, n), at most `grain`
-    // items apart from the last range, in parallel inside the arena. Callers
-    // write each output from exactly one range, so results never depend on
-    // the split (no cross-thread reductions).
+    // Calls fn(begin, end) on disjoint ranges covering [0, n), each of at most
+    // `grain` items, in parallel (one call fn(0, n) on one thread or when
+    // n <= grain). Callers write each output from exactly one range, so
+    // results never depend on the split (no cross-thread reductions).
     void parallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
 private:

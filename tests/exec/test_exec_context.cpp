@@ -1,0 +1,117 @@
+// ExecContext::parallelFor: every index exactly once in ranges of at most
+// `grain` (one range on one thread), whichever thread runs it; workers asleep after a pause still wake
+// (a lost wake-up hangs the test); errors reach the caller; a loop nested in
+// another, and loops started by two threads at once, still cover everything.
+#include "cairn/exec.h"
+
+#include <QtTest>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+using namespace cairn;
+
+namespace {
+
+// Runs one loop and checks its cover; returns the threads that ran a range.
+std::set<std::thread::id> coverOnce(ExecContext& ctx, int64_t n, int64_t grain, bool& ok,
+                                    std::chrono::microseconds perItem = {}) {
+    std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+    std::mutex m;
+    std::set<std::thread::id> threads;
+    std::atomic<bool> tooLong{false};
+    ctx.parallelFor(n, grain, [&](int64_t b, int64_t e) {
+        const bool split = ctx.threads() > 1 && n > grain;
+        if ((split && e - b > grain) || b < 0 || e > n || b >= e) tooLong = true;
+        for (int64_t i = b; i < e; ++i) {
+            hits[size_t(i)]++;
+            if (perItem.count()) {
+                const auto until = std::chrono::steady_clock::now() + perItem;
+                while (std::chrono::steady_clock::now() < until) {}
+            }
+        }
+        std::lock_guard lock(m);
+        threads.insert(std::this_thread::get_id());
+    });
+    ok = !tooLong;
+    for (auto& h : hits) ok = ok && h.load() == 1;
+    return threads;
+}
+
+} // namespace
+
+class TestExecContext : public QObject {
+    Q_OBJECT
+private slots:
+    void everyIndexOnceInRangesOfAtMostGrain() {
+        for (int threads : {1, 2, 3})
+            for (int64_t n : {1, 2, 3, 7, 100, 1000})
+                for (int64_t grain : {1, 3, 64, 2000}) {
+                    ExecContext ctx(threads);
+                    bool ok = false;
+                    coverOnce(ctx, n, grain, ok);
+                    QVERIFY2(ok, qPrintable(QStringLiteral("threads %1 n %2 grain %3").arg(threads).arg(n).arg(grain)));
+                }
+    }
+
+    void workersWakeAfterAPause() {
+        ExecContext ctx(2);
+        int shared = 0;
+        for (int i = 0; i < 40; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(i % 2 ? 5 : 0));  // past the spin: asleep
+            bool ok = false;
+            const auto threads = coverOnce(ctx, 8, 1, ok, std::chrono::microseconds(300));
+            QVERIFY(ok);
+            shared += threads.size() > 1;
+        }
+        QVERIFY2(shared > 0, "the second thread never ran a range");
+    }
+
+    void anErrorReachesTheCallerAndTheTeamGoesOn() {
+        ExecContext ctx(2);
+        for (int i = 0; i < 3; ++i) {
+            QVERIFY_THROWS_EXCEPTION(std::runtime_error, ctx.parallelFor(100, 1, [](int64_t b, int64_t) {
+                if (b == 57) throw std::runtime_error("item 57");
+            }));
+            bool ok = false;
+            coverOnce(ctx, 100, 4, ok);
+            QVERIFY(ok);
+        }
+    }
+
+    void aNestedLoopCoversItsRange() {
+        ExecContext ctx(2);
+        std::vector<std::atomic<int>> hits(16 * 50);
+        ctx.parallelFor(16, 1, [&](int64_t b, int64_t e) {
+            for (int64_t i = b; i < e; ++i)
+                ctx.parallelFor(50, 7, [&](int64_t ib, int64_t ie) {
+                    for (int64_t j = ib; j < ie; ++j) hits[size_t(i * 50 + j)]++;
+                });
+        });
+        for (auto& h : hits) QCOMPARE(h.load(), 1);
+    }
+
+    void twoCallersAtOnceBothCoverTheirLoops() {
+        ExecContext ctx(2);
+        std::atomic<int> bad{0};
+        auto caller = [&] {
+            for (int i = 0; i < 300; ++i) {
+                bool ok = false;
+                coverOnce(ctx, 37, 2, ok);
+                bad += !ok;
+            }
+        };
+        std::thread a(caller), b(caller);
+        a.join();
+        b.join();
+        QCOMPARE(bad.load(), 0);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestExecContext)
+#include "test_exec_context.moc"
