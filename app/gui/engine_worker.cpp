@@ -371,9 +371,14 @@ bool EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
             emit prefillProgress(done, total);
         }
     };
+    // The first piece at once; then at most one update per interval, except
+    // from a server: its pieces come at the network's pace, and the worker has
+    // no timer to flush a piece held back before a stall.
+    const bool everyPiece = remote_ != nullptr;
     options.onPiece = [&](std::string_view piece) {
+        const bool first = text.empty();
         text += piece;
-        if (streamTimer.elapsed() >= kStreamIntervalMs) {
+        if (first || everyPiece || streamTimer.elapsed() >= kStreamIntervalMs) {
             streamTimer.restart();
             emit replyText(assistantId, QString::fromStdString(text));
         }

@@ -6,7 +6,10 @@
 //   listed as remote, picking one sends the chat there, the reply that lands
 //   in the store is the server's greedy reply; a wrong key shows 401 on the
 //   endpoint, a server that went away gives one clear line and gives the
-//   typed text back; with no keyring the key stays in memory, never on disk.
+//   typed text back; with no keyring the key stays in memory, never on disk;
+// - against a scripted server: a stream that breaks off keeps the partial
+//   reply marked interrupted, Stop ends a stalled stream at once, 503 with
+//   Retry-After is one line and gives the typed text back.
 #include "chat_controller.h"
 #include "model_catalog.h"
 #include "remote_endpoints.h"
@@ -14,6 +17,8 @@
 
 #include "app_test_support.h"
 #include "running_app.h"
+
+#include "scripted_server.h"
 
 #include "embedded_backend.h"
 #include "utf8_text.h"
@@ -286,6 +291,83 @@ private slots:
         QVERIFY(!app.controller->errorText().contains(QLatin1Char('\n')));
         QTRY_COMPARE(input->property("text").toString(), QStringLiteral("Are you still there?"));
         QCOMPARE(app.controller->store().pathTo(*app.controller->store().activeLeaf(conversation)).size(), size_t(2));
+    }
+
+    void remoteFailuresThroughTheApp() {
+        test::ScriptedServer scripted;
+        std::atomic<int> mode{0};  // 0: breaks off, 1: stalls, 2: busy
+        scripted.http.Get("/v1/models", [](const httplib::Request&, httplib::Response& res) {
+            res.set_content(R"({"object":"list","data":[{"id":"scripted","object":"model"}]})", "application/json");
+        });
+        scripted.http.Post("/v1/chat/completions", [&](const httplib::Request&, httplib::Response& res) {
+            if (mode == 2) {
+                res.status = 503;
+                res.set_header("Retry-After", "7");
+                res.set_content(R"({"error":{"message":"all slots are busy","type":"server_error"}})", "application/json");
+                return;
+            }
+            res.set_chunked_content_provider("text/event-stream", [&](size_t offset, httplib::DataSink& sink) {
+                if (offset == 0) {
+                    const std::string s = test::sseChunk("Half a ") + test::sseChunk("reply");
+                    sink.write(s.data(), s.size());
+                    return mode == 1;  // breaking off: httplib closes the connection mid-stream
+                }
+                scripted.hold(20000);
+                return false;
+            });
+        });
+        scripted.start();
+
+        QTemporaryDir data;
+        const AppPaths paths = AppPaths::standard(data.filePath(QStringLiteral("data")));
+        RunningApp app(paths, model_, [](ChatController& c) { c.keys()->setBackend(std::make_unique<MemorySecretBackend>()); });
+        QTRY_VERIFY_WITH_TIMEOUT(app.controller->modelReady() && !app.controller->busy(), 20000);
+        QCOMPARE(app.controller->addRemoteEndpoint(QString::fromStdString(scripted.url()), {}), QString());
+        QTRY_VERIFY_WITH_TIMEOUT(remoteRow(*app.controller, QStringLiteral("scripted")), 10000);
+        app.controller->selectModel(remoteRow(*app.controller, QStringLiteral("scripted"))->path);
+        QTRY_VERIFY_WITH_TIMEOUT(app.controller->modelReady() && app.controller->modelRemote(), 10000);
+        QSignalSpy finished(app.controller.get(), &ChatController::replyFinished);
+
+        // The stream breaks off: the text so far is kept, not complete, and marked.
+        app.controller->send(QStringLiteral("Tell me something"));
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, 20000);
+        const qint64 conversation = app.controller->currentConversation();
+        auto path = app.controller->store().pathTo(*app.controller->store().activeLeaf(conversation));
+        QCOMPARE(path.size(), size_t(2));
+        QCOMPARE(path[1].content, std::string("Half a reply"));
+        QVERIFY(!path[1].complete);
+        QCOMPARE(finished[0][2].toMap().value(QStringLiteral("stop")).toString(), QStringLiteral("incomplete"));
+        QVERIFY2(app.controller->noticeText().contains(QStringLiteral("incomplete")), qPrintable(app.controller->noticeText()));
+        const QModelIndex reply = app.controller->messages()->index(1);
+        QVERIFY(app.controller->messages()->data(reply, MessageListModel::StatsRole).toString().contains(QStringLiteral("interrupted")));
+
+        // A stalled stream: Stop ends it at once (the server would hold 20 s); the text so far stays.
+        mode = 1;
+        app.controller->send(QStringLiteral("And then?"));
+        QTRY_VERIFY_WITH_TIMEOUT(app.controller->messages()->contentAt(3) == QStringLiteral("Half a reply"), 10000);
+        QElapsedTimer stopped;
+        stopped.start();
+        app.controller->stop();
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 2, 5000);
+        QVERIFY2(stopped.elapsed() < 2000, qPrintable(QString::number(stopped.elapsed())));
+        QCOMPARE(finished[1][2].toMap().value(QStringLiteral("stop")).toString(), QStringLiteral("cancelled"));
+        path = app.controller->store().pathTo(*app.controller->store().activeLeaf(conversation));
+        QCOMPARE(path.size(), size_t(4));
+        QCOMPARE(path[3].content, std::string("Half a reply"));
+
+        // Busy: one line with the wait, and the message goes back to the composer.
+        mode = 2;
+        auto* input = app.find<QQuickItem>("composerInput");
+        QVERIFY(input);
+        input->setProperty("text", QStringLiteral("Once more"));
+        input->forceActiveFocus();
+        QTest::keyClick(app.window, Qt::Key_Return);
+        QTRY_VERIFY_WITH_TIMEOUT(!app.controller->generating() && !app.controller->errorText().isEmpty(), 10000);
+        QVERIFY2(app.controller->errorText().contains(QStringLiteral("busy")) &&
+                     app.controller->errorText().contains(QStringLiteral("retry after 7 s")),
+                 qPrintable(app.controller->errorText()));
+        QTRY_COMPARE(input->property("text").toString(), QStringLiteral("Once more"));
+        QCOMPARE(app.controller->store().pathTo(*app.controller->store().activeLeaf(conversation)).size(), size_t(4));
     }
 
     // No keyring (offscreen machines have none): the key works for this
