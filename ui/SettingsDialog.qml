@@ -127,8 +127,8 @@ Dialog {
             // key goes to the keyring, never to the settings file.
             Heading { text: qsTr("Local API server (OpenAI-compatible)") }
             Name { text: qsTr("Serve the loaded model") }
-            Switch {
-                objectName: "apiServerSwitch"
+            CheckBox {
+                objectName: "apiServerEnabled"
                 checked: root.s.apiServerEnabled
                 onToggled: { root.s.apiServerEnabled = checked; root.controller.apiServer.apply() }
             }
@@ -165,14 +165,18 @@ Dialog {
                     onClicked: root.controller.apiServer.setKey("")
                 }
             }
-            Label {
+            TextEdit {  // selectable, so the URL can be copied
                 objectName: "apiServerStatus"
                 Layout.columnSpan: 2
                 Layout.fillWidth: true
-                textFormat: Text.PlainText
-                wrapMode: Text.Wrap
+                readOnly: true
+                selectByMouse: true
+                textFormat: TextEdit.PlainText
+                wrapMode: TextEdit.Wrap
                 text: root.controller.apiServer.status
                 color: root.controller.apiServer.failed ? Theme.errorText : Theme.mutedText
+                selectionColor: Theme.accent
+                font.pixelSize: 13
             }
             Label {
                 Layout.columnSpan: 2

@@ -180,6 +180,11 @@ void EngineWorker::restartApiServer() {
     c.chunk = chunk_;
     try {
         emit apiServerState(QStringLiteral("running"), QString::fromStdString(apiServer_.start(*model_, c)));
+    } catch (const Error& e) {
+        // The reason alone: the settings line already says it is the API server.
+        QString why = QString::fromStdString(e.reason());
+        if (why.startsWith(QLatin1String("cannot listen")) && !why.contains(QLatin1String("in use"))) why += QStringLiteral(" (is another program using the port?)");
+        emit apiServerState(QStringLiteral("failed"), why);
     } catch (const std::exception& e) {
         emit apiServerState(QStringLiteral("failed"), QString::fromUtf8(e.what()));
     }

@@ -102,7 +102,7 @@ QVariant ModelListModel::data(const QModelIndex& index, int role) const {
     case EndpointRole: return r.endpoint;
     case SummaryRole:
         if (!r.error.isEmpty()) return tr("Cannot be used: %1").arg(r.error);
-        if (r.remote) return tr("served by %1 · conversations stay here, the model's state on the server").arg(r.endpoint);
+        if (r.remote) return tr("OpenAI-compatible server · conversations are kept here, the model and its state there");
         return tr("%1 · %2 parameters · %3 · %4 · context %5 · %6")
             .arg(r.architecture, humanCount(r.parameters), r.quantization, humanBytes(r.fileSize))
             .arg(r.contextLength)

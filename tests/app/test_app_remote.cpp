@@ -202,6 +202,19 @@ private slots:
         QVERIFY2(server->status().contains(QStringLiteral("cannot listen on 127.0.0.1:%1").arg(taken.serverPort())),
                  qPrintable(server->status()));
 
+        // Taken by another httplib server (as `cairn-cli serve` or llama-server): both would bind
+        // with SO_REUSEPORT and share the port, so this must be refused as well.
+        {
+            test::ScriptedServer other;
+            other.start();
+            app.controller->settings()->setApiServerPort(other.port);
+            server->apply();
+            QTRY_VERIFY_WITH_TIMEOUT(server->failed() && server->status().contains(QString::number(other.port)), 10000);
+            QVERIFY2(server->status().contains(QStringLiteral("cannot listen on 127.0.0.1:%1").arg(other.port)),
+                     qPrintable(server->status()));
+            QVERIFY(!server->running());
+        }
+
         // Open to the network without a key: refused before anything binds.
         app.controller->settings()->setApiServerHost(QStringLiteral("0.0.0.0"));
         app.controller->settings()->setApiServerPort(freePort());
