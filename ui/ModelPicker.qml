@@ -185,7 +185,7 @@ Dialog {
                 objectName: "remoteUrl"
                 Layout.fillWidth: true
                 color: Theme.text
-                placeholderText: "http://127.0.0.1:8080/v1"
+                placeholderText: qsTr("e.g. http://127.0.0.1:8080/v1")
                 placeholderTextColor: Theme.mutedText
                 onAccepted: remoteDialog.submit()
             }
@@ -200,7 +200,7 @@ Dialog {
             }
             Label {
                 textFormat: Text.PlainText
-                text: qsTr("vLLM, llama.cpp's llama-server, Ollama (…:11434/v1), LM Studio or another Cairn (cairn-cli serve).")
+                text: qsTr("Any OpenAI-compatible server: vLLM, llama-server, Ollama (port 11434), LM Studio, cairn-cli serve.")
                 color: Theme.mutedText
                 font.pixelSize: 11
                 wrapMode: Text.Wrap
