@@ -256,8 +256,27 @@ private slots:
         QVERIFY2(failedEndpointRow(*app.controller)->error.contains(QStringLiteral("401")),
                  qPrintable(failedEndpointRow(*app.controller)->error));
 
-        // The right key: the server's model appears as remote; the key is in the keyring, not the settings file.
-        QCOMPARE(app.controller->addRemoteEndpoint(serve.url, QStringLiteral("k1")), QString());
+        // The right key, through the picker's dialog: the server's model appears as remote; the
+        // key is in the keyring, not the settings file.
+        auto* picker = app.find<QObject>("modelPicker");
+        auto* dialog = app.find<QObject>("remoteDialog");
+        auto* urlField = app.find<QObject>("remoteUrl");
+        auto* keyField = app.find<QObject>("remoteKey");
+        QVERIFY(picker && dialog && urlField && keyField);
+        QVERIFY(QMetaObject::invokeMethod(picker, "open"));
+        QVERIFY(QMetaObject::invokeMethod(dialog, "open"));
+        QTRY_VERIFY(dialog->property("opened").toBool());
+        urlField->setProperty("text", QStringLiteral("not a url"));
+        QVERIFY(QMetaObject::invokeMethod(dialog, "submit"));
+        QVERIFY2(dialog->property("problem").toString().contains(QStringLiteral("http")),
+                 qPrintable(dialog->property("problem").toString()));
+        QVERIFY(dialog->property("visible").toBool());  // stays open with the reason
+        urlField->setProperty("text", serve.url);
+        keyField->setProperty("text", QStringLiteral("k1"));
+        QVERIFY(QMetaObject::invokeMethod(dialog, "submit"));
+        QCOMPARE(dialog->property("problem").toString(), QString());
+        QTRY_VERIFY(!dialog->property("visible").toBool());
+        QCOMPARE(keyField->property("text").toString(), QString());  // not left in the field
         QTRY_VERIFY_WITH_TIMEOUT(remoteRow(*app.controller, QStringLiteral("tiny")), 10000);
         QVERIFY(!failedEndpointRow(*app.controller));
         const QString base = remoteRow(*app.controller, QStringLiteral("tiny"))->endpoint;
