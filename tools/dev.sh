@@ -13,8 +13,10 @@ packages=(
   qml6-module-qtquick-window qml6-module-qtquick-templates qml6-module-qtquick-dialogs
   qml6-module-qtqml-workerscript qml6-module-qttest qml6-module-qt-labs-platform qml6-module-qt-labs-folderlistmodel
   libtbb-dev libsentencepiece-dev libpcre2-dev nlohmann-json3-dev libsqlite3-dev libxxhash-dev libcpp-httplib-dev
+  qtkeychain-qt6-dev
   dpkg-dev desktop-file-utils appstream file python3 nodejs
 )
+# qtkeychain-qt6-dev: the remote endpoints' API keys in the desktop keyring (app/gui/secret_store.cpp).
 # file: CPack's shlibdeps; python3: the conformance tests' compare.py;
 # nodejs (and npm, below): the openai npm package's test (tests/openai_client).
 

@@ -243,6 +243,8 @@ ApplicationWindow {
     Connections {
         target: window.controller
         function onModelPickerRequested() { picker.open() }
+        // A remote reply failed before any text: the message comes back to be sent again.
+        function onDraftReturned(text) { if (composer.text === "") composer.text = text }
     }
     SettingsDialog { id: settingsDialog; controller: window.controller }
     ConversationSettingsDialog { id: conversationDialog; objectName: "conversationDialog"; controller: window.controller }

@@ -46,6 +46,16 @@ Dialog {
             Layout.fillWidth: true
         }
 
+        Label {
+            objectName: "keyringWarning"
+            visible: text !== ""
+            text: root.controller.keys.warning
+            textFormat: Text.PlainText
+            wrapMode: Text.Wrap
+            color: Theme.warningText
+            Layout.fillWidth: true
+        }
+
         ListView {
             id: list
             Layout.fillWidth: true
@@ -64,11 +74,13 @@ Dialog {
                 required property bool bundled
                 required property bool placeholder
                 required property bool demo
+                required property bool remote
+                required property string endpoint
                 readonly property bool current: path === root.controller.modelPath
                 readonly property bool interrupted: path === root.controller.interruptedModel
                 width: ListView.view.width
-                enabled: error === ""
-                onClicked: { root.controller.selectModel(path); root.close() }
+                enabled: error === "" || remote  // a remote endpoint that failed can still be removed
+                onClicked: if (error === "") { root.controller.selectModel(path); root.close() }
                 background: Rectangle {
                     radius: Theme.radius
                     color: entry.current ? Theme.selected : entry.hovered ? Theme.hover : "transparent"
@@ -79,6 +91,23 @@ Dialog {
                     RowLayout {
                         Label { textFormat: Text.PlainText; text: entry.name; font.bold: true; color: Theme.text; elide: Text.ElideRight; Layout.fillWidth: true }
                         Label { textFormat: Text.PlainText; visible: entry.bundled; text: qsTr("bundled"); color: Theme.mutedText; font.pixelSize: 11 }
+                        Label {
+                            objectName: "remoteBadge"
+                            textFormat: Text.PlainText
+                            visible: entry.remote
+                            text: qsTr("remote")
+                            color: Theme.accentText
+                            font.pixelSize: 11
+                            font.bold: true
+                            leftPadding: 6; rightPadding: 6; topPadding: 1; bottomPadding: 1
+                            background: Rectangle { radius: 4; color: Theme.accent }
+                        }
+                        ToolButton {
+                            visible: entry.remote && (entry.error !== "" || entry.hovered)
+                            text: qsTr("Remove endpoint")
+                            font.pixelSize: 11
+                            onClicked: root.controller.removeRemoteEndpoint(entry.endpoint)
+                        }
                         Label {
                             textFormat: Text.PlainText
                             visible: entry.interrupted
@@ -118,6 +147,7 @@ Dialog {
         RowLayout {
             Button { text: qsTr("Add folder…"); onClicked: folderDialog.open() }
             Button { text: qsTr("Open file…"); onClicked: fileDialog.open() }
+            Button { objectName: "addRemoteButton"; text: qsTr("Add remote endpoint…"); onClicked: remoteDialog.open() }
             Item { Layout.fillWidth: true }
             Label {
                 textFormat: Text.PlainText
@@ -126,6 +156,69 @@ Dialog {
                 font.pixelSize: 11
                 elide: Text.ElideMiddle
                 Layout.maximumWidth: 360
+            }
+        }
+    }
+
+    // An OpenAI-compatible server (vLLM, llama-server, Ollama, LM Studio,
+    // cairn-cli serve): its base URL goes to the settings, the key to the keyring.
+    Dialog {
+        id: remoteDialog
+        objectName: "remoteDialog"
+        title: qsTr("Add remote endpoint")
+        modal: true
+        anchors.centerIn: parent
+        width: Math.min(root.width - 40, 520)
+        property string problem: ""
+        onOpened: { problem = ""; urlField.forceActiveFocus() }
+        background: Rectangle { color: Theme.background; radius: Theme.radius; border.color: Theme.border }
+        function submit() {
+            problem = root.controller.addRemoteEndpoint(urlField.text, keyField.text)
+            if (problem === "") { urlField.text = ""; keyField.text = ""; close() }
+        }
+        ColumnLayout {
+            anchors.fill: parent
+            spacing: 6
+            Label { textFormat: Text.PlainText; text: qsTr("Base URL"); color: Theme.mutedText }
+            TextField {
+                id: urlField
+                objectName: "remoteUrl"
+                Layout.fillWidth: true
+                color: Theme.text
+                placeholderText: qsTr("e.g. http://127.0.0.1:8080/v1")
+                placeholderTextColor: Theme.mutedText
+                onAccepted: remoteDialog.submit()
+            }
+            Label { textFormat: Text.PlainText; text: qsTr("API key (optional; kept in the keyring)"); color: Theme.mutedText }
+            TextField {
+                id: keyField
+                objectName: "remoteKey"
+                Layout.fillWidth: true
+                color: Theme.text
+                echoMode: TextInput.Password
+                onAccepted: remoteDialog.submit()
+            }
+            Label {
+                textFormat: Text.PlainText
+                text: qsTr("Any OpenAI-compatible server: vLLM, llama-server, Ollama (port 11434), LM Studio, cairn-cli serve.")
+                color: Theme.mutedText
+                font.pixelSize: 11
+                wrapMode: Text.Wrap
+                Layout.fillWidth: true
+            }
+            Label {
+                objectName: "remoteProblem"
+                visible: text !== ""
+                textFormat: Text.PlainText
+                text: remoteDialog.problem
+                color: Theme.errorText
+                wrapMode: Text.Wrap
+                Layout.fillWidth: true
+            }
+            RowLayout {
+                Item { Layout.fillWidth: true }
+                Button { text: qsTr("Cancel"); onClicked: remoteDialog.close() }
+                Button { objectName: "remoteAdd"; text: qsTr("Add"); enabled: urlField.text.trim() !== ""; onClicked: remoteDialog.submit() }
             }
         }
     }

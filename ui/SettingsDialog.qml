@@ -123,6 +123,71 @@ Dialog {
                 onResetAllRequested: root.controller.conversationSettings.resetAll()
             }
 
+            // Serves the loaded model to other apps (ApiServerControl); the
+            // key goes to the keyring, never to the settings file.
+            Heading { text: qsTr("Local API server (OpenAI-compatible)") }
+            Name { text: qsTr("Serve the loaded model") }
+            CheckBox {
+                objectName: "apiServerEnabled"
+                checked: root.s.apiServerEnabled
+                onToggled: { root.s.apiServerEnabled = checked; root.controller.apiServer.apply() }
+            }
+            Name { text: qsTr("Host") }
+            TextField {
+                objectName: "apiServerHost"
+                Layout.preferredWidth: 220
+                color: Theme.text
+                text: root.s.apiServerHost
+                onEditingFinished: if (text !== root.s.apiServerHost) { root.s.apiServerHost = text; root.controller.apiServer.apply() }
+            }
+            Name { text: qsTr("Port") }
+            SpinBox {
+                objectName: "apiServerPort"
+                from: 1; to: 65535; editable: true
+                textFromValue: (v) => String(v)  // no thousands separator in a port
+                value: root.s.apiServerPort
+                onValueModified: { root.s.apiServerPort = value; root.controller.apiServer.apply() }
+            }
+            Name { text: qsTr("API key (optional on 127.0.0.1)") }
+            RowLayout {
+                TextField {
+                    objectName: "apiServerKey"
+                    Layout.preferredWidth: 220
+                    color: Theme.text
+                    echoMode: TextInput.Password
+                    placeholderText: root.controller.apiServer.hasKey ? qsTr("(kept in the keyring)") : qsTr("(none)")
+                    placeholderTextColor: Theme.mutedText
+                    onEditingFinished: if (text !== "") { root.controller.apiServer.setKey(text); text = "" }
+                }
+                ToolButton {
+                    visible: root.controller.apiServer.hasKey
+                    text: qsTr("Remove key")
+                    onClicked: root.controller.apiServer.setKey("")
+                }
+            }
+            TextEdit {  // selectable, so the URL can be copied
+                objectName: "apiServerStatus"
+                Layout.columnSpan: 2
+                Layout.fillWidth: true
+                readOnly: true
+                selectByMouse: true
+                textFormat: TextEdit.PlainText
+                wrapMode: TextEdit.Wrap
+                text: root.controller.apiServer.status
+                color: root.controller.apiServer.failed ? Theme.errorText : Theme.mutedText
+                selectionColor: Theme.accent
+                font.pixelSize: 13
+            }
+            Label {
+                Layout.columnSpan: 2
+                Layout.fillWidth: true
+                visible: text !== ""
+                textFormat: Text.PlainText
+                wrapMode: Text.Wrap
+                text: root.controller.keys.warning
+                color: Theme.warningText
+            }
+
             Heading { text: qsTr("Storage and appearance") }
             Name { text: qsTr("Snapshot budget (MiB)") }
             SpinBox { from: 0; to: 1048576; stepSize: 256; value: root.s.snapshotBudgetMiB; onValueModified: root.s.snapshotBudgetMiB = value; editable: true }

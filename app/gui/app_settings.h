@@ -46,6 +46,12 @@ class AppSettings : public QObject {
     // Set (and written to disk) while a model loads, cleared when it is loaded,
     // failed cleanly or the app quit: still set at start means the load killed the app.
     CAIRN_SETTING(QString, loadingModel, LoadingModel, "models/loading", QString())
+    // Base URLs of remote OpenAI-compatible endpoints (their keys are in the keyring).
+    CAIRN_SETTING(QStringList, remoteEndpoints, RemoteEndpoints, "remote/endpoints", QStringList())
+    // The local API server (off by default; its key is in the keyring).
+    CAIRN_SETTING(bool, apiServerEnabled, ApiServerEnabled, "apiServer/enabled", false)
+    CAIRN_SETTING(QString, apiServerHost, ApiServerHost, "apiServer/host", QStringLiteral("127.0.0.1"))
+    CAIRN_SETTING(int, apiServerPort, ApiServerPort, "apiServer/port", 8080)
 
 public:
     // fileName empty: the platform's default QSettings; otherwise an INI file.

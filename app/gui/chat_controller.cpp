@@ -6,6 +6,7 @@
 #include "engine_worker.h"
 #include "message_list_model.h"
 #include "model_list_model.h"
+#include "remote_endpoints.h"
 #include "safe_markdown.h"
 
 #include "cairn/store/exchange.h"
@@ -18,6 +19,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QGuiApplication>
+#include <QPointer>
 #include <QRandomGenerator>
 
 namespace cairn::app {
@@ -40,7 +42,10 @@ QString titleFrom(const QString& text) {
 ChatController::ChatController(const AppPaths& paths, QObject* parent)
     : QObject(parent), paths_(paths), settings_(new AppSettings(paths.settingsFile, this)),
       conversations_(new ConversationListModel(this)), messages_(new MessageListModel(this)),
-      models_(new ModelListModel(this)), conversationSettings_(new ConversationSettingsModel(this)), cancel_(std::make_shared<std::atomic<bool>>(false)) {
+      models_(new ModelListModel(this)), conversationSettings_(new ConversationSettingsModel(this)),
+      keys_(new KeyVault(makeKeychainBackend(), this)), remotes_(new RemoteEndpoints(settings_, keys_, this)),
+      cancel_(std::make_shared<std::atomic<bool>>(false)) {
+    connect(remotes_, &RemoteEndpoints::rowsChanged, this, [this] { models_->setRemoteRows(remotes_->rows()); });
     paths_.create();
     store_ = std::make_unique<store::Store>(paths_.databasePath().toStdString());
     // Deleted conversations stay undoable for a day, then go for good.
@@ -56,6 +61,7 @@ ChatController::ChatController(const AppPaths& paths, QObject* parent)
     worker_->moveToThread(&thread_);
     thread_.setObjectName(QStringLiteral("cairn-engine"));
     connectWorker();
+    apiServer_ = new ApiServerControl(settings_, keys_, worker_, this);
     thread_.start();
 }
 
@@ -89,11 +95,13 @@ void ChatController::connectWorker() {
         modelLoading_ = true;
         modelReady_ = false;
         modelPath_ = path;
-        modelName_ = QFileInfo(path).completeBaseName();
+        QString base, remoteModel;
+        modelRemote_ = parseRemoteModelId(path, &base, &remoteModel);
+        modelName_ = modelRemote_ ? remoteModel : QFileInfo(path).completeBaseName();
         modelNote_.clear();
         templateNote_.clear();
         emit modelChanged();
-        setProgress(0, tr("Loading %1…").arg(QFileInfo(path).fileName()));
+        setProgress(0, modelRemote_ ? tr("Connecting to %1…").arg(base) : tr("Loading %1…").arg(QFileInfo(path).fileName()));
     });
     connect(worker_, &EngineWorker::modelLoaded, this,
             [this](const QString& path, const QString& name, qint64 ctx, const QString& fingerprint) {
@@ -112,6 +120,11 @@ void ChatController::connectWorker() {
                                       "how to use Cairn; anything else it makes up. Open the model picker to use a real model.")
                                  : QString();
                 modelNote_ = (modelNote_ + QLatin1Char(' ') + templateNote_).trimmed();
+                QString base, remoteModel;
+                modelRemote_ = parseRemoteModelId(path, &base, &remoteModel);
+                if (modelRemote_)
+                    modelNote_ = tr("Remote model on %1: conversations are kept here, the model and its state on the "
+                                    "server (snapshots do not apply).").arg(base);
                 settings_->setLastModel(path);
                 setLoadingMarker({});
                 interruptedModel_.clear();
@@ -167,7 +180,9 @@ void ChatController::connectWorker() {
         speedText_ = parts.join(QStringLiteral(" · "));
         contextUsed_ = s.value(QStringLiteral("contextUsed")).toLongLong();
         contextSize_ = s.value(QStringLiteral("contextSize")).toLongLong();
-        resumeNote_.clear();
+        if (s.value(QStringLiteral("remote")).toBool())
+            resumeNote_ = tr("Remote: the state lives on the server (no snapshots)");
+        else resumeNote_.clear();
         emit statusChanged();
         QString note = s.value(QStringLiteral("note")).toString();
         setNotice(note);
@@ -180,7 +195,8 @@ void ChatController::connectWorker() {
                 if (conv != current_) return;
                 contextUsed_ = tokens;
                 contextSize_ = ctx;
-                if (how == QLatin1String("snapshot")) resumeNote_ = tr("Resumed from snapshot in %1 ms").arg(ms, 0, 'f', 0);
+                if (how == QLatin1String("remote")) resumeNote_ = tr("Remote: the state lives on the server (no snapshots)");
+                else if (how == QLatin1String("snapshot")) resumeNote_ = tr("Resumed from snapshot in %1 ms").arg(ms, 0, 'f', 0);
                 else if (how == QLatin1String("prefill")) resumeNote_ = tr("Read the conversation in %1 ms").arg(ms, 0, 'f', 0);
                 else resumeNote_.clear();
                 emit statusChanged();
@@ -192,6 +208,9 @@ void ChatController::connectWorker() {
         setGenerating(false);
         setProgress(-1, {});
     });
+    connect(worker_, &EngineWorker::sendFailed, this, [this](qint64 conv, const QString& text) {
+        if (conv == current_) emit draftReturned(text);
+    });
     connect(worker_, &EngineWorker::busyChanged, this, [this](bool b) {
         if (busy_ == b) return;
         busy_ = b;
@@ -201,6 +220,7 @@ void ChatController::connectWorker() {
 
 void ChatController::start() {
     refreshModels();
+    apiServer_->apply();
     // The last start died while loading this file: loading it again would
     // likely die again (a crash loop), so the user chooses.
     if (const QString interrupted = settings_->loadingModel(); !interrupted.isEmpty()) {
@@ -215,6 +235,9 @@ void ChatController::start() {
         return;
     }
     QString model = settings_->lastModel();
+    QString base, remoteModel;
+    if (parseRemoteModelId(model, &base, &remoteModel) && remotes_->urls().contains(base))
+        return selectRemoteModel(model, base, remoteModel);
     if (model.isEmpty() || !QFileInfo::exists(model)) model = models_->defaultModel();
     if (!model.isEmpty()) selectModel(model);
     else setError(tr("No model found. Use the model picker to add a folder or open a GGUF file."));
@@ -485,20 +508,39 @@ void ChatController::refreshModels() {
     QStringList folders = settings_->modelFolders();
     folders.prepend(paths_.modelsDir());
     models_->scan(folders, settings_->extraModelFiles(), bundledModelDirs());
+    remotes_->refresh();
 }
 
 void ChatController::selectModel(const QString& path) {
     if (generating_) return;
     const auto* info = models_->find(path);
     if (info && !info->error.isEmpty()) {
-        setError(tr("%1 cannot be used: %2").arg(info->fileName, info->error));
+        setError(tr("%1 cannot be used: %2").arg(info->remote ? info->name : info->fileName, info->error));
         return;
     }
+    if (info && info->remote) return selectRemoteModel(path, info->endpoint, info->remoteModel);
     auto s = generationSettings();
     cancel_->store(false);
     setLoadingMarker(path);
     QMetaObject::invokeMethod(worker_, [w = worker_, path, s] { w->loadModel(path, s); }, Qt::QueuedConnection);
 }
+
+void ChatController::selectRemoteModel(const QString& id, const QString& baseUrl, const QString& model) {
+    cancel_->store(false);
+    setLoadingMarker({});  // the crash marker is for model files
+    QPointer<ChatController> self(this);
+    remotes_->keyFor(baseUrl, [self, id, baseUrl, model](const QString& key) {
+        if (!self || !self->worker_) return;
+        QMetaObject::invokeMethod(self->worker_, [w = self->worker_, id, baseUrl, key, model] { w->selectRemote(id, baseUrl, key, model); },
+                                  Qt::QueuedConnection);
+    });
+}
+
+QString ChatController::addRemoteEndpoint(const QString& url, const QString& apiKey) {
+    return remotes_->add(url, apiKey);
+}
+
+void ChatController::removeRemoteEndpoint(const QString& url) { remotes_->remove(url); }
 
 void ChatController::addModelFolder(const QUrl& folder) {
     QString path = folder.isLocalFile() ? folder.toLocalFile() : folder.toString();

@@ -5,11 +5,13 @@
 #pragma once
 
 #include "app_paths.h"
+#include "api_server_control.h"
 #include "app_settings.h"
 #include "conversation_list_model.h"
 #include "conversation_settings_model.h"
 #include "message_list_model.h"
 #include "model_list_model.h"
+#include "secret_store.h"
 
 #include <QObject>
 #include <QThread>
@@ -26,6 +28,7 @@ namespace cairn::store { class Store; }
 namespace cairn::app {
 
 class EngineWorker;
+class RemoteEndpoints;
 struct ImportOutcome;
 
 class ChatController : public QObject {
@@ -46,6 +49,10 @@ class ChatController : public QObject {
     Q_PROPERTY(QString modelNote READ modelNote NOTIFY modelChanged)
     Q_PROPERTY(bool modelReady READ modelReady NOTIFY modelChanged)
     Q_PROPERTY(bool modelLoading READ modelLoading NOTIFY modelChanged)
+    // The picked model runs on a remote server (its state lives there: no snapshots).
+    Q_PROPERTY(bool modelRemote READ modelRemote NOTIFY modelChanged)
+    Q_PROPERTY(cairn::app::KeyVault* keys READ keys CONSTANT)
+    Q_PROPERTY(cairn::app::ApiServerControl* apiServer READ apiServer CONSTANT)
     Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
     Q_PROPERTY(bool busy READ busy NOTIFY busyChanged)
     Q_PROPERTY(double progress READ progress NOTIFY progressChanged)
@@ -79,6 +86,9 @@ public:
     MessageListModel* messages() const { return messages_; }
     ModelListModel* models() const { return models_; }
     ConversationSettingsModel* conversationSettings() const { return conversationSettings_; }
+    KeyVault* keys() const { return keys_; }
+    ApiServerControl* apiServer() const { return apiServer_; }
+    RemoteEndpoints* remoteEndpoints() const { return remotes_; }
     EngineWorker* worker() const { return worker_; }
     store::Store& store() { return *store_; }
     const AppPaths& paths() const { return paths_; }
@@ -92,6 +102,7 @@ public:
     QString modelNote() const { return modelNote_; }
     bool modelReady() const { return modelReady_; }
     bool modelLoading() const { return modelLoading_; }
+    bool modelRemote() const { return modelRemote_; }
     bool generating() const { return generating_; }
     bool busy() const { return busy_; }
     double progress() const { return progress_; }
@@ -128,6 +139,10 @@ public:
     Q_INVOKABLE void addModelFolder(const QUrl& folder);
     Q_INVOKABLE void openModelFile(const QUrl& file);
     Q_INVOKABLE void refreshModels();
+    // "Add remote endpoint…": returns why it cannot be added ("" when it was;
+    // its models then appear in the picker).
+    Q_INVOKABLE QString addRemoteEndpoint(const QString& url, const QString& apiKey);
+    Q_INVOKABLE void removeRemoteEndpoint(const QString& url);
     Q_INVOKABLE bool exportConversation(const QUrl& file, const QString& format);
     // Starts importing a JSON file on its own thread (false when one is
     // already running); importFinished reports it, and on success the new
@@ -163,6 +178,8 @@ signals:
     void messageFocusRequested(qint64 messageId);
     // The view should open the model picker (start() found no model it may load).
     void modelPickerRequested();
+    // A remote reply failed before any text: the message goes back to the composer.
+    void draftReturned(const QString& text);
 
 public:
     // What the next reply of the open conversation uses: the app settings
@@ -177,6 +194,7 @@ private:
     void connectWorker();
     void setLoadingMarker(const QString& path);
     void finishImport(const ImportOutcome& outcome);
+    void selectRemoteModel(const QString& id, const QString& baseUrl, const QString& model);
 
     AppPaths paths_;
     AppSettings* settings_;
@@ -185,6 +203,9 @@ private:
     MessageListModel* messages_;
     ModelListModel* models_;
     ConversationSettingsModel* conversationSettings_;
+    KeyVault* keys_;
+    RemoteEndpoints* remotes_;
+    ApiServerControl* apiServer_ = nullptr;
     QThread thread_;
     EngineWorker* worker_ = nullptr;
     std::shared_ptr<std::atomic<bool>> cancel_;
@@ -193,7 +214,7 @@ private:
     QString pendingSystemPrompt_;  // set before a new chat's first message
     QString modelPath_, modelName_, modelNote_, modelFingerprint_, interruptedModel_;
     QString templateNote_;  // why the model's chat template is not used (empty: it is)
-    bool modelReady_ = false, modelLoading_ = false, generating_ = false, busy_ = false;
+    bool modelReady_ = false, modelLoading_ = false, modelRemote_ = false, generating_ = false, busy_ = false;
     double progress_ = -1;
     QString progressText_, speedText_, resumeNote_, errorText_, noticeText_, undoTitle_;
     qint64 contextUsed_ = 0, contextSize_ = 0;

@@ -1,6 +1,7 @@
 #include "engine_worker.h"
 
 #include "embedded_backend.h"
+#include "remote_backend.h"
 
 #include "cairn/chat_session.h"
 #include "cairn/error.h"
@@ -11,6 +12,7 @@
 #include "cairn/store/store.h"
 
 #include <QDebug>
+#include <QFileInfo>
 #include <QRandomGenerator>
 #include <QThread>
 
@@ -69,6 +71,8 @@ store::Store& EngineWorker::db() {
 }
 
 void EngineWorker::shutdown() {
+    apiServer_.stop();  // before the model it serves
+    remote_.reset();
     session_.reset();
     model_.reset();
     exec_.reset();
@@ -101,6 +105,8 @@ void EngineWorker::loadModel(const QString& path, const QVariantMap& settings) {
     // it loads (tests/app/test_app_processes.cpp). Never set in normal use.
     if (const int delayMs = qEnvironmentVariableIntValue("CAIRN_TEST_MODEL_LOAD_DELAY_MS"); delayMs > 0)
         QThread::msleep(ulong(std::min(delayMs, 600000)));
+    apiServer_.stop();  // it serves model_, which goes now
+    remote_.reset();
     session_.reset();
     sessionConversation_ = -1;
     model_.reset();
@@ -124,6 +130,64 @@ void EngineWorker::loadModel(const QString& path, const QVariantMap& settings) {
         modelPath_.clear();
         emit modelFailed(path, QString::fromUtf8(e.what()));
     }
+    restartApiServer();
+}
+
+void EngineWorker::selectRemote(const QString& id, const QString& baseUrl, const QString& apiKey, const QString& model) {
+    BusyScope busy(this);
+    emit modelLoading(id);
+    apiServer_.stop();
+    session_.reset();
+    sessionConversation_ = -1;
+    model_.reset();
+    modelPath_.clear();
+    remote_.reset();
+    try {
+        backend::RemoteOptions o;
+        o.baseUrl = baseUrl.toStdString();
+        o.apiKey = apiKey.toStdString();
+        o.model = model.toStdString();
+        remote_ = std::make_unique<backend::RemoteBackend>(o);
+        fingerprint_ = "remote:" + remote_->options().baseUrl + "#" + o.model;
+        contextSize_ = 0;
+        emit modelLoaded(id, model, 0, QString::fromStdString(fingerprint_));
+    } catch (const std::exception& e) {
+        remote_.reset();
+        emit modelFailed(id, QString::fromUtf8(e.what()));
+    }
+    restartApiServer();
+}
+
+void EngineWorker::configureApiServer(const QVariantMap& config) {
+    apiConfig_ = config;
+    restartApiServer();
+}
+
+void EngineWorker::restartApiServer() {
+    apiServer_.stop();
+    if (!apiConfig_.value(QStringLiteral("enabled")).toBool()) return emit apiServerState(QStringLiteral("off"), {});
+    if (!model_)
+        return emit apiServerState(QStringLiteral("waiting"),
+                                   remote_ ? QStringLiteral("a remote model is picked; the server serves a local one")
+                                           : QStringLiteral("no local model is loaded"));
+    LocalServerConfig c;
+    c.host = apiConfig_.value(QStringLiteral("host")).toString().trimmed().toStdString();
+    c.port = apiConfig_.value(QStringLiteral("port")).toInt();
+    c.apiKey = apiConfig_.value(QStringLiteral("apiKey")).toString().toStdString();
+    c.modelId = QFileInfo(modelPath_).completeBaseName().toStdString();
+    c.threads = std::clamp(apiConfig_.value(QStringLiteral("threads"), 1).toInt(), 1, kMaxThreads);
+    c.contextSize = contextSize_;
+    c.chunk = chunk_;
+    try {
+        emit apiServerState(QStringLiteral("running"), QString::fromStdString(apiServer_.start(*model_, c)));
+    } catch (const Error& e) {
+        // The reason alone: the settings line already says it is the API server.
+        QString why = QString::fromStdString(e.reason());
+        if (why.startsWith(QLatin1String("cannot listen")) && !why.contains(QLatin1String("in use"))) why += QStringLiteral(" (is another program using the port?)");
+        emit apiServerState(QStringLiteral("failed"), why);
+    } catch (const std::exception& e) {
+        emit apiServerState(QStringLiteral("failed"), QString::fromUtf8(e.what()));
+    }
 }
 
 std::vector<ChatMessage> EngineWorker::chatMessages(qint64 conversationId, std::optional<int64_t> leaf,
@@ -142,6 +206,7 @@ std::vector<ChatMessage> EngineWorker::chatMessages(qint64 conversationId, std::
 }
 
 bool EngineWorker::ensureSession(qint64 conversationId, const QVariantMap& settings) {
+    if (remote_) return true;  // the server keeps its own state
     if (!model_) {
         emit errorOccurred(QStringLiteral("No model is loaded: pick one in the model picker."));
         return false;
@@ -153,6 +218,7 @@ bool EngineWorker::ensureSession(qint64 conversationId, const QVariantMap& setti
 }
 
 void EngineWorker::openConversation(qint64 conversationId, const QVariantMap& settings) {
+    if (remote_) return emit conversationReady(conversationId, QStringLiteral("remote"), 0, 0, 0);
     if (!model_) return;
     open(conversationId, settings, true);
 }
@@ -225,7 +291,12 @@ void EngineWorker::send(qint64 conversationId, const QString& text, const QVaria
         int64_t userId = db().addMessage(conversationId, parent, store::Role::User, text.toStdString());
         emit messagesChanged(conversationId);
         if (!ensureSession(conversationId, settings)) return;
-        generate(conversationId, userId, settings);
+        if (!generate(conversationId, userId, settings)) {
+            db().deleteMessage(userId);
+            if (parent) db().setActiveLeaf(conversationId, *parent);
+            emit messagesChanged(conversationId);
+            emit sendFailed(conversationId, text);
+        }
     } catch (const std::exception& e) {
         emit errorOccurred(QString::fromUtf8(e.what()));
     }
@@ -255,16 +326,17 @@ void EngineWorker::editMessage(qint64 conversationId, qint64 messageId, const QS
     }
 }
 
-void EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parentId, const QVariantMap& settings) {
+bool EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parentId, const QVariantMap& settings) {
     BusyScope busy(this);
     auto messages = chatMessages(conversationId, parentId, settings);
     const int64_t maxTokens = std::max<int64_t>(1, settings.value(QStringLiteral("maxTokens"), 512).toLongLong());
     const bool dropOldest = settings.value(QStringLiteral("dropOldestTurns")).toBool();
 
-    // Context overflow: the prompt plus some room to answer must fit.
+    // Context overflow: the prompt plus some room to answer must fit (a
+    // remote server checks its own context and says so).
     const int64_t reserve = std::min<int64_t>(maxTokens, contextSize_ / 4);
     int dropped = 0;
-    for (;;) {
+    for (; !remote_;) {
         int64_t n = int64_t(session_->promptTokens(messages, true).size());
         if (n + reserve <= contextSize_) break;
         size_t first = (!messages.empty() && messages[0].role == "system") ? 1 : 0;
@@ -272,7 +344,7 @@ void EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
             emit errorOccurred(QStringLiteral("The conversation (%1 tokens) does not fit the context of %2 tokens. "
                                               "Start a new chat, raise the context size, or let Cairn drop the oldest turns (Settings).")
                                    .arg(n).arg(contextSize_));
-            return;
+            return true;
         }
         messages.erase(messages.begin() + first);
         // Keep the turns paired: a conversation should not open with a reply.
@@ -304,9 +376,14 @@ void EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
             emit prefillProgress(done, total);
         }
     };
+    // The first piece at once; then at most one update per interval, except
+    // from a server: its pieces come at the network's pace, and the worker has
+    // no timer to flush a piece held back before a stall.
+    const bool everyPiece = remote_ != nullptr;
     options.onPiece = [&](std::string_view piece) {
+        const bool first = text.empty();
         text += piece;
-        if (streamTimer.elapsed() >= kStreamIntervalMs) {
+        if (first || everyPiece || streamTimer.elapsed() >= kStreamIntervalMs) {
             streamTimer.restart();
             emit replyText(assistantId, QString::fromStdString(text));
         }
@@ -318,13 +395,14 @@ void EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
 
     backend::TurnResult r;
     try {
-        r = backend::EmbeddedBackend(*session_, *exec_).reply(options);
+        if (remote_) r = remote_->reply(options);
+        else r = backend::EmbeddedBackend(*session_, *exec_).reply(options);
     } catch (const std::exception& e) {
         db().deleteMessage(assistantId);
         if (parentId) db().setActiveLeaf(conversationId, *parentId);
         emit messagesChanged(conversationId);
         emit errorOccurred(QString::fromUtf8(e.what()));
-        return;
+        return !remote_;
     }
     emit replyText(assistantId, QString::fromStdString(r.text));
 
@@ -336,7 +414,8 @@ void EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
     stats[QStringLiteral("prefillMs")] = r.prefillMs;
     stats[QStringLiteral("decodeMs")] = r.decodeMs;
     stats[QStringLiteral("stop")] = stopName(r.finish);
-    stats[QStringLiteral("contextUsed")] = qint64(session_->session().tokens().size());
+    stats[QStringLiteral("contextUsed")] = session_ ? qint64(session_->session().tokens().size()) : 0;
+    stats[QStringLiteral("remote")] = remote_ != nullptr;
     stats[QStringLiteral("contextSize")] = qint64(contextSize_);
     stats[QStringLiteral("droppedTurns")] = dropped;
     stats[QStringLiteral("fallbackTemplate")] = r.usedFallbackTemplate;
@@ -349,6 +428,10 @@ void EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
         db().deleteMessage(assistantId);
         if (parentId) db().setActiveLeaf(conversationId, *parentId);
         emit messagesChanged(conversationId);
+    } else if (r.finish == backend::Finish::Incomplete) {
+        // The stream broke off: the text so far stays, not marked complete,
+        // so the view shows it as interrupted (the note says why).
+        db().updatePartial(assistantId, r.text);
     } else {
         store::MessageStats ms;
         ms.tokenCount = r.completionTokens.value_or(0);
@@ -356,9 +439,10 @@ void EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
         ms.prefillMs = r.prefillMs;
         ms.decodeMs = r.decodeMs;
         db().finishMessage(assistantId, r.text, ms);
-        saveSnapshot(conversationId, assistantId);
+        if (!remote_) saveSnapshot(conversationId, assistantId);
     }
     emit replyFinished(conversationId, assistantId, stats);
+    return true;
 }
 
 void EngineWorker::saveSnapshot(qint64 conversationId, qint64 messageId) {

@@ -11,6 +11,8 @@
 #include <QString>
 #include <QVariantMap>
 
+#include "local_api_server.h"
+
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -22,6 +24,7 @@ class ChatSession;
 class ExecContext;
 struct ChatMessage;
 namespace store { class Store; }
+namespace backend { class RemoteBackend; }
 }
 
 namespace cairn::app {
@@ -43,6 +46,12 @@ public:
 
 public slots:
     void loadModel(const QString& path, const QVariantMap& settings);
+    // Replies go to an OpenAI-compatible server instead (no local model, no
+    // snapshots: the state lives on the server). `id` names it like a path.
+    void selectRemote(const QString& id, const QString& baseUrl, const QString& apiKey, const QString& model);
+    // The "Local API server" setting: enabled, host, port, apiKey, threads.
+    // It serves the loaded local model, and follows it when another is loaded.
+    void configureApiServer(const QVariantMap& config);
     // Brings the engine to the conversation's active branch: restores its
     // snapshot when one matches the model, else prefills with progress.
     void openConversation(qint64 conversationId, const QVariantMap& settings);
@@ -72,6 +81,11 @@ signals:
     void conversationReady(qint64 conversationId, const QString& how, double ms, qint64 tokens, qint64 contextSize);
     void errorOccurred(const QString& message);
     void busyChanged(bool busy);
+    // A remote reply failed before any text: the user message `text` was taken
+    // back out of the conversation, for the composer (nothing typed is lost).
+    void sendFailed(qint64 conversationId, const QString& text);
+    // state: "off", "waiting" (no local model), "running" (detail: the URL), "failed" (detail: why).
+    void apiServerState(const QString& state, const QString& detail);
 
 private:
     store::Store& db();
@@ -80,7 +94,9 @@ private:
     // openConversation's work; without prefillNow the next reply prefills (one progress run, one set of figures).
     void open(qint64 conversationId, const QVariantMap& settings, bool prefillNow);
     std::vector<ChatMessage> chatMessages(qint64 conversationId, std::optional<int64_t> leaf, const QVariantMap& settings);
-    void generate(qint64 conversationId, std::optional<int64_t> parentId, const QVariantMap& settings);
+    // False when a remote reply failed before any text (the error was emitted).
+    bool generate(qint64 conversationId, std::optional<int64_t> parentId, const QVariantMap& settings);
+    void restartApiServer();
     void saveSnapshot(qint64 conversationId, qint64 messageId);
 
     QString databasePath_;
@@ -94,6 +110,9 @@ private:
     qint64 sessionConversation_ = -1;
     int64_t contextSize_ = 0;
     int64_t chunk_ = 64;
+    std::unique_ptr<backend::RemoteBackend> remote_;  // set: replies go to a server, model_ is empty
+    LocalApiServer apiServer_;
+    QVariantMap apiConfig_;
 };
 
 } // namespace cairn::app

@@ -22,6 +22,9 @@ void MessageListModel::load(qint64 conversationId) {
                                 .arg((m.stats.tokenCount - 1) * 1000.0 / m.stats.decodeMs, 0, 'f', 1);
                 else if (m.role == store::Role::Assistant && m.complete && m.stats.tokenCount > 0)
                     stats = tr("%1 tokens").arg(m.stats.tokenCount);
+                // A reply whose stream broke off (or that a crash cut short) keeps its text, marked.
+                else if (m.role == store::Role::Assistant && !m.complete && !m.content.empty())
+                    stats = tr("interrupted: the reply is incomplete");
                 Row row;
                 row.id = m.id;
                 row.role = QString::fromStdString(std::string(store::roleName(m.role)));

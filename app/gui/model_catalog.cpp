@@ -169,4 +169,15 @@ QString humanCount(quint64 count) {
     return QString::number(count);
 }
 
+QString remoteModelId(const QString& baseUrl, const QString& model) { return baseUrl + QLatin1Char('#') + model; }
+
+bool parseRemoteModelId(const QString& id, QString* baseUrl, QString* model) {
+    if (!id.startsWith(QLatin1String("http://")) && !id.startsWith(QLatin1String("https://"))) return false;
+    const qsizetype hash = id.indexOf(QLatin1Char('#'));  // a base URL has no #; a model id may
+    if (hash < 0 || hash + 1 >= id.size()) return false;
+    *baseUrl = id.left(hash);
+    *model = id.mid(hash + 1);
+    return true;
+}
+
 } // namespace cairn::app

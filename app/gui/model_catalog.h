@@ -22,7 +22,17 @@ struct ModelFileInfo {
     bool placeholder = false;  // random weights: produces random text
     bool demo = false;         // Cairn's tiny trained demo: knows only its few taught tasks
     QString error;            // why it cannot be used; empty when fine
+    // A model of a remote OpenAI-compatible server (path is remoteModelId()).
+    bool remote = false;
+    QString endpoint;          // its base URL
+    QString remoteModel;       // the id the server lists
 };
+
+// How a remote model is named where a file would give its path (settings'
+// last model, the picker): "BASEURL#MODEL".
+QString remoteModelId(const QString& baseUrl, const QString& model);
+// The inverse; false for a file path.
+bool parseRemoteModelId(const QString& id, QString* baseUrl, QString* model);
 
 // Reads the file's header; never throws (a bad file gets `error`).
 ModelFileInfo describeModelFile(const QString& path);

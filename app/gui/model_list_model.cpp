@@ -21,9 +21,22 @@ void ModelListModel::scan(const QStringList& folders, const QStringList& files, 
     for (const auto& f : findModelFiles(bundledFolders)) add(f, true);
     for (const auto& f : findModelFiles(folders)) add(f, false);
     for (const auto& f : files) add(f, false);
+    reset(std::move(rows));
+}
+
+void ModelListModel::setRemoteRows(std::vector<ModelFileInfo> rows) {
+    std::vector<ModelFileInfo> files;
+    for (auto& r : rows_)
+        if (!r.remote) files.push_back(std::move(r));
+    remoteRows_ = std::move(rows);
+    reset(std::move(files));
+}
+
+void ModelListModel::reset(std::vector<ModelFileInfo> files) {
+    for (const auto& r : remoteRows_) files.push_back(r);
     const int oldCount = count();
     beginResetModel();
-    rows_ = std::move(rows);
+    rows_ = std::move(files);
     endResetModel();
     if (oldCount != count()) emit countChanged();
 }
@@ -85,8 +98,11 @@ QVariant ModelListModel::data(const QModelIndex& index, int role) const {
     case BundledRole: return r.bundled;
     case PlaceholderRole: return r.placeholder;
     case DemoRole: return r.demo;
+    case RemoteRole: return r.remote;
+    case EndpointRole: return r.endpoint;
     case SummaryRole:
         if (!r.error.isEmpty()) return tr("Cannot be used: %1").arg(r.error);
+        if (r.remote) return tr("OpenAI-compatible server · conversations are kept here, the model and its state there");
         return tr("%1 · %2 parameters · %3 · %4 · context %5 · %6")
             .arg(r.architecture, humanCount(r.parameters), r.quantization, humanBytes(r.fileSize))
             .arg(r.contextLength)
@@ -100,7 +116,7 @@ QHash<int, QByteArray> ModelListModel::roleNames() const {
             {ParametersRole, "parameters"}, {QuantizationRole, "quantization"}, {FileSizeRole, "fileSize"},
             {ContextLengthRole, "contextLength"}, {RamEstimateRole, "ramEstimate"}, {ErrorRole, "error"},
             {BundledRole, "bundled"}, {PlaceholderRole, "placeholder"}, {SummaryRole, "summary"},
-            {DemoRole, "demo"}};
+            {DemoRole, "demo"}, {RemoteRole, "remote"}, {EndpointRole, "endpoint"}};
 }
 
 } // namespace cairn::app

@@ -20,12 +20,15 @@ class ModelListModel : public QAbstractListModel {
 public:
     enum Roles {
         PathRole = Qt::UserRole + 1, NameRole, FileNameRole, ArchitectureRole, ParametersRole, QuantizationRole,
-        FileSizeRole, ContextLengthRole, RamEstimateRole, ErrorRole, BundledRole, PlaceholderRole, SummaryRole, DemoRole
+        FileSizeRole, ContextLengthRole, RamEstimateRole, ErrorRole, BundledRole, PlaceholderRole, SummaryRole, DemoRole,
+        RemoteRole, EndpointRole
     };
 
     explicit ModelListModel(QObject* parent = nullptr);
     // Scans `folders` (in order) plus single `files`; `bundledFolders` mark their files as bundled.
     void scan(const QStringList& folders, const QStringList& files, const QStringList& bundledFolders);
+    // The remote endpoints' models (and one row per endpoint that could not be listed), after the files.
+    void setRemoteRows(std::vector<ModelFileInfo> rows);
     const std::vector<ModelFileInfo>& entries() const { return rows_; }
     // The first usable bundled model, preferring a trained demo model over the placeholder.
     QString defaultModel() const;
@@ -43,7 +46,9 @@ signals:
     void countChanged();
 
 private:
+    void reset(std::vector<ModelFileInfo> files);
     std::vector<ModelFileInfo> rows_;
+    std::vector<ModelFileInfo> remoteRows_;
 };
 
 } // namespace cairn::app

@@ -11,6 +11,7 @@
 #include <QQuickWindow>
 #include <QUrl>
 
+#include <functional>
 #include <memory>
 
 namespace cairn::test {
@@ -20,9 +21,12 @@ struct RunningApp {
     std::unique_ptr<QQmlApplicationEngine> engine;
     QQuickWindow* window = nullptr;
 
-    RunningApp(const app::AppPaths& paths, const QString& model) {
+    // `prepare` runs before start() (e.g. to give the controller a keyring of the test's own).
+    RunningApp(const app::AppPaths& paths, const QString& model,
+               const std::function<void(app::ChatController&)>& prepare = {}) {
         controller = std::make_unique<app::ChatController>(paths);
         fastSettings(*controller->settings(), model);
+        if (prepare) prepare(*controller);
         engine = std::make_unique<QQmlApplicationEngine>();
         engine->setInitialProperties({{QStringLiteral("controller"), QVariant::fromValue(controller.get())}});
         engine->load(QUrl(QStringLiteral("qrc:/Cairn/Main.qml")));

@@ -9,6 +9,7 @@
 #include "remote_backend.h"
 #include "utf8_text.h"
 
+#include "scripted_server.h"
 #include "tiny_models.h"
 
 #include "cairn/chat_session.h"
@@ -31,32 +32,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// An httplib server on a free loopback port, on its own thread.
-struct ScriptedServer {
-    httplib::Server http;
-    std::thread thread;
-    int port = 0;
-    std::atomic<bool> stopping{false};
+using test::ScriptedServer;
 
-    void start() {
-        port = http.bind_to_any_port("127.0.0.1");
-        thread = std::thread([this] { http.listen_after_bind(); });  // the socket listens from bind on
-    }
-    ~ScriptedServer() {
-        stopping = true;
-        http.stop();
-        if (thread.joinable()) thread.join();
-    }
-    std::string url() const { return "http://127.0.0.1:" + std::to_string(port) + "/v1"; }
-    // Sleeps up to `ms` unless the server is being torn down.
-    void hold(int ms) {
-        for (int i = 0; i < ms / 10 && !stopping; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-};
-
-std::string chunk(const std::string& content) {
-    return "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + content + "\"},\"finish_reason\":null}]}\n\n";
-}
+std::string chunk(const std::string& content) { return test::sseChunk(content); }
 
 TurnRequest hello() {
     TurnRequest r;
