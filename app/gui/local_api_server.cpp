@@ -7,28 +7,7 @@
 
 #include <httplib.h>
 
-#include <QHostAddress>
-#include <QTcpServer>
-
 namespace cairn::app {
-namespace {
-
-// httplib binds with SO_REUSEPORT, so on Linux it would share a port another
-// httplib server (a `cairn-cli serve`, llama-server) already listens on, the
-// kernel splitting the connections between them. A bind without that option
-// fails on a port in use: try one first.
-void checkPortFree(const std::string& host, int port) {
-    if (port == 0) return;
-    QHostAddress address(QString::fromStdString(host));
-    if (host == "localhost") address = QHostAddress(QHostAddress::LocalHost);
-    if (address.isNull()) return;  // a name: httplib resolves it and says what fails
-    QTcpServer probe;
-    if (!probe.listen(address, quint16(port)))
-        throw Error("local API server", "cannot listen on " + host + ":" + std::to_string(port) + ": " +
-                                            probe.errorString().toStdString());
-}
-
-} // namespace
 
 LocalApiServer::LocalApiServer() = default;
 LocalApiServer::~LocalApiServer() { stop(); }
@@ -45,7 +24,6 @@ std::string LocalApiServer::start(const Model& model, const LocalServerConfig& c
     o.session.memory.contextSize = config.contextSize;
     o.session.chunk = config.chunk;
     auto api = std::make_unique<server::ApiServer>(model, o);  // refuses an open host without a key first
-    checkPortFree(config.host, config.port);
     const int port = api->bind();
     server_ = std::move(api);
     thread_ = std::thread([s = server_.get()] { s->run(); });
