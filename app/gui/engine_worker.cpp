@@ -236,6 +236,8 @@ void EngineWorker::regenerate(qint64 conversationId, qint64 messageId, const QVa
         auto m = db().message(messageId);
         if (m.role != store::Role::Assistant || !m.parentId) throw Error("regenerate", "not an assistant reply");
         if (!ensureSession(conversationId, settings)) return;
+        // Retrying a reply stopped before any text replaces it (an empty sibling would only clutter).
+        if (!m.complete && m.content.empty()) db().deleteMessage(messageId);
         generate(conversationId, m.parentId, settings);
     } catch (const std::exception& e) {
         emit errorOccurred(QString::fromUtf8(e.what()));
@@ -297,14 +299,27 @@ void EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
     // The first chunk, then at most one update per interval, then the end: a
     // prefill of several chunks always shows progress, however fast it is.
     bool firstChunk = true;
+    int64_t prefilledNow = 0;
     options.onPrefill = [&](int64_t done, int64_t total) {
+        prefilledNow = done;
         if (firstChunk || done == total || progressTimer.elapsed() >= kStreamIntervalMs) {
             firstChunk = false;
             progressTimer.restart();
             emit prefillProgress(done, total);
         }
     };
+    // The prompt boundary: after a prefill worth keeping, a snapshot there means
+    // a crash or a Stop before the reply ends costs at most the reply (the
+    // snapshot at its end replaces it).
+    std::optional<int64_t> promptSnapshot;
+    options.onPromptReady = [&] {
+        if (parentId && prefilledNow >= kPromptSnapshotMinTokens) promptSnapshot = saveSnapshot(conversationId, *parentId);
+    };
+    // Test hook: each piece this much later, so a test can kill the app mid-reply
+    // (tests/app/test_app_processes.cpp). Never set in normal use.
+    const int pieceDelayMs = std::min(qEnvironmentVariableIntValue("CAIRN_TEST_PIECE_DELAY_MS"), 1000);
     options.onPiece = [&](std::string_view piece) {
+        if (pieceDelayMs > 0) QThread::msleep(ulong(pieceDelayMs));
         text += piece;
         if (streamTimer.elapsed() >= kStreamIntervalMs) {
             streamTimer.restart();
@@ -346,8 +361,8 @@ void EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
     stats[QStringLiteral("note")] = note;
 
     if (r.finish == backend::Finish::Cancelled && r.text.empty()) {
-        db().deleteMessage(assistantId);
-        if (parentId) db().setActiveLeaf(conversationId, *parentId);
+        // Stopped before any text: kept unfinished (complete = 0), so the view
+        // offers Retry; a prompt snapshot, if one was saved, stays for it.
         emit messagesChanged(conversationId);
     } else {
         store::MessageStats ms;
@@ -356,17 +371,19 @@ void EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
         ms.prefillMs = r.prefillMs;
         ms.decodeMs = r.decodeMs;
         db().finishMessage(assistantId, r.text, ms);
-        saveSnapshot(conversationId, assistantId);
+        // The reply's snapshot holds the prompt too (regenerate cuts back to it).
+        if (saveSnapshot(conversationId, assistantId) && promptSnapshot) db().deleteSnapshot(*promptSnapshot);
     }
     emit replyFinished(conversationId, assistantId, stats);
 }
 
-void EngineWorker::saveSnapshot(qint64 conversationId, qint64 messageId) {
+std::optional<int64_t> EngineWorker::saveSnapshot(qint64 conversationId, qint64 messageId) {
     try {
         auto blob = session_->session().snapshot();
-        db().putSnapshot(blob, conversationId, messageId, fingerprint_, int64_t(session_->session().tokens().size()));
+        return db().putSnapshot(blob, conversationId, messageId, fingerprint_, int64_t(session_->session().tokens().size()));
     } catch (const std::exception& e) {
         qWarning() << "snapshot not saved:" << e.what();
+        return std::nullopt;
     }
 }
 

@@ -40,6 +40,10 @@ public:
     static constexpr int kMaxThreads = 256;
     // Nor a longer context than this (the panel allows 131072; the model's own limit applies too).
     static constexpr int64_t kMaxContext = int64_t(1) << 20;
+    // A prompt that took at least this many tokens of prefill is snapshotted
+    // before the reply starts (a short follow-up is cheaper to read again than
+    // the whole context is to write).
+    static constexpr int64_t kPromptSnapshotMinTokens = 64;
 
 public slots:
     void loadModel(const QString& path, const QVariantMap& settings);
@@ -81,7 +85,8 @@ private:
     void open(qint64 conversationId, const QVariantMap& settings, bool prefillNow);
     std::vector<ChatMessage> chatMessages(qint64 conversationId, std::optional<int64_t> leaf, const QVariantMap& settings);
     void generate(qint64 conversationId, std::optional<int64_t> parentId, const QVariantMap& settings);
-    void saveSnapshot(qint64 conversationId, qint64 messageId);
+    // The snapshot's id, or nothing when it was not stored (over the budget, an error).
+    std::optional<int64_t> saveSnapshot(qint64 conversationId, qint64 messageId);
 
     QString databasePath_;
     std::shared_ptr<std::atomic<bool>> cancel_;

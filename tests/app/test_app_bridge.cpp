@@ -144,12 +144,28 @@ private slots:
         QVERIFY2(lastDone < total, qPrintable(QStringLiteral("%1 of %2").arg(lastDone).arg(total)));
         QVERIFY(ticks >= 3);
         QVERIFY2(maxGap <= 50, qPrintable(QStringLiteral("UI timer gap %1 ms").arg(maxGap)));
-        // The user's message is kept; the empty reply is not.
+        // The user's message is kept, and so is the reply that never began:
+        // unfinished (complete = 0, empty), so the view offers Retry.
         store::Store db(c->paths().databasePath().toStdString());
         auto msgs = db.messages(c->currentConversation());
-        QCOMPARE(int(msgs.size()), 1);
+        QCOMPARE(int(msgs.size()), 2);
         QCOMPARE(msgs[0].role, store::Role::User);
-        QCOMPARE(c->messages()->rowCount(), 1);
+        QCOMPARE(msgs[1].role, store::Role::Assistant);
+        QVERIFY(!msgs[1].complete);
+        QVERIFY(msgs[1].content.empty());
+        QCOMPARE(c->messages()->rowCount(), 2);
+        QCOMPARE(c->messages()->data(c->messages()->index(1), MessageListModel::CompleteRole).toBool(), false);
+
+        // Retry replaces it: one reply under the message, finished.
+        c->settings()->setPrefillChunk(64);
+        c->regenerate(msgs[1].id);
+        QVERIFY(finished.wait(60000));
+        msgs = db.messages(c->currentConversation());
+        QCOMPARE(int(msgs.size()), 2);
+        QCOMPARE(msgs[1].id, finished[1][1].toLongLong());
+        QVERIFY(msgs[1].complete);
+        QCOMPARE(db.siblings(msgs[1].id).ids.size(), size_t(1));
+        QCOMPARE(c->messages()->rowCount(), 2);
     }
 
     void stopDuringDecode() {
