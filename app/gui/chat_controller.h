@@ -123,12 +123,24 @@ public:
     Q_INVOKABLE void setPinned(qint64 id, bool pinned);
     Q_INVOKABLE void deleteConversation(qint64 id);
     Q_INVOKABLE void undoDelete();
+    // The undo offer goes (the deleted conversation stays purgeable as before).
+    Q_INVOKABLE void dismissUndo();
     Q_INVOKABLE void search(const QString& text);
     Q_INVOKABLE void selectModel(const QString& path);
     Q_INVOKABLE void addModelFolder(const QUrl& folder);
     Q_INVOKABLE void openModelFile(const QUrl& file);
     Q_INVOKABLE void refreshModels();
     Q_INVOKABLE bool exportConversation(const QUrl& file, const QString& format);
+    // Writes the open conversation to `path`; success is a notice naming the file.
+    Q_INVOKABLE bool exportToPath(const QString& path, const QString& format);
+    // Where an export goes unless the user says otherwise: the documents
+    // folder, the title made a safe file name, the format's suffix.
+    Q_INVOKABLE QString proposedExportPath(const QString& format) const;
+    Q_INVOKABLE bool fileExists(const QString& path) const;
+    // `path`'s file name in `folder` (the export dialog's folder button).
+    Q_INVOKABLE QString pathInFolder(const QUrl& folder, const QString& path) const;
+    // Ctrl+Q: main() quits the application (quitRequested), which shuts the worker down.
+    Q_INVOKABLE void quit() { emit quitRequested(); }
     // Starts importing a JSON file on its own thread (false when one is
     // already running); importFinished reports it, and on success the new
     // conversation opens.
@@ -163,6 +175,7 @@ signals:
     void messageFocusRequested(qint64 messageId);
     // The view should open the model picker (start() found no model it may load).
     void modelPickerRequested();
+    void quitRequested();
 
 public:
     // What the next reply of the open conversation uses: the app settings

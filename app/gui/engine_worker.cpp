@@ -29,6 +29,24 @@ private:
     EngineWorker* w_;
 };
 
+// Prefill progress for the UI: the first chunk, then at most one update per
+// interval, then the end. A prefill of several chunks always shows progress,
+// however fast it is, and a prefill in chunks of 1 never floods the UI thread.
+class ProgressThrottle {
+public:
+    explicit ProgressThrottle(int intervalMs) : intervalMs_(intervalMs) { timer_.start(); }
+    bool due(int64_t done, int64_t total) {
+        if (!first_ && done != total && timer_.elapsed() < intervalMs_) return false;
+        first_ = false;
+        timer_.restart();
+        return true;
+    }
+private:
+    int intervalMs_;
+    QElapsedTimer timer_;
+    bool first_ = true;
+};
+
 double msSince(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -162,8 +180,11 @@ void EngineWorker::open(qint64 conversationId, const QVariantMap& settings, bool
     try {
         applySettings(settings);
         if (session_ && sessionConversation_ == conversationId) {
-            emit conversationReady(conversationId, QStringLiteral("live"), 0, int64_t(session_->session().tokens().size()),
-                                   contextSize_);
+            // Already here; the count is the shown branch's (after a branch switch the
+            // session still holds the other one until the next reply).
+            auto leaf = db().activeLeaf(conversationId);
+            const int64_t used = leaf ? int64_t(session_->promptTokens(chatMessages(conversationId, leaf, settings), false).size()) : 0;
+            emit conversationReady(conversationId, QStringLiteral("live"), 0, used, contextSize_);
             return;
         }
         session_.reset();
@@ -204,7 +225,10 @@ void EngineWorker::open(qint64 conversationId, const QVariantMap& settings, bool
         const auto t0 = std::chrono::steady_clock::now();
         FeedProgress progress;
         progress.cancel = cancel_.get();
-        progress.onProgress = [this](int64_t done, int64_t total) { emit prefillProgress(done, total); };
+        ProgressThrottle throttle(kStreamIntervalMs);
+        progress.onProgress = [&](int64_t done, int64_t total) {
+            if (throttle.due(done, total)) emit prefillProgress(done, total);
+        };
         try {
             session_->session().feed(prompt, *exec_, progress);
         } catch (const Cancelled&) {
@@ -271,9 +295,15 @@ void EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
         if (n + reserve <= contextSize_) break;
         size_t first = (!messages.empty() && messages[0].role == "system") ? 1 : 0;
         if (!dropOldest || messages.size() <= first + 1) {
-            emit errorOccurred(QStringLiteral("The conversation (%1 tokens) does not fit the context of %2 tokens. "
-                                              "Start a new chat, raise the context size, or let Cairn drop the oldest turns (Settings).")
-                                   .arg(n).arg(contextSize_));
+            // Raising the setting helps only below the model's own limit.
+            const int64_t trained = model_->info().trainedContext;
+            emit errorOccurred(trained > 0 && contextSize_ >= trained
+                                   ? QStringLiteral("The conversation (%1 tokens) does not fit the context of %2 tokens, the most "
+                                                    "this model allows. Start a new chat, or let Cairn drop the oldest turns (Settings).")
+                                         .arg(n).arg(contextSize_)
+                                   : QStringLiteral("The conversation (%1 tokens) does not fit the context of %2 tokens. "
+                                                    "Start a new chat, raise the context size, or let Cairn drop the oldest turns (Settings).")
+                                         .arg(n).arg(contextSize_));
             return;
         }
         messages.erase(messages.begin() + first);
@@ -287,26 +317,19 @@ void EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
     emit replyStarted(conversationId, assistantId);
 
     std::string text;
-    QElapsedTimer streamTimer, commitTimer, progressTimer;
+    QElapsedTimer streamTimer, commitTimer;
     streamTimer.start();
     commitTimer.start();
-    progressTimer.start();
     backend::TurnRequest options;
     options.messages = messages;
     samplingFrom(settings, options);
     options.maxTokens = maxTokens;
     options.cancel = cancel_.get();
-    // The first chunk, then at most one update per interval, then the end: a
-    // prefill of several chunks always shows progress, however fast it is.
-    bool firstChunk = true;
+    ProgressThrottle throttle(kStreamIntervalMs);
     int64_t prefilledNow = 0;
     options.onPrefill = [&](int64_t done, int64_t total) {
         prefilledNow = done;
-        if (firstChunk || done == total || progressTimer.elapsed() >= kStreamIntervalMs) {
-            firstChunk = false;
-            progressTimer.restart();
-            emit prefillProgress(done, total);
-        }
+        if (throttle.due(done, total)) emit prefillProgress(done, total);
     };
     // The prompt boundary: after a prefill worth keeping, a snapshot there means
     // a crash or a Stop before the reply ends costs at most the reply (the
@@ -324,6 +347,7 @@ void EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
         if (streamTimer.elapsed() >= kStreamIntervalMs) {
             streamTimer.restart();
             emit replyText(assistantId, QString::fromStdString(text));
+            emit contextUsed(conversationId, qint64(session_->session().tokens().size()));
         }
         if (commitTimer.elapsed() >= kPartialCommitMs) {
             commitTimer.restart();

@@ -69,6 +69,8 @@ signals:
     void replyStarted(qint64 conversationId, qint64 messageId);
     void prefillProgress(qint64 done, qint64 total);
     void replyText(qint64 messageId, const QString& text);
+    // While a reply streams: the tokens its conversation holds now.
+    void contextUsed(qint64 conversationId, qint64 tokens);
     // stats: promptTokens, reusedTokens, prefilledTokens, generatedTokens,
     // prefillMs, decodeMs, stop ("end", "max", "cancelled", "context"), contextUsed, contextSize, note
     void replyFinished(qint64 conversationId, qint64 messageId, const QVariantMap& stats);
