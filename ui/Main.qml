@@ -153,8 +153,11 @@ ApplicationWindow {
                             : window.controller.modelReady ? window.controller.modelName : qsTr("Choose a model")
                         onClicked: picker.open()
                         flat: true
-                        Layout.maximumWidth: 300
-                        Layout.minimumWidth: 90  // shrinks (elided) before the title does
+                        // Shrinks (elided) down to 90 px in a narrow window, before the title does;
+                        // never wider than its text (or 300 px).
+                        Layout.fillWidth: true
+                        Layout.minimumWidth: 90
+                        Layout.maximumWidth: Math.min(300, implicitWidth)
                         contentItem: Label {
                             textFormat: Text.PlainText
                             text: "◆  " + modelButton.text + "  ▾"
