@@ -26,14 +26,29 @@ Item {
         topMargin: 20
         bottomMargin: 20
         boundsBehavior: Flickable.StopAtBounds
-        ScrollBar.vertical: ScrollBar { }
+        ScrollBar.vertical: ScrollBar { id: scrollBar }
+        // Follows new text only while the reader is at the bottom: a scroll by
+        // the reader (wheel, drag, scroll bar) decides as it happens — away
+        // from the bottom stops following, back to it resumes — and nothing
+        // repositions the view while they scroll. Sending, regenerating and
+        // opening a chat follow again. (Only the reader's scrolling counts:
+        // the ListView moves contentY itself as delegates get their heights.)
         property bool following: true
-        onMovementEnded: following = atYEnd
-        onContentHeightChanged: if (following) Qt.callLater(positionViewAtEnd)
-        onCountChanged: { following = true; Qt.callLater(positionViewAtEnd) }
+        readonly property bool readerScrolling: moving || scrollBar.pressed
+        // Within about a line of the end (positionViewAtEnd() leaves the bottom
+        // margin out, and text may arrive while the reader scrolls down to it).
+        function atBottom() { return contentY + height >= originY + contentHeight - 24 }
+        function followEnd() { if (following && !readerScrolling) positionViewAtEnd() }
+        function follow() { following = true; Qt.callLater(followEnd) }
+        onContentYChanged: if (readerScrolling) following = atBottom()
+        onMovementEnded: following = atBottom()
+        onContentHeightChanged: if (following) Qt.callLater(followEnd)
+        onHeightChanged: if (following) Qt.callLater(followEnd)
 
         Connections {
             target: root.controller
+            function onCurrentConversationChanged() { list.follow() }
+            function onGeneratingChanged() { if (root.controller.generating) list.follow() }
             function onMessageFocusRequested(messageId) {
                 const row = root.controller.messages.rowOf(messageId)
                 if (row < 0) return

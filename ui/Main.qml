@@ -26,7 +26,7 @@ ApplicationWindow {
     palette.text: Theme.text
     palette.button: Theme.surface
     palette.buttonText: Theme.text
-    palette.highlight: Theme.accent
+    palette.highlight: Theme.highlight
     palette.highlightedText: Theme.accentText
     palette.placeholderText: Theme.mutedText
     palette.mid: Theme.border
@@ -55,6 +55,7 @@ ApplicationWindow {
 
     Shortcut { sequence: "Ctrl+N"; onActivated: { window.controller.newChat(); composer.focusInput() } }
     Shortcut { sequence: "Ctrl+K"; onActivated: sidebar.focusSearch() }
+    Shortcut { objectName: "quitShortcut"; sequence: "Ctrl+Q"; context: Qt.ApplicationShortcut; onActivated: window.controller.quit() }
     Shortcut { sequence: "Esc"; enabled: window.controller.generating; onActivated: window.controller.stop() }
 
     // A message across the chat; long text wraps (its width never comes from
@@ -121,6 +122,7 @@ ApplicationWindow {
                     spacing: 6
                     Column {
                         Layout.fillWidth: true
+                        Layout.minimumWidth: 120  // the title stays readable in a narrow window
                         spacing: 1
                         Label {
                             textFormat: Text.PlainText
@@ -151,7 +153,11 @@ ApplicationWindow {
                             : window.controller.modelReady ? window.controller.modelName : qsTr("Choose a model")
                         onClicked: picker.open()
                         flat: true
-                        Layout.maximumWidth: 300
+                        // Shrinks (elided) down to 90 px in a narrow window, before the title does;
+                        // never wider than its text (or 300 px).
+                        Layout.fillWidth: true
+                        Layout.minimumWidth: 90
+                        Layout.maximumWidth: Math.min(300, implicitWidth)
                         contentItem: Label {
                             textFormat: Text.PlainText
                             text: "◆  " + modelButton.text + "  ▾"
@@ -168,11 +174,13 @@ ApplicationWindow {
                     ToolButton {
                         text: qsTr("Export")
                         enabled: window.controller.currentConversation >= 0
-                        onClicked: exportMenu.popup()
+                        objectName: "exportButton"
+                        onClicked: exportMenu.open()
                         Menu {
                             id: exportMenu
-                            MenuItem { text: qsTr("Export as Markdown…"); onTriggered: { exportDialog.format = "md"; exportDialog.open() } }
-                            MenuItem { text: qsTr("Export as JSON…"); onTriggered: { exportDialog.format = "json"; exportDialog.open() } }
+                            y: parent.height  // below the button, not over the header
+                            MenuItem { text: qsTr("Export as Markdown…"); onTriggered: exportDialog.openFor("md") }
+                            MenuItem { text: qsTr("Export as JSON…"); onTriggered: exportDialog.openFor("json") }
                         }
                     }
                     ToolButton {
@@ -249,15 +257,7 @@ ApplicationWindow {
     SettingsDialog { id: settingsDialog; controller: window.controller }
     ConversationSettingsDialog { id: conversationDialog; objectName: "conversationDialog"; controller: window.controller }
 
-    FileDialog {
-        id: exportDialog
-        property string format: "md"
-        title: qsTr("Export conversation")
-        fileMode: FileDialog.SaveFile
-        nameFilters: format === "json" ? [qsTr("JSON (*.json)")] : [qsTr("Markdown (*.md)")]
-        defaultSuffix: format
-        onAccepted: window.controller.exportConversation(selectedFile, format)
-    }
+    ExportDialog { id: exportDialog; objectName: "exportDialog"; controller: window.controller }
     FileDialog {
         id: importDialog
         title: qsTr("Import a conversation")

@@ -1,6 +1,7 @@
 // One message of the chat: Markdown prose, code blocks with Copy, and the
 // actions (copy, edit for user messages, regenerate for replies, `< 1/2 >`
-// between sibling branches).
+// between sibling branches). A reply left unfinished (stopped before any
+// text, cut off by a crash) says so and offers Retry.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
@@ -17,6 +18,7 @@ Item {
     required property int siblingCount
     required property string stats
     required property bool streaming
+    required property bool complete
     property bool isLast: false
     property bool busy: false
 
@@ -27,7 +29,14 @@ Item {
     signal linkRequested(string link)
 
     readonly property bool isUser: role === "user"
+    // Unfinished and not being written now (the last reply is, while busy).
+    readonly property bool interrupted: !isUser && !complete && !streaming && !(isLast && busy)
     property bool editing: false
+    function saveEdit() {
+        if (editArea.text.trim() === "") return
+        root.editing = false
+        root.editRequested(root.messageId, editArea.text)
+    }
 
     component ActionButton: ToolButton {
         id: actionButton
@@ -134,6 +143,15 @@ Item {
                 }
                 Label {
                     textFormat: Text.PlainText
+                    objectName: "interruptedNote"
+                    visible: root.interrupted
+                    text: root.content === "" ? qsTr("Stopped before the reply began.")
+                                              : qsTr("This reply was cut off before it ended.")
+                    color: Theme.mutedText
+                    font.italic: true
+                }
+                Label {
+                    textFormat: Text.PlainText
                     visible: root.streaming && root.content === ""
                     text: qsTr("Thinking…")
                     color: Theme.mutedText
@@ -146,13 +164,25 @@ Item {
         ColumnLayout {
             visible: root.editing
             Layout.fillWidth: true
+            // As the composer: Enter saves, Shift+Enter adds a line, Esc cancels.
             TextArea {
                 id: editArea
+                objectName: "editArea"
                 textFormat: TextEdit.PlainText
                 Layout.fillWidth: true
                 wrapMode: TextArea.Wrap
                 color: Theme.text
                 background: Rectangle { radius: 8; color: Theme.input; border.color: Theme.accent }
+                Keys.onPressed: (event) => {
+                    if ((event.key === Qt.Key_Return || event.key === Qt.Key_Enter)
+                            && !(event.modifiers & Qt.ShiftModifier)) {
+                        event.accepted = true
+                        root.saveEdit()
+                    } else if (event.key === Qt.Key_Escape) {
+                        event.accepted = true
+                        root.editing = false
+                    }
+                }
             }
             RowLayout {
                 Layout.alignment: Qt.AlignRight
@@ -160,7 +190,7 @@ Item {
                 Button {
                     text: qsTr("Save and send")
                     highlighted: true
-                    onClicked: { root.editing = false; root.editRequested(root.messageId, editArea.text) }
+                    onClicked: root.saveEdit()
                 }
             }
         }
@@ -204,9 +234,10 @@ Item {
                 onClicked: { editArea.text = root.content; root.editing = true; editArea.forceActiveFocus() }
             }
             ActionButton {
-                visible: !root.isUser && root.isLast
+                objectName: "regenerateButton"
+                visible: !root.isUser && (root.isLast || root.interrupted)
                 enabled: !root.busy
-                text: qsTr("Regenerate")
+                text: root.interrupted ? qsTr("Retry") : qsTr("Regenerate")
                 onClicked: root.regenerateRequested(root.messageId)
             }
             Label {

@@ -12,7 +12,7 @@ Dialog {
     title: qsTr("Models")
     modal: true
     width: Math.min(parent ? parent.width - 80 : 720, 720)
-    height: Math.min(parent ? parent.height - 80 : 520, 520)
+    height: Math.min(parent ? parent.height - 80 : 640, 640)
     anchors.centerIn: parent
     footer: Item {
         implicitHeight: 56
@@ -79,8 +79,9 @@ Dialog {
                 readonly property bool current: path === root.controller.modelPath
                 readonly property bool interrupted: path === root.controller.interruptedModel
                 width: ListView.view.width
-                enabled: error === "" || remote  // a remote endpoint that failed can still be removed
-                onClicked: if (error === "") { root.controller.selectModel(path); root.close() }
+                // A broken file is clickable too: the error line then says why and what to do.
+                // A remote endpoint that failed has only its Remove button.
+                onClicked: { if (remote && error !== "") return; root.controller.selectModel(path); root.close() }
                 background: Rectangle {
                     radius: Theme.radius
                     color: entry.current ? Theme.selected : entry.hovered ? Theme.hover : "transparent"

@@ -26,6 +26,30 @@ Dialog {
         }
     }
     background: Rectangle { color: Theme.background; radius: Theme.radius; border.color: Theme.border }
+    // Its own title and palette, bound to the theme: with Qt 6.4 an open popup
+    // does not pick up the window's palette when the theme changes.
+    header: Label {
+        objectName: "settingsTitle"
+        textFormat: Text.PlainText
+        text: root.title
+        color: Theme.text
+        font.bold: true
+        font.pixelSize: 16
+        padding: 16
+        bottomPadding: 4
+    }
+    palette.window: Theme.background
+    palette.windowText: Theme.text
+    palette.base: Theme.input
+    palette.text: Theme.text
+    palette.button: Theme.surface
+    palette.buttonText: Theme.text
+    palette.highlight: Theme.highlight
+    palette.highlightedText: Theme.accentText
+    palette.mid: Theme.border
+    palette.midlight: Theme.hover
+    palette.light: Theme.surface
+    palette.dark: Theme.mutedText
 
     component Heading: Label {
         textFormat: Text.PlainText
@@ -56,6 +80,19 @@ Dialog {
             SpinBox { from: 0; to: 256; value: root.s.threads; onValueModified: root.s.threads = value; editable: true }
             Name { text: qsTr("Context size (tokens)") }
             SpinBox { from: 256; to: 131072; stepSize: 256; value: root.s.contextSize; onValueModified: root.s.contextSize = value; editable: true }
+            Name { visible: contextInEffect.visible }  // the grid's first column, so the note sits under the field
+            Label {
+                id: contextInEffect
+                objectName: "contextInEffect"
+                textFormat: Text.PlainText
+                visible: root.controller.modelReady && root.controller.contextSize > 0
+                         && root.controller.contextSize < root.s.contextSize
+                text: qsTr("In effect: %1 tokens, the most %2 allows").arg(root.controller.contextSize).arg(root.controller.modelName)
+                color: Theme.mutedText
+                font.pixelSize: 12
+                wrapMode: Text.Wrap
+                Layout.fillWidth: true
+            }
             Name { text: qsTr("Prefill chunk (tokens)") }
             SpinBox { from: 1; to: 4096; value: root.s.prefillChunk; onValueModified: root.s.prefillChunk = value; editable: true }
 

@@ -43,8 +43,12 @@ Rectangle {
             placeholderText: qsTr("Search messages (Ctrl+K)")
             color: Theme.text
             placeholderTextColor: Theme.mutedText
-            onTextChanged: root.controller.search(text)
+            onTextChanged: { root.controller.search(text); results.currentIndex = results.count > 0 ? 0 : -1 }
             Keys.onEscapePressed: text = ""
+            // The results from the keyboard: Up / Down choose, Enter opens.
+            Keys.onDownPressed: results.currentIndex = Math.min(results.currentIndex + 1, results.count - 1)
+            Keys.onUpPressed: results.currentIndex = Math.max(results.currentIndex - 1, 0)
+            onAccepted: if (results.currentItem) results.currentItem.clicked()
             background: Rectangle {
                 implicitHeight: 34
                 radius: Theme.radius
@@ -55,6 +59,7 @@ Rectangle {
 
         ListView {
             id: results
+            objectName: "searchResults"
             visible: searchField.text !== ""
             Layout.fillWidth: true
             Layout.fillHeight: true
@@ -62,10 +67,14 @@ Rectangle {
             model: root.controller.searchResults
             spacing: 2
             delegate: ItemDelegate {
+                id: hit
                 required property var modelData
                 width: ListView.view.width
                 onClicked: root.controller.openSearchResult(modelData.conversationId, modelData.messageId)
-                background: Rectangle { radius: Theme.radius; color: parent.hovered ? Theme.hover : "transparent" }
+                background: Rectangle {
+                    radius: Theme.radius
+                    color: hit.ListView.isCurrentItem ? Theme.selected : hit.hovered ? Theme.hover : "transparent"
+                }
                 contentItem: ColumnLayout {
                     spacing: 2
                     Label { textFormat: Text.PlainText; text: modelData.title; color: Theme.text; font.bold: true; elide: Text.ElideRight; Layout.fillWidth: true }
@@ -137,7 +146,8 @@ Rectangle {
                 rightPadding: 4
                 onClicked: root.controller.openConversation(conversationId)
                 onDoubleClicked: { renaming = true; renameField.text = title; renameField.forceActiveFocus(); renameField.selectAll() }
-                TapHandler { acceptedButtons: Qt.RightButton; onTapped: menu.popup() }
+                // At the pointer (a bare popup() lands elsewhere once the menu has been shown).
+                TapHandler { acceptedButtons: Qt.RightButton; onTapped: (point) => menu.popup(row, point.position.x, point.position.y) }
                 background: Rectangle {
                     radius: Theme.radius
                     color: row.current ? Theme.selected : row.hovered ? Theme.hover : "transparent"
@@ -201,6 +211,17 @@ Rectangle {
         Rectangle {
             objectName: "undoBar"
             visible: root.controller.undoTitle !== ""
+            // Goes after a while (the deleted chat stays in the database for a day).
+            Timer {
+                id: undoTimer
+                interval: 12000
+                running: parent.visible
+                onTriggered: root.controller.dismissUndo()
+            }
+            Connections {
+                target: root.controller
+                function onUndoChanged() { if (root.controller.undoTitle !== "") undoTimer.restart() }
+            }
             Layout.fillWidth: true
             implicitHeight: undoRow.implicitHeight + 12
             radius: Theme.radius
@@ -213,8 +234,11 @@ Rectangle {
                     textFormat: Text.PlainText
                     text: qsTr("Deleted “%1”").arg(root.controller.undoTitle)
                     color: Theme.text
+                    wrapMode: Text.Wrap
+                    maximumLineCount: 2
                     elide: Text.ElideRight
                     Layout.fillWidth: true
+                    Layout.preferredWidth: 1  // the row's width, not the title's
                     leftPadding: 4
                 }
                 Button { objectName: "undoButton"; text: qsTr("Undo"); flat: true; onClicked: root.controller.undoDelete() }

@@ -16,6 +16,9 @@ QtObject {
     readonly property color mutedText: dark ? "#a0a4ab" : "#5e6670"
     readonly property color accent: dark ? "#6ea8fe" : "#2563eb"
     readonly property color accentText: "#ffffff"
+    // Behind a selected item in lists and dropdowns, under accentText (white):
+    // the dark accent is too light for white text.
+    readonly property color highlight: dark ? "#2f5db3" : "#2563eb"
     readonly property color codeBackground: dark ? "#111214" : "#f6f8fa"
     readonly property color warningBackground: dark ? "#3a3016" : "#fff4d6"
     readonly property color warningText: dark ? "#f3d27a" : "#7a5200"

@@ -34,6 +34,7 @@ struct TurnRequest {
     const std::atomic<bool>* cancel = nullptr;                   // Stop: ends the turn at once
     std::function<void(std::string_view piece)> onPiece;         // streamed text, whole characters
     std::function<void(int64_t done, int64_t total)> onPrefill;  // embedded only: prompt progress
+    std::function<void()> onPromptReady;                        // embedded only: prompt fed, no token yet
 };
 
 enum class Finish {

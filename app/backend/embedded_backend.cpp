@@ -27,6 +27,7 @@ TurnResult EmbeddedBackend::reply(const TurnRequest& request) {
     o.cancel = request.cancel;
     o.onPiece = request.onPiece;
     o.onPrefill = request.onPrefill;
+    o.onPromptReady = request.onPromptReady;
 
     const ReplyResult r = session_.reply(request.messages, exec_, o);
     TurnResult t;

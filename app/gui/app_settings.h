@@ -43,6 +43,8 @@ class AppSettings : public QObject {
     CAIRN_SETTING(QStringList, modelFolders, ModelFolders, "models/folders", QStringList())
     CAIRN_SETTING(QStringList, extraModelFiles, ExtraModelFiles, "models/files", QStringList())
     CAIRN_SETTING(QString, lastModel, LastModel, "models/last", QString())
+    // The conversation open when Cairn last quit: the next start opens it (-1: a new chat).
+    CAIRN_SETTING(qint64, lastConversation, LastConversation, "chats/last", qint64(-1))
     // Set (and written to disk) while a model loads, cleared when it is loaded,
     // failed cleanly or the app quit: still set at start means the load killed the app.
     CAIRN_SETTING(QString, loadingModel, LoadingModel, "models/loading", QString())

@@ -21,6 +21,7 @@
 #include <QGuiApplication>
 #include <QPointer>
 #include <QRandomGenerator>
+#include <QStandardPaths>
 
 namespace cairn::app {
 namespace {
@@ -156,6 +157,11 @@ void ChatController::connectWorker() {
         if (conv == current_) messages_->load(conv);
         conversations_->reload();
     });
+    connect(worker_, &EngineWorker::contextUsed, this, [this](qint64 conv, qint64 tokens) {
+        if (conv != current_ || tokens == contextUsed_) return;
+        contextUsed_ = tokens;
+        emit statusChanged();
+    });
     connect(worker_, &EngineWorker::replyStarted, this, [this](qint64, qint64 id) {
         messages_->setStreaming(id, true);
     });
@@ -221,6 +227,16 @@ void ChatController::connectWorker() {
 void ChatController::start() {
     refreshModels();
     apiServer_->apply();
+    // Opens where the last session ended (a deleted or purged one: a new chat).
+    if (const qint64 last = settings_->lastConversation(); last >= 0 && current_ < 0) {
+        bool exists = false;
+        try {
+            exists = !store_->conversation(last).deletedMs;
+        } catch (const std::exception&) {
+        }
+        if (exists) openConversation(last);
+        else settings_->setLastConversation(-1);
+    }
     // The last start died while loading this file: loading it again would
     // likely die again (a crash loop), so the user chooses.
     if (const QString interrupted = settings_->loadingModel(); !interrupted.isEmpty()) {
@@ -314,10 +330,12 @@ void ChatController::setConversationSystemPrompt(const QString& prompt) {
 
 void ChatController::newChat() {
     current_ = -1;
+    settings_->setLastConversation(-1);
     pendingSystemPrompt_.clear();
     messages_->load(-1);
     conversationSettings_->load(-1);
     resumeNote_.clear();
+    speedText_.clear();
     contextUsed_ = 0;
     emit statusChanged();
     emit currentConversationChanged();
@@ -336,9 +354,13 @@ void ChatController::openConversation(qint64 id) {
         return;
     }
     current_ = id;
+    settings_->setLastConversation(id);
     messages_->load(id);
     conversationSettings_->load(id);
+    // The figures and notes of another conversation do not describe this one.
     resumeNote_.clear();
+    speedText_.clear();
+    if (noticeText_.startsWith(tr("Exported to"))) setNotice({});
     emit statusChanged();
     emit currentConversationChanged();
     if (!modelReady_) return;
@@ -376,6 +398,7 @@ void ChatController::send(const QString& text) {
             return;
         }
         pendingSystemPrompt_.clear();
+        settings_->setLastConversation(current_);
         conversationSettings_->attach(current_);  // overrides chosen before the first message
         conversations_->reload();
         messages_->load(current_);
@@ -426,7 +449,13 @@ void ChatController::switchBranch(qint64 messageId, int delta) {
         messages_->load(current_);
     } catch (const std::exception& e) {
         setError(QString::fromUtf8(e.what()));
+        return;
     }
+    if (!modelReady_) return;
+    // The worker counts the branch now shown (the context counter).
+    auto s = generationSettings();
+    const qint64 conv = current_;
+    QMetaObject::invokeMethod(worker_, [w = worker_, conv, s] { w->openConversation(conv, s); }, Qt::QueuedConnection);
 }
 
 void ChatController::renameConversation(qint64 id, const QString& title) {
@@ -477,6 +506,12 @@ void ChatController::undoDelete() {
     conversations_->reload();
 }
 
+void ChatController::dismissUndo() {
+    if (undoTitle_.isEmpty()) return;
+    undoTitle_.clear();
+    emit undoChanged();
+}
+
 void ChatController::search(const QString& text) {
     searchResults_.clear();
     if (!text.trimmed().isEmpty()) {
@@ -515,7 +550,10 @@ void ChatController::selectModel(const QString& path) {
     if (generating_) return;
     const auto* info = models_->find(path);
     if (info && !info->error.isEmpty()) {
-        setError(tr("%1 cannot be used: %2").arg(info->remote ? info->name : info->fileName, info->error));
+        if (info->remote) setError(tr("%1 cannot be used: %2").arg(info->name, info->error));
+        else
+            setError(tr("%1 cannot be used: %2. Pick another model, or get a fresh copy of the file (it may be damaged, "
+                        "incomplete or of an architecture Cairn does not run).").arg(info->fileName, info->error));
         return;
     }
     if (info && info->remote) return selectRemoteModel(path, info->endpoint, info->remoteModel);
@@ -560,18 +598,44 @@ void ChatController::openModelFile(const QUrl& file) {
 }
 
 bool ChatController::exportConversation(const QUrl& file, const QString& format) {
+    return exportToPath(file.isLocalFile() ? file.toLocalFile() : file.toString(), format);
+}
+
+bool ChatController::exportToPath(const QString& path, const QString& format) {
     if (current_ < 0) return false;
     try {
+        if (path.trimmed().isEmpty()) throw std::runtime_error("no file name given");
         auto data = store_->conversationData(current_);
         std::string text = format == QLatin1String("json") ? store::toJson(data).dump(2) : store::toMarkdown(data);
-        QFile f(file.isLocalFile() ? file.toLocalFile() : file.toString());
+        QFile f(path);
         if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) throw std::runtime_error(f.errorString().toStdString());
-        f.write(text.data(), qint64(text.size()));
+        if (f.write(text.data(), qint64(text.size())) != qint64(text.size()) || !f.flush())
+            throw std::runtime_error(f.errorString().toStdString());
+        setNotice(tr("Exported to %1").arg(QDir::toNativeSeparators(QFileInfo(path).absoluteFilePath())));
         return true;
     } catch (const std::exception& e) {
         setError(tr("Export failed: %1").arg(QString::fromUtf8(e.what())));
         return false;
     }
+}
+
+QString ChatController::proposedExportPath(const QString& format) const {
+    QString name;
+    for (const QChar c : currentTitle().left(80))
+        name += (c.isPrint() && !QStringLiteral("/\\:*?\"<>|").contains(c)) ? c : QLatin1Char('-');
+    name = name.trimmed();
+    while (name.startsWith(QLatin1Char('.'))) name.remove(0, 1);  // not a hidden file
+    if (name.isEmpty()) name = QStringLiteral("conversation");
+    QString folder = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    if (folder.isEmpty() || !QFileInfo(folder).isDir()) folder = QDir::homePath();
+    return QDir(folder).filePath(name + QLatin1Char('.') + (format == QLatin1String("json") ? format : QStringLiteral("md")));
+}
+
+bool ChatController::fileExists(const QString& path) const { return QFileInfo::exists(path); }
+
+QString ChatController::pathInFolder(const QUrl& folder, const QString& path) const {
+    const QString dir = folder.isLocalFile() ? folder.toLocalFile() : folder.toString();
+    return QDir(dir).filePath(QFileInfo(path).fileName());
 }
 
 bool ChatController::importConversation(const QUrl& file) {

@@ -134,6 +134,8 @@ public:
     Q_INVOKABLE void setPinned(qint64 id, bool pinned);
     Q_INVOKABLE void deleteConversation(qint64 id);
     Q_INVOKABLE void undoDelete();
+    // The undo offer goes (the deleted conversation stays purgeable as before).
+    Q_INVOKABLE void dismissUndo();
     Q_INVOKABLE void search(const QString& text);
     Q_INVOKABLE void selectModel(const QString& path);
     Q_INVOKABLE void addModelFolder(const QUrl& folder);
@@ -144,6 +146,16 @@ public:
     Q_INVOKABLE QString addRemoteEndpoint(const QString& url, const QString& apiKey);
     Q_INVOKABLE void removeRemoteEndpoint(const QString& url);
     Q_INVOKABLE bool exportConversation(const QUrl& file, const QString& format);
+    // Writes the open conversation to `path`; success is a notice naming the file.
+    Q_INVOKABLE bool exportToPath(const QString& path, const QString& format);
+    // Where an export goes unless the user says otherwise: the documents
+    // folder, the title made a safe file name, the format's suffix.
+    Q_INVOKABLE QString proposedExportPath(const QString& format) const;
+    Q_INVOKABLE bool fileExists(const QString& path) const;
+    // `path`'s file name in `folder` (the export dialog's folder button).
+    Q_INVOKABLE QString pathInFolder(const QUrl& folder, const QString& path) const;
+    // Ctrl+Q: main() quits the application (quitRequested), which shuts the worker down.
+    Q_INVOKABLE void quit() { emit quitRequested(); }
     // Starts importing a JSON file on its own thread (false when one is
     // already running); importFinished reports it, and on success the new
     // conversation opens.
@@ -180,6 +192,7 @@ signals:
     void modelPickerRequested();
     // A remote reply failed before any text: the message goes back to the composer.
     void draftReturned(const QString& text);
+    void quitRequested();
 
 public:
     // What the next reply of the open conversation uses: the app settings

@@ -31,6 +31,24 @@ private:
     EngineWorker* w_;
 };
 
+// Prefill progress for the UI: the first chunk, then at most one update per
+// interval, then the end. A prefill of several chunks always shows progress,
+// however fast it is, and a prefill in chunks of 1 never floods the UI thread.
+class ProgressThrottle {
+public:
+    explicit ProgressThrottle(int intervalMs) : intervalMs_(intervalMs) { timer_.start(); }
+    bool due(int64_t done, int64_t total) {
+        if (!first_ && done != total && timer_.elapsed() < intervalMs_) return false;
+        first_ = false;
+        timer_.restart();
+        return true;
+    }
+private:
+    int intervalMs_;
+    QElapsedTimer timer_;
+    bool first_ = true;
+};
+
 double msSince(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -228,8 +246,11 @@ void EngineWorker::open(qint64 conversationId, const QVariantMap& settings, bool
     try {
         applySettings(settings);
         if (session_ && sessionConversation_ == conversationId) {
-            emit conversationReady(conversationId, QStringLiteral("live"), 0, int64_t(session_->session().tokens().size()),
-                                   contextSize_);
+            // Already here; the count is the shown branch's (after a branch switch the
+            // session still holds the other one until the next reply).
+            auto leaf = db().activeLeaf(conversationId);
+            const int64_t used = leaf ? int64_t(session_->promptTokens(chatMessages(conversationId, leaf, settings), false).size()) : 0;
+            emit conversationReady(conversationId, QStringLiteral("live"), 0, used, contextSize_);
             return;
         }
         session_.reset();
@@ -270,7 +291,10 @@ void EngineWorker::open(qint64 conversationId, const QVariantMap& settings, bool
         const auto t0 = std::chrono::steady_clock::now();
         FeedProgress progress;
         progress.cancel = cancel_.get();
-        progress.onProgress = [this](int64_t done, int64_t total) { emit prefillProgress(done, total); };
+        ProgressThrottle throttle(kStreamIntervalMs);
+        progress.onProgress = [&](int64_t done, int64_t total) {
+            if (throttle.due(done, total)) emit prefillProgress(done, total);
+        };
         try {
             session_->session().feed(prompt, *exec_, progress);
         } catch (const Cancelled&) {
@@ -307,6 +331,8 @@ void EngineWorker::regenerate(qint64 conversationId, qint64 messageId, const QVa
         auto m = db().message(messageId);
         if (m.role != store::Role::Assistant || !m.parentId) throw Error("regenerate", "not an assistant reply");
         if (!ensureSession(conversationId, settings)) return;
+        // Retrying a reply stopped before any text replaces it (an empty sibling would only clutter).
+        if (!m.complete && m.content.empty()) db().deleteMessage(messageId);
         generate(conversationId, m.parentId, settings);
     } catch (const std::exception& e) {
         emit errorOccurred(QString::fromUtf8(e.what()));
@@ -341,9 +367,15 @@ bool EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
         if (n + reserve <= contextSize_) break;
         size_t first = (!messages.empty() && messages[0].role == "system") ? 1 : 0;
         if (!dropOldest || messages.size() <= first + 1) {
-            emit errorOccurred(QStringLiteral("The conversation (%1 tokens) does not fit the context of %2 tokens. "
-                                              "Start a new chat, raise the context size, or let Cairn drop the oldest turns (Settings).")
-                                   .arg(n).arg(contextSize_));
+            // Raising the setting helps only below the model's own limit.
+            const int64_t trained = model_->info().trainedContext;
+            emit errorOccurred(trained > 0 && contextSize_ >= trained
+                                   ? QStringLiteral("The conversation (%1 tokens) does not fit the context of %2 tokens, the most "
+                                                    "this model allows. Start a new chat, or let Cairn drop the oldest turns (Settings).")
+                                         .arg(n).arg(contextSize_)
+                                   : QStringLiteral("The conversation (%1 tokens) does not fit the context of %2 tokens. "
+                                                    "Start a new chat, raise the context size, or let Cairn drop the oldest turns (Settings).")
+                                         .arg(n).arg(contextSize_));
             return true;
         }
         messages.erase(messages.begin() + first);
@@ -357,35 +389,43 @@ bool EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
     emit replyStarted(conversationId, assistantId);
 
     std::string text;
-    QElapsedTimer streamTimer, commitTimer, progressTimer;
+    QElapsedTimer streamTimer, commitTimer;
     streamTimer.start();
     commitTimer.start();
-    progressTimer.start();
     backend::TurnRequest options;
     options.messages = messages;
     samplingFrom(settings, options);
     options.maxTokens = maxTokens;
     options.cancel = cancel_.get();
-    // The first chunk, then at most one update per interval, then the end: a
-    // prefill of several chunks always shows progress, however fast it is.
-    bool firstChunk = true;
+    ProgressThrottle throttle(kStreamIntervalMs);
+    int64_t prefilledNow = 0;
     options.onPrefill = [&](int64_t done, int64_t total) {
-        if (firstChunk || done == total || progressTimer.elapsed() >= kStreamIntervalMs) {
-            firstChunk = false;
-            progressTimer.restart();
-            emit prefillProgress(done, total);
-        }
+        prefilledNow = done;
+        if (throttle.due(done, total)) emit prefillProgress(done, total);
     };
+    // The prompt boundary: after a prefill worth keeping, a snapshot there means
+    // a crash or a Stop before the reply ends costs at most the reply (the
+    // snapshot at its end replaces it). A remote server keeps its own state.
+    std::optional<int64_t> promptSnapshot;
+    options.onPromptReady = [&] {
+        if (!remote_ && parentId && prefilledNow >= kPromptSnapshotMinTokens)
+            promptSnapshot = saveSnapshot(conversationId, *parentId);
+    };
+    // Test hook: each piece this much later, so a test can kill the app mid-reply
+    // (tests/app/test_app_processes.cpp). Never set in normal use.
+    const int pieceDelayMs = std::min(qEnvironmentVariableIntValue("CAIRN_TEST_PIECE_DELAY_MS"), 1000);
     // The first piece at once; then at most one update per interval, except
     // from a server: its pieces come at the network's pace, and the worker has
     // no timer to flush a piece held back before a stall.
     const bool everyPiece = remote_ != nullptr;
     options.onPiece = [&](std::string_view piece) {
+        if (pieceDelayMs > 0) QThread::msleep(ulong(pieceDelayMs));
         const bool first = text.empty();
         text += piece;
         if (first || everyPiece || streamTimer.elapsed() >= kStreamIntervalMs) {
             streamTimer.restart();
             emit replyText(assistantId, QString::fromStdString(text));
+            if (session_) emit contextUsed(conversationId, qint64(session_->session().tokens().size()));
         }
         if (commitTimer.elapsed() >= kPartialCommitMs) {
             commitTimer.restart();
@@ -425,8 +465,8 @@ bool EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
     stats[QStringLiteral("note")] = note;
 
     if (r.finish == backend::Finish::Cancelled && r.text.empty()) {
-        db().deleteMessage(assistantId);
-        if (parentId) db().setActiveLeaf(conversationId, *parentId);
+        // Stopped before any text: kept unfinished (complete = 0), so the view
+        // offers Retry; a prompt snapshot, if one was saved, stays for it.
         emit messagesChanged(conversationId);
     } else if (r.finish == backend::Finish::Incomplete) {
         // The stream broke off: the text so far stays, not marked complete,
@@ -439,18 +479,20 @@ bool EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
         ms.prefillMs = r.prefillMs;
         ms.decodeMs = r.decodeMs;
         db().finishMessage(assistantId, r.text, ms);
-        if (!remote_) saveSnapshot(conversationId, assistantId);
+        // The reply's snapshot holds the prompt too (regenerate cuts back to it).
+        if (!remote_ && saveSnapshot(conversationId, assistantId) && promptSnapshot) db().deleteSnapshot(*promptSnapshot);
     }
     emit replyFinished(conversationId, assistantId, stats);
     return true;
 }
 
-void EngineWorker::saveSnapshot(qint64 conversationId, qint64 messageId) {
+std::optional<int64_t> EngineWorker::saveSnapshot(qint64 conversationId, qint64 messageId) {
     try {
         auto blob = session_->session().snapshot();
-        db().putSnapshot(blob, conversationId, messageId, fingerprint_, int64_t(session_->session().tokens().size()));
+        return db().putSnapshot(blob, conversationId, messageId, fingerprint_, int64_t(session_->session().tokens().size()));
     } catch (const std::exception& e) {
         qWarning() << "snapshot not saved:" << e.what();
+        return std::nullopt;
     }
 }
 

@@ -43,6 +43,10 @@ public:
     static constexpr int kMaxThreads = 256;
     // Nor a longer context than this (the panel allows 131072; the model's own limit applies too).
     static constexpr int64_t kMaxContext = int64_t(1) << 20;
+    // A prompt that took at least this many tokens of prefill is snapshotted
+    // before the reply starts (a short follow-up is cheaper to read again than
+    // the whole context is to write).
+    static constexpr int64_t kPromptSnapshotMinTokens = 64;
 
 public slots:
     void loadModel(const QString& path, const QVariantMap& settings);
@@ -74,6 +78,8 @@ signals:
     void replyStarted(qint64 conversationId, qint64 messageId);
     void prefillProgress(qint64 done, qint64 total);
     void replyText(qint64 messageId, const QString& text);
+    // While a reply streams: the tokens its conversation holds now.
+    void contextUsed(qint64 conversationId, qint64 tokens);
     // stats: promptTokens, reusedTokens, prefilledTokens, generatedTokens,
     // prefillMs, decodeMs, stop ("end", "max", "cancelled", "context"), contextUsed, contextSize, note
     void replyFinished(qint64 conversationId, qint64 messageId, const QVariantMap& stats);
@@ -97,7 +103,8 @@ private:
     // False when a remote reply failed before any text (the error was emitted).
     bool generate(qint64 conversationId, std::optional<int64_t> parentId, const QVariantMap& settings);
     void restartApiServer();
-    void saveSnapshot(qint64 conversationId, qint64 messageId);
+    // The snapshot's id, or nothing when it was not stored (over the budget, an error).
+    std::optional<int64_t> saveSnapshot(qint64 conversationId, qint64 messageId);
 
     QString databasePath_;
     std::shared_ptr<std::atomic<bool>> cancel_;

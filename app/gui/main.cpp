@@ -118,6 +118,7 @@ int main(int argc, char** argv) {
         if (wh.size() == 2) window->resize(wh[0].toInt(), wh[1].toInt());
     }
     QObject::connect(&app, &QCoreApplication::aboutToQuit, &controller, [&controller] { controller.shutdown(); });
+    QObject::connect(&controller, &ChatController::quitRequested, &app, &QCoreApplication::quit, Qt::QueuedConnection);
 
     controller.start();
     if (parser.isSet(panel) && window)

@@ -51,11 +51,41 @@ void MessageListModel::load(qint64 conversationId) {
                 r.segmentsReady = true;
             }
     const int oldCount = count();
-    beginResetModel();
-    conversationId_ = conversationId;
-    rows_ = std::move(rows);
-    endResetModel();
+    if (conversationId != conversationId_) {
+        beginResetModel();
+        conversationId_ = conversationId;
+        rows_ = std::move(rows);
+        endResetModel();
+    } else {
+        update(std::move(rows));
+    }
     if (oldCount != count()) emit countChanged();
+}
+
+void MessageListModel::update(std::vector<Row> rows) {
+    // The rows both branches share stay (a view keeps its place: a reset
+    // would send it to the top); those that differ are removed and inserted.
+    size_t common = 0;
+    while (common < rows.size() && common < rows_.size() && rows[common].id == rows_[common].id) ++common;
+    for (size_t i = 0; i < common; ++i) {
+        Row& old = rows_[i];
+        Row& row = rows[i];
+        if (old.content == row.content && old.complete == row.complete && old.siblingIndex == row.siblingIndex &&
+            old.siblingCount == row.siblingCount && old.stats == row.stats && old.streaming == row.streaming)
+            continue;
+        old = std::move(row);
+        emit dataChanged(index(int(i)), index(int(i)));
+    }
+    if (rows_.size() > common) {
+        beginRemoveRows({}, int(common), int(rows_.size()) - 1);
+        rows_.erase(rows_.begin() + std::ptrdiff_t(common), rows_.end());
+        endRemoveRows();
+    }
+    if (rows.size() > common) {
+        beginInsertRows({}, int(common), int(rows.size()) - 1);
+        for (size_t i = common; i < rows.size(); ++i) rows_.push_back(std::move(rows[i]));
+        endInsertRows();
+    }
 }
 
 void MessageListModel::setStreamingText(qint64 messageId, const QString& text) {

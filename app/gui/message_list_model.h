@@ -28,6 +28,8 @@ public:
     explicit MessageListModel(QObject* parent = nullptr);
     void setStore(store::Store* store) { store_ = store; }
     // Shows the branch ending at the conversation's active leaf (-1: nothing).
+    // Another conversation resets the model; the same one changes only the
+    // rows that differ (inserted, removed or updated), so a view keeps its place.
     void load(qint64 conversationId);
     qint64 conversationId() const { return conversationId_; }
     // Streaming: the text of one message so far (only that row changes).
@@ -56,6 +58,9 @@ private:
         mutable QVariantList segments;  // markdownSegments(content), made when first asked for
         mutable bool segmentsReady = false;
     };
+    // Brings rows_ to `rows` of the same conversation without a reset.
+    void update(std::vector<Row> rows);
+
     store::Store* store_ = nullptr;
     qint64 conversationId_ = -1;
     std::vector<Row> rows_;

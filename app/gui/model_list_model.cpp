@@ -1,6 +1,8 @@
 #include "model_list_model.h"
 
 #include <QDir>
+
+#include <algorithm>
 #include <QFileInfo>
 
 namespace cairn::app {
@@ -21,6 +23,12 @@ void ModelListModel::scan(const QStringList& folders, const QStringList& files, 
     for (const auto& f : findModelFiles(bundledFolders)) add(f, true);
     for (const auto& f : findModelFiles(folders)) add(f, false);
     for (const auto& f : files) add(f, false);
+    // The random-weight placeholder is for a build without a trained demo
+    // model; next to one it would only puzzle a user.
+    const bool trainedBundled = std::any_of(rows.begin(), rows.end(), [](const ModelFileInfo& r) {
+        return r.bundled && !r.placeholder && r.error.isEmpty();
+    });
+    if (trainedBundled) std::erase_if(rows, [](const ModelFileInfo& r) { return r.bundled && r.placeholder; });
     reset(std::move(rows));
 }
 

@@ -241,6 +241,7 @@ ReplyResult ChatSession::reply(const std::vector<ChatMessage>& messages, ExecCon
     result.prefillMs = msSince(t0);
     result.reusedTokens = session_.stats().lastReused;
     result.prefilledTokens = session_.stats().lastPrefilled;
+    if (options.onPromptReady) options.onPromptReady();
 
     const auto& tok = model_.tokenizer();
     Sampler sampler(options.sampler);

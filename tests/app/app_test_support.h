@@ -28,6 +28,7 @@ inline void fastSettings(app::AppSettings& s, const QString& model) {
     s.setMaxTokens(24);
     s.setSystemPrompt(QString());
     s.setLastModel(model);
+    s.setLastConversation(-1);  // each test opens what it means to (test_app_bridge reopenOnLastConversation)
 }
 
 } // namespace cairn::test

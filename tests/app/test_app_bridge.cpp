@@ -144,12 +144,28 @@ private slots:
         QVERIFY2(lastDone < total, qPrintable(QStringLiteral("%1 of %2").arg(lastDone).arg(total)));
         QVERIFY(ticks >= 3);
         QVERIFY2(maxGap <= 50, qPrintable(QStringLiteral("UI timer gap %1 ms").arg(maxGap)));
-        // The user's message is kept; the empty reply is not.
+        // The user's message is kept, and so is the reply that never began:
+        // unfinished (complete = 0, empty), so the view offers Retry.
         store::Store db(c->paths().databasePath().toStdString());
         auto msgs = db.messages(c->currentConversation());
-        QCOMPARE(int(msgs.size()), 1);
+        QCOMPARE(int(msgs.size()), 2);
         QCOMPARE(msgs[0].role, store::Role::User);
-        QCOMPARE(c->messages()->rowCount(), 1);
+        QCOMPARE(msgs[1].role, store::Role::Assistant);
+        QVERIFY(!msgs[1].complete);
+        QVERIFY(msgs[1].content.empty());
+        QCOMPARE(c->messages()->rowCount(), 2);
+        QCOMPARE(c->messages()->data(c->messages()->index(1), MessageListModel::CompleteRole).toBool(), false);
+
+        // Retry replaces it: one reply under the message, finished.
+        c->settings()->setPrefillChunk(64);
+        c->regenerate(msgs[1].id);
+        QVERIFY(finished.wait(60000));
+        msgs = db.messages(c->currentConversation());
+        QCOMPARE(int(msgs.size()), 2);
+        QCOMPARE(msgs[1].id, finished[1][1].toLongLong());
+        QVERIFY(msgs[1].complete);
+        QCOMPARE(db.siblings(msgs[1].id).ids.size(), size_t(1));
+        QCOMPARE(c->messages()->rowCount(), 2);
     }
 
     void stopDuringDecode() {
@@ -243,6 +259,21 @@ private slots:
         c->send(longText(600));
         QTRY_VERIFY_WITH_TIMEOUT(error.count() >= 1, 20000);
         QVERIFY2(error.last()[0].toString().contains(QStringLiteral("does not fit")), qPrintable(error.last()[0].toString()));
+        QVERIFY(error.last()[0].toString().contains(QStringLiteral("raise the context size")));
+
+        // The model's own limit is the cap: raising the setting would not help, so it is not advised.
+        QDir().mkpath(dir_.filePath(QStringLiteral("short")));
+        const QString shortModel = test::writeTinyAppModel(dir_.filePath(QStringLiteral("short")), 2, 512);
+        c->settings()->setContextSize(4096);
+        c->selectModel(shortModel);
+        QTRY_VERIFY_WITH_TIMEOUT(c->modelReady() && !c->busy() && c->modelPath() == shortModel, 20000);
+        QCOMPARE(c->contextSize(), 512);  // in effect, as Settings shows it
+        error.clear();
+        c->send(longText(600));
+        QTRY_VERIFY_WITH_TIMEOUT(error.count() >= 1, 20000);
+        const QString capped = error.last()[0].toString();
+        QVERIFY2(capped.contains(QStringLiteral("the most this model allows")) && !capped.contains(QStringLiteral("raise")),
+                 qPrintable(capped));
     }
 
     // A model whose chat template fails to render: it still loads, replies
@@ -539,6 +570,57 @@ private slots:
     }
 
     // Pin and unpin from the controller (the sidebar's action).
+    // Switching conversation clears the other one's figures; the context
+    // counter follows the branch shown; the next start opens the last chat.
+    void statusFollowsTheConversationAndStartOpensTheLast() {
+        auto c = makeController(QStringLiteral("status"));
+        QVERIFY(waitReady(*c));
+        QSignalSpy finished(c.get(), &ChatController::replyFinished);
+        c->send(QStringLiteral("a first question"));
+        QVERIFY(finished.wait(30000));
+        const qint64 first = c->currentConversation();
+        QVERIFY(!c->speedText().isEmpty());
+        const qint64 firstUsed = c->contextUsed();
+        QVERIFY(firstUsed > 0);
+
+        // A branch with a much longer question: the counter follows it there and back.
+        const qint64 userId = c->messages()->data(c->messages()->index(0), MessageListModel::IdRole).toLongLong();
+        c->editMessage(userId, longText(400));
+        QVERIFY(finished.wait(30000));
+        const qint64 longUsed = c->contextUsed();
+        QVERIFY2(longUsed > firstUsed + 300, qPrintable(QStringLiteral("%1 vs %2").arg(longUsed).arg(firstUsed)));
+        QSignalSpy ready(c.get(), &ChatController::conversationReady);
+        c->switchBranch(c->messages()->data(c->messages()->index(0), MessageListModel::IdRole).toLongLong(), -1);
+        QVERIFY(ready.wait(20000));
+        QVERIFY2(c->contextUsed() < firstUsed + 50, qPrintable(QString::number(c->contextUsed())));
+
+        auto& db = c->store();
+        const qint64 other = db.createConversation("Other");
+        db.addMessage(other, std::nullopt, store::Role::User, "unrelated");
+        c->conversations()->reload();
+        c->openConversation(other);
+        QVERIFY(c->speedText().isEmpty());
+        QVERIFY(c->resumeNote().isEmpty());
+        c->openConversation(first);
+        const QString paths = c->paths().dataDir;
+        c.reset();
+
+        ChatController again(AppPaths::standard(paths));
+        again.settings()->setThreads(1);
+        again.start();
+        QCOMPARE(again.currentConversation(), first);
+        QCOMPARE(again.messages()->rowCount(), 2);
+        QTRY_VERIFY_WITH_TIMEOUT(again.modelReady() && !again.busy(), 20000);
+        // A deleted one is not opened: a new chat.
+        again.deleteConversation(first);
+        again.shutdown();
+        ChatController third(AppPaths::standard(paths));
+        third.start();
+        QCOMPARE(third.currentConversation(), -1);
+        QTRY_VERIFY_WITH_TIMEOUT(third.modelReady() && !third.busy(), 20000);
+        third.shutdown();
+    }
+
     void pinning() {
         auto c = makeController(QStringLiteral("pin"));
         auto& db = c->store();

@@ -254,6 +254,170 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(list->property("count").toInt(), 4, 5000);
     }
 
+    // The view follows a streaming reply only while the reader is at the
+    // bottom: after sending a long message it shows the reply's start, a
+    // wheel turn up while text streams stays where it is, and the reply
+    // ending does not move the view either.
+    void viewFollowsOnlyAtTheBottom() {
+        QTemporaryDir dir;
+        const QString model = test::writeTinyAppModel(dir.path());
+        const AppPaths paths = AppPaths::standard(dir.filePath(QStringLiteral("data")));
+        paths.create();
+        QString paragraph;
+        while (paragraph.size() < 300) paragraph += QStringLiteral("A line of an earlier message that wraps. ");
+        qint64 conversation = -1;
+        {
+            store::Store db(paths.databasePath().toStdString());
+            conversation = db.createConversation("long");
+            std::optional<int64_t> parent;
+            for (int i = 0; i < 6; ++i)
+                parent = db.addMessage(conversation, parent, i % 2 ? store::Role::Assistant : store::Role::User,
+                                       paragraph.toStdString());
+        }
+        qputenv("CAIRN_TEST_PIECE_DELAY_MS", "15");  // a reply that streams for seconds
+        RunningApp app(paths, model);
+        QVERIFY(app.window);
+        app.controller->settings()->setMaxTokens(400);
+        app.controller->settings()->setTemperature(0);
+        QTRY_VERIFY_WITH_TIMEOUT(app.controller->modelReady() && !app.controller->busy(), 20000);
+        auto* list = app.find<QQuickItem>("messageList");
+        QVERIFY(list);
+        auto atBottom = [list] {
+            QVariant yes;
+            QMetaObject::invokeMethod(list, "atBottom", Q_RETURN_ARG(QVariant, yes));
+            return yes.toBool();
+        };
+        auto where = [list] {
+            return QStringLiteral("contentY %1, originY %2, contentHeight %3, height %4")
+                .arg(list->property("contentY").toDouble()).arg(list->property("originY").toDouble())
+                .arg(list->property("contentHeight").toDouble()).arg(list->height());
+        };
+        app.controller->openConversation(conversation);
+        QTRY_COMPARE(list->property("count").toInt(), 6);
+        QTRY_VERIFY2(atBottom(), qPrintable(where()));
+
+        QSignalSpy finished(app.controller.get(), &ChatController::replyFinished);
+        QString question;
+        while (question.size() < 1500) question += QStringLiteral("A long question that fills the screen. ");
+        app.controller->send(question);
+        QTRY_COMPARE_WITH_TIMEOUT(list->property("count").toInt(), 8, 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(!app.controller->messages()->contentAt(7).isEmpty(), 20000);
+        // The reply is in sight, not the top of the question.
+        QTRY_VERIFY(atBottom());
+
+        // A wheel turn up over the list.
+        const QPoint at = list->mapToScene(QPointF(list->width() / 2, list->height() / 2)).toPoint();
+        auto wheel = [&](int delta) {
+            QWheelEvent e(at, app.window->mapToGlobal(at), QPoint(), QPoint(0, delta), Qt::NoButton, Qt::NoModifier,
+                          Qt::NoScrollPhase, false);
+            QCoreApplication::sendEvent(app.window, &e);
+        };
+        wheel(360);
+        QTRY_VERIFY(!list->property("following").toBool());
+        QTRY_VERIFY(!list->property("moving").toBool());
+        const double y = list->property("contentY").toDouble();
+        const int streamed = app.controller->messages()->contentAt(7).size();
+        const qint64 used = app.controller->contextUsed();
+        QTRY_VERIFY_WITH_TIMEOUT(app.controller->messages()->contentAt(7).size() > streamed + 20, 10000);  // text arrived
+        QTRY_VERIFY(app.controller->contextUsed() > used);  // the counter moves while the reply streams
+        QTest::qWait(700);
+        QVERIFY2(list->property("contentY").toDouble() == y, qPrintable(where()));
+        QVERIFY(!atBottom());
+
+        // Still scrolled up when the reply ends: the view stays there.
+        const double before = list->property("contentY").toDouble();
+        QVERIFY(finished.wait(60000));
+        QTest::qWait(300);
+        QVERIFY2(list->property("contentY").toDouble() == before, qPrintable(where()));
+        qunsetenv("CAIRN_TEST_PIECE_DELAY_MS");
+    }
+
+    // Export through the real dialog: a file name proposed from the title,
+    // Save writes the file and the notice line names it. Then Ctrl+Q asks to
+    // quit (main() quits on it; shutting down as it then does keeps the chat
+    // and where it was for the next start).
+    void exportWritesAndSaysSoThenCtrlQQuits() {
+        QTemporaryDir dir;
+        const QString model = test::writeTinyAppModel(dir.path());
+        const AppPaths paths = AppPaths::standard(dir.filePath(QStringLiteral("data")));
+        RunningApp app(paths, model);
+        QVERIFY(app.window);
+        QTRY_VERIFY_WITH_TIMEOUT(app.controller->modelReady() && !app.controller->busy(), 20000);
+        QSignalSpy finished(app.controller.get(), &ChatController::replyFinished);
+        app.controller->send(QStringLiteral("Plans for: a trip?"));
+        QVERIFY(finished.wait(30000));
+
+        auto* dialog = app.find<QObject>("exportDialog");
+        QVERIFY(dialog);
+        QMetaObject::invokeMethod(dialog, "openFor", Q_ARG(QVariant, QStringLiteral("md")));
+        QTRY_VERIFY(dialog->property("opened").toBool());
+        QQuickItem* content = dialog->property("contentItem").value<QQuickItem*>();
+        QQuickItem* field = findItem(content, QStringLiteral("exportPath"));
+        QVERIFY(field);
+        // The title made a file name (':' and '?' are not safe in one).
+        QCOMPARE(QFileInfo(field->property("text").toString()).fileName(), QStringLiteral("Plans for- a trip-.md"));
+        const QString target = dir.filePath(QStringLiteral("trip.md"));
+        field->setProperty("text", target);
+        QVERIFY(!findItem(content, QStringLiteral("exportExists"))->isVisible());
+        QQuickItem* save = findItem(dialog->property("footer").value<QQuickItem*>(), QStringLiteral("exportSave"));
+        QVERIFY(save);
+        QMetaObject::invokeMethod(save, "clicked");
+        QTRY_VERIFY(!dialog->property("opened").toBool());
+        QFile written(target);
+        QVERIFY(written.open(QIODevice::ReadOnly));
+        QVERIFY(written.readAll().contains("Plans for: a trip?"));
+        QCOMPARE(app.controller->noticeText(), QStringLiteral("Exported to %1").arg(QDir::toNativeSeparators(target)));
+        auto* notice = app.find<QQuickItem>("noticeBanner");
+        QVERIFY(notice && notice->isVisible());
+        // Opened again on the same name: it says Save replaces the file.
+        QMetaObject::invokeMethod(dialog, "openFor", Q_ARG(QVariant, QStringLiteral("md")));
+        field->setProperty("text", target);
+        QVERIFY(findItem(content, QStringLiteral("exportExists"))->isVisible());
+        QMetaObject::invokeMethod(dialog, "close");
+
+        const qint64 conversation = app.controller->currentConversation();
+        QSignalSpy quit(app.controller.get(), &ChatController::quitRequested);
+        app.window->requestActivate();
+        QTest::keyClick(app.window, Qt::Key_Q, Qt::ControlModifier);
+        QCOMPARE(quit.count(), 1);
+        app.controller->shutdown();  // what main() does on quit
+        QCOMPARE(app.controller->settings()->lastConversation(), conversation);
+        store::Store db(paths.databasePath().toStdString());
+        QCOMPARE(int(db.messages(conversation).size()), 2);
+    }
+
+    // Search from the keyboard: Down chooses the next hit, Enter opens it.
+    void searchByKeyboard() {
+        QTemporaryDir dir;
+        const QString model = test::writeTinyAppModel(dir.path());
+        const AppPaths paths = AppPaths::standard(dir.filePath(QStringLiteral("data")));
+        paths.create();
+        {
+            store::Store db(paths.databasePath().toStdString());
+            for (const char* title : {"one", "two"}) {
+                auto c = db.createConversation(title);
+                db.addMessage(c, std::nullopt, store::Role::User, std::string("pomegranate ") + title);
+            }
+        }
+        RunningApp app(paths, model);
+        QVERIFY(app.window);
+        auto* field = app.find<QQuickItem>("searchField");
+        auto* results = app.find<QQuickItem>("searchResults");
+        QVERIFY(field && results);
+        field->forceActiveFocus();
+        QTRY_VERIFY(field->hasActiveFocus());
+        for (const char c : std::string("pomegranate")) QTest::keyClick(app.window, c);
+        QTRY_COMPARE(results->property("count").toInt(), 2);
+        QCOMPARE(results->property("currentIndex").toInt(), 0);
+        QTest::keyClick(app.window, Qt::Key_Down);
+        QCOMPARE(results->property("currentIndex").toInt(), 1);
+        const qint64 second = app.controller->searchResults()[1].toMap().value(QStringLiteral("conversationId")).toLongLong();
+        QTest::keyClick(app.window, Qt::Key_Return);
+        QCOMPARE(app.controller->currentConversation(), second);
+        QTest::keyClick(app.window, Qt::Key_Up);
+        QCOMPARE(results->property("currentIndex").toInt(), 0);
+    }
+
     // A conversation's override set through the real UI: Chat settings in the
     // header, a value typed into the Maximum reply tokens row; it lands in the
     // database, the header says so, and the next reply follows it. Reset

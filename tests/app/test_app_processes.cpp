@@ -1,24 +1,42 @@
 // The real `cairn` binary as a user starts it (offscreen, --data-dir): one
-// instance per data folder, and no crash loop when a start dies while loading
-// a model. In-process checks use the same code as main() (lockDataFolder,
+// instance per data folder, no crash loop when a start dies while loading a
+// model, and a reply cut by a crash is marked and costs no prefill to retry. In-process checks use the same code as main() (lockDataFolder,
 // ChatController::start).
 #include "chat_controller.h"
 #include "engine_worker.h"
 #include "instance_lock.h"
 
 #include "app_test_support.h"
+#include "message_list_model.h"
+#include "running_app.h"
+
+#include "cairn/store/store.h"
 
 #include <QProcess>
+#include <QQuickItem>
+#include <QQuickStyle>
 #include <QSettings>
 #include <QTemporaryDir>
+#include <QtQml/qqmlextensionplugin.h>
 #include <QtTest>
 
 #include <csignal>
+
+Q_IMPORT_QML_PLUGIN(CairnPlugin)
 
 using namespace cairn;
 using namespace cairn::app;
 
 namespace {
+
+// Searches the visual tree (ListView delegates are not QObject children).
+QQuickItem* findItem(QQuickItem* root, const QString& name) {
+    if (!root) return nullptr;
+    if (root->objectName() == name && root->isVisible()) return root;
+    for (auto* child : root->childItems())
+        if (auto* found = findItem(child, name)) return found;
+    return nullptr;
+}
 
 QString settingValue(const QString& dataDir, const QString& key) {
     QSettings s(QDir(dataDir).filePath(QStringLiteral("settings.ini")), QSettings::IniFormat);
@@ -53,6 +71,88 @@ void killHard(QProcess& p) {
 class TestAppProcesses : public QObject {
     Q_OBJECT
 private slots:
+    void initTestCase() { QQuickStyle::setStyle(QStringLiteral("Basic")); }
+
+    // cairn sends a long message and is killed while the reply streams. The
+    // next start shows the reply as cut off with Retry, resumes from the
+    // snapshot taken at the prompt boundary, and Retry prefills nothing.
+    void crashMidReplyIsMarkedAndRetriedFromThePromptSnapshot() {
+        QTemporaryDir dir;
+        const QString data = dir.filePath(QStringLiteral("data"));
+        const QString model = test::writeTinyAppModel(dir.path());
+        writeSettings(data, model);
+        {
+            AppSettings s(QDir(data).filePath(QStringLiteral("settings.ini")));
+            s.setMaxTokens(3000);
+            s.setTemperature(0);  // greedy: the tiny model's reply does not end early
+            s.sync();
+        }
+        QString message;
+        while (message.size() < 600) message += QStringLiteral("Tell me everything about stones and rivers. ");
+        auto first = startApp(data, {QStringLiteral("--prompt"), message}, {QStringLiteral("CAIRN_TEST_PIECE_DELAY_MS=20")});
+        QVERIFY(first->waitForStarted(10000));
+        const QString dbPath = AppPaths::standard(data).databasePath();
+        // Killed once the partial reply is in the database (committed every 2 s).
+        bool partial = false;
+        for (int i = 0; i < 300 && !partial; ++i) {
+            QTest::qWait(100);
+            if (!QFileInfo::exists(dbPath)) continue;
+            store::Store db(dbPath.toStdString());
+            for (const auto& c : db.listConversations())
+                for (const auto& m : db.messages(c.id))
+                    partial = partial || (m.role == store::Role::Assistant && !m.content.empty());
+        }
+        QVERIFY2(partial, "no partial reply was committed");
+        killHard(*first);
+
+        qint64 conversation = -1, userId = -1, replyId = -1;
+        {
+            store::Store db(dbPath.toStdString());
+            auto conversations = db.listConversations();
+            QCOMPARE(int(conversations.size()), 1);
+            conversation = conversations[0].id;
+            auto msgs = db.messages(conversation);
+            QCOMPARE(int(msgs.size()), 2);
+            QVERIFY(!msgs[1].complete);
+            userId = msgs[0].id;
+            replyId = msgs[1].id;
+            auto snaps = db.snapshots(conversation);
+            QCOMPARE(int(snaps.size()), 1);
+            QCOMPARE(snaps[0].messageId, userId);  // at the prompt boundary
+        }
+
+        test::RunningApp app(AppPaths::standard(data), model);
+        QVERIFY(app.window);
+        QTRY_VERIFY_WITH_TIMEOUT(app.controller->modelReady() && !app.controller->busy(), 20000);
+        QSignalSpy ready(app.controller.get(), &ChatController::conversationReady);
+        app.controller->openConversation(conversation);
+        QTRY_VERIFY_WITH_TIMEOUT(!ready.isEmpty(), 20000);
+        QCOMPARE(ready[0][1].toString(), QStringLiteral("snapshot"));
+        MessageListModel* m = app.controller->messages();
+        QCOMPARE(m->rowCount(), 2);
+        QVERIFY(!m->data(m->index(1), MessageListModel::CompleteRole).toBool());
+
+        auto* note = findItem(app.window->contentItem(), QStringLiteral("interruptedNote"));
+        QVERIFY(note);
+        QCOMPARE(note->property("text").toString(), QStringLiteral("This reply was cut off before it ended."));
+        auto* retry = findItem(app.window->contentItem(), QStringLiteral("regenerateButton"));
+        QVERIFY(retry);
+        QCOMPARE(retry->property("text").toString(), QStringLiteral("Retry"));
+        app.controller->settings()->setMaxTokens(8);
+        QSignalSpy finished(app.controller.get(), &ChatController::replyFinished);
+        QMetaObject::invokeMethod(retry, "clicked");
+        QVERIFY(finished.wait(30000));
+        const auto stats = finished[0][2].toMap();
+        const qint64 prompt = stats.value(QStringLiteral("promptTokens")).toLongLong();
+        QVERIFY(prompt > 600);
+        QCOMPARE(stats.value(QStringLiteral("prefilledTokens")).toLongLong(), 0);
+        QCOMPARE(stats.value(QStringLiteral("reusedTokens")).toLongLong(), prompt);
+        // The cut-off reply stays, as a sibling of the new one.
+        QCOMPARE(m->rowCount(), 2);
+        QCOMPARE(m->data(m->index(1), MessageListModel::SiblingCountRole).toInt(), 2);
+        QVERIFY(m->data(m->index(1), MessageListModel::IdRole).toLongLong() != replyId);
+    }
+
     // Two lock attempts in one process (QLockFile sees its own pid alive).
     void lockIsExclusive() {
         QTemporaryDir dir;

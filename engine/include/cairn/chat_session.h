@@ -40,6 +40,10 @@ struct ReplyOptions {
     const std::atomic<bool>* cancel = nullptr;                    // checked between chunks and tokens
     std::function<void(int64_t done, int64_t total)> onPrefill;   // after each prefill chunk
     std::function<void(std::string_view piece)> onPiece;          // each decoded piece, whole characters only
+    // The prompt is fed (and checkpointed), the first token not yet chosen: a
+    // snapshot taken here holds the whole prompt (the app saves one so a crash
+    // mid-reply costs at most the reply).
+    std::function<void()> onPromptReady;
 };
 
 enum class StopReason { EndOfGeneration, MaxTokens, Cancelled, ContextFull };

@@ -19,6 +19,7 @@ Item {
         siblingCount: 2
         stats: "5 tokens"
         streaming: false
+        complete: true
         isLast: true
     }
     MessageDelegate {
@@ -34,6 +35,7 @@ Item {
         siblingCount: 1
         stats: ""
         streaming: false
+        complete: true
     }
     MessageDelegate {
         id: linked
@@ -49,7 +51,25 @@ Item {
         siblingCount: 1
         stats: ""
         streaming: false
+        complete: true
     }
+    // A reply cut off (complete = 0 in the store) that is not being written.
+    MessageDelegate {
+        id: cut
+        y: 480
+        width: 800
+        index: 3
+        messageId: 44
+        role: "assistant"
+        content: "half a sent"
+        segments: [{ kind: "text", text: content, language: "", html: "half a sent" }]
+        siblingIndex: 0
+        siblingCount: 1
+        stats: ""
+        streaming: false
+        complete: false
+    }
+    SignalSpy { id: cutRetrySpy; target: cut; signalName: "regenerateRequested" }
     SignalSpy { id: linkSpy; target: linked; signalName: "linkRequested" }
     SignalSpy { id: branchSpy; target: reply; signalName: "branchRequested" }
     SignalSpy { id: copySpy; target: reply; signalName: "copyRequested" }
@@ -118,7 +138,45 @@ Item {
             compare(linkSpy.signalArguments[0][0], "https://example.org/real")
         }
 
+        // Not the last message, still offered: Retry, with a note saying why.
+        function test_interruptedReplyIsMarkedWithRetry() {
+            const note = findChild(cut, "interruptedNote")
+            verify(note && note.visible)
+            compare(note.text, "This reply was cut off before it ended.")
+            verify(!findChild(reply, "interruptedNote").visible)
+            const retry = findChild(cut, "regenerateButton")
+            verify(retry && retry.visible)
+            compare(retry.text, "Retry")
+            mouseClick(retry)
+            compare(cutRetrySpy.count, 1)
+            compare(cutRetrySpy.signalArguments[0][0], 44)
+            // While it is being written (the last reply, busy) it is not marked.
+            cut.isLast = true
+            cut.busy = true
+            verify(!note.visible)
+            cut.busy = false
+            cut.isLast = false
+        }
+
+        // Enter saves like the composer's Enter sends; Shift+Enter adds a line.
+        function test_editEnterSavesShiftEnterAddsALine() {
+            editSpy.clear()
+            mouseClick(findByText(question, "Edit"))
+            const area = findChild(question, "editArea")
+            verify(area && area.activeFocus)
+            keyClick(Qt.Key_End)
+            keyClick(Qt.Key_Return, Qt.ShiftModifier)
+            keyClick(Qt.Key_Y)
+            verify(question.editing)
+            compare(area.text, "hello\ny")
+            keyClick(Qt.Key_Return)
+            compare(editSpy.count, 1)
+            compare(editSpy.signalArguments[0][1], "hello\ny")
+            verify(!question.editing)
+        }
+
         function test_editMakesARequest() {
+            editSpy.clear()
             const edit = findByText(question, "Edit")
             verify(edit)
             mouseClick(edit)

@@ -24,6 +24,21 @@ Item {
             return out
         }
 
+        // The right-click menu opens at the pointer, also the second time.
+        function test_contextMenuAtThePointer() {
+            const list = findChild(sidebar, "conversationList")
+            const row = list.itemAtIndex(0)
+            const menu = findChild(row, "rowMenu")
+            for (let i = 0; i < 2; ++i) {
+                mouseClick(row, 40 + 30 * i, row.height / 2, Qt.RightButton)
+                tryCompare(menu, "opened", true)
+                const at = menu.contentItem.mapToItem(row, 0, 0)
+                verify(Math.abs(at.x - (40 + 30 * i)) < 16, "menu at x " + at.x)
+                menu.close()
+                tryCompare(menu, "opened", false)
+            }
+        }
+
         // Delete from the context menu, then Undo brings the conversation back.
         function test_deleteAndUndo() {
             const list = findChild(sidebar, "conversationList")

@@ -1,0 +1,46 @@
+import QtQuick
+import QtTest
+import Cairn
+
+// The theme switched while Settings is open re-styles it at once: its own
+// title and the fields' palette follow the theme.
+Item {
+    width: 900
+    height: 800
+
+    SettingsDialog { id: dialog; controller: testController }
+
+    TestCase {
+        name: "SettingsDialog"
+        when: windowShown
+
+        function test_themeSwitchRestylesTheOpenDialog() {
+            Theme.dark = false
+            dialog.open()
+            tryCompare(dialog, "opened", true)
+            const title = findChild(dialog.header, "settingsTitle") || dialog.header
+            compare(title.objectName, "settingsTitle")
+            compare(title.text, "Settings")
+            compare(title.color, Theme.text)
+            compare(dialog.palette.base, Theme.input)
+            Theme.dark = true
+            compare(title.color, Qt.color("#e8e9eb"))
+            compare(dialog.palette.base, Qt.color("#232428"))
+            compare(dialog.palette.text, Qt.color("#e8e9eb"))
+            // White text on the selection stays readable (contrast well above 3:1).
+            verify(dialog.palette.highlight.hslLightness < 0.5)
+            Theme.dark = false
+            dialog.close()
+        }
+
+        // No model loaded: no "in effect" note.
+        function test_contextNoteOnlyWhenCapped() {
+            dialog.open()
+            tryCompare(dialog, "opened", true)
+            const note = findChild(dialog.contentItem, "contextInEffect")
+            verify(note)
+            verify(!note.visible)
+            dialog.close()
+        }
+    }
+}
