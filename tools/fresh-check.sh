@@ -68,9 +68,18 @@ cp -r "$shared" "$root/work/shared"
 chmod -R a-w "$root/work/shared"   # as CI lays it: without write bits
 echo "fresh-check: root ready after $(($(date +%s) - start)) s; running .ci/run (log: $root.ci.log)"
 
+# npm's extra CAs as this machine has them (a TLS-intercepting proxy's CA set
+# in NODE_EXTRA_CA_CERTS): without it `npm ci` fails in the root with
+# SELF_SIGNED_CERT_IN_CHAIN and test_openai_client skips itself.
+extra_env=()
+if [ -n "${NODE_EXTRA_CA_CERTS:-}" ] && [ -f "$NODE_EXTRA_CA_CERTS" ]; then
+  install -D -m 644 "$NODE_EXTRA_CA_CERTS" "$root/etc/fresh-check/node-extra-ca.crt"
+  extra_env=(NODE_EXTRA_CA_CERTS=/etc/fresh-check/node-extra-ca.crt)
+fi
+
 ci_start=$(date +%s)
 status=0
-chroot "$root" /usr/bin/env -i CI=true HOME=/root LANG=C.UTF-8 \
+chroot "$root" /usr/bin/env -i CI=true HOME=/root LANG=C.UTF-8 "${extra_env[@]}" \
   PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
   bash -c 'cd /work/cairn && bash .ci/run' < /dev/null > "$root.ci.log" 2>&1 || status=$?
 end=$(date +%s)
