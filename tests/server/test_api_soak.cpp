@@ -165,7 +165,13 @@ private slots:
         QVERIFY(tally.counts["stream 200"] + tally.counts["chat 200"] > 0);
         // Bounded memory: after the first round (arenas, slots and pools warmed up)
         // the rest of the rounds add less than 32 MiB.
+#if defined(__SANITIZE_ADDRESS__)
+        // ASan's quarantine keeps freed blocks resident (+10 MiB a round here):
+        // RSS says nothing; LeakSanitizer checks for leaks at exit instead.
+        qInfo("soak: the RSS bound is not checked under AddressSanitizer");
+#else
         QVERIFY2(rss.back() - rss.front() < 32 * 1024, qPrintable(rssText));
+#endif
     }
 };
 
