@@ -1,5 +1,10 @@
-// cairn-cli chat-bench -m MODEL [--turns 10] [--reply 128] [-t 2] [--ctx 4096] [--json]
+// cairn-cli chat-bench -m MODEL [--turns 10] [--reply 128] [--temp 0] [--seed 0] [-t 2] [--ctx 4096] [--json]
 //
+// Replies are greedy unless --temp is given (then sampled with --seed, the same
+// conversation on every run). A random-weight model's greedy reply can be one
+// whitespace token repeated, which a template that trims content (Llama 3's)
+// drops from the next prompt, so the chat would not grow; sampling keeps the
+// replies in the conversation.
 // A scripted conversation growing by ~200 tokens a turn. Per turn: time to
 // first token with session reuse vs. a fresh session re-reading the whole
 // chat. Then a simulated restart: the session is snapshotted to a file, a new
@@ -71,7 +76,10 @@ int runChatBench(Args& args) {
     const int threads = int(args.number("-t", "--threads", 2));
     const int64_t ctxSize = int64_t(args.number("-c", "--ctx", 4096));
     const int64_t chunk = int64_t(args.number("", "--chunk", double(kDefaultPrefillChunk)));
+    const float temperature = float(args.number("", "--temp", 0));
+    const uint64_t seed = uint64_t(args.number("", "--seed", 0));
     const bool json = args.flag("--json");
+    if (temperature < 0) throw Error("cairn-cli chat-bench", "--temp must not be negative");
     if (!args.positionals().empty()) throw Error("cairn-cli chat-bench", "unexpected arguments");
     if (turns < 1 || turns >= kMessages) throw Error("cairn-cli chat-bench", "--turns must be 1.." + std::to_string(kMessages - 1));
 
@@ -81,7 +89,8 @@ int runChatBench(Args& args) {
     so.memory.contextSize = ctxSize;
     so.chunk = chunk;
     ReplyOptions reply;
-    reply.sampler.temperature = 0;  // greedy: the same conversation on every run
+    reply.sampler.temperature = temperature;
+    reply.sampler.seed = seed;
     reply.maxTokens = replyTokens;
     reply.stopAtEndOfGeneration = false;
     ReplyOptions firstTokenOnly = reply;
@@ -93,6 +102,8 @@ int runChatBench(Args& args) {
     nlohmann::json out;
     out["model"] = modelPath;
     out["threads"] = threads;
+    out["temperature"] = temperature;
+    out["seed"] = seed;
     out["turns"] = nlohmann::json::array();
     for (int turn = 0; turn < turns; ++turn) {
         messages.push_back({"user", kUserMessages[turn]});

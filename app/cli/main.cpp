@@ -30,6 +30,8 @@ void usage() {
                  "           [--ctx N] [--kv f16|f32]                stream a continuation of TEXT\n"
                  "  bench -m MODEL [-p 512] [-n 128] [-d DEPTH] [-t 2] [-r 3] [--chunk C] [--json] [--sweep-chunks 16,64,...]\n"
                  "                                                   prompt and generation tokens/s, peak RSS\n"
+                 "  chat-bench -m MODEL [--turns 10] [--reply 128] [--temp T] [--seed S] [-t 2] [--ctx 4096] [--chunk C] [--json]\n"
+                 "                                                   time to first token in a growing chat: reuse, restart, regenerate\n"
                  "  synth --preset NAME --type F16|Q8_0|Q4_0|Q4_K -o FILE.gguf [--vocab-dir DIR] [--seed S]\n"
                  "                                                   random-weight model with a real geometry\n"
                  "  serve -m MODEL [--host 127.0.0.1] [--port 8080] [--api-key KEY] [--alias NAME] [--ctx N] [-t N]\n"
