@@ -453,59 +453,64 @@ void floatRowsOneToken(const MatrixView& w, int64_t r0, int64_t r1, const float*
 }
 
 // Float GEMM micro-kernel: R rows x T tokens over `len` columns (a multiple
-// of 16), each output's 16 lanes as a ymm pair kept in `acc` between K chunks
-// (storing a vector is exact, so chunking keeps the canonical order).
-template <int R, int T>
-void floatChunk(const float* wf, int64_t ldw, const float* x, int64_t ldx, int64_t len, __m256* acc, int accStride) {
-    __m256 lo[R][T], hi[R][T];
+// of 16), for one half H of each output's 16 canonical lanes (H 0: lanes 0-7,
+// the columns k with k mod 16 < 8; H 1: lanes 8-15). The two halves are
+// independent fma chains, so running them as two passes keeps every lane's
+// order, and one ymm per output instead of a pair fits 4 x 3 outputs in the
+// 16 registers: 7 loads per 12 fmas where a 3 x 2 tile of ymm pairs took 10,
+// and the loads were the limit. The accumulators live in `acc` between K
+// chunks (storing a vector is exact, so chunking keeps the canonical order).
+template <int R, int T, int H>
+void floatHalfChunk(const float* wf, int64_t ldw, const float* x, int64_t ldx, int64_t len, __m256* acc,
+                    int accStride) {
+    __m256 s[R][T];
     for (int r = 0; r < R; ++r)
-        for (int t = 0; t < T; ++t) {
-            lo[r][t] = acc[2 * (r * accStride + t)];
-            hi[r][t] = acc[2 * (r * accStride + t) + 1];
-        }
-    for (int64_t k = 0; k < len; k += 16) {
-        __m256 x0[T], x1[T];
-        for (int t = 0; t < T; ++t) {
-            x0[t] = _mm256_loadu_ps(x + t * ldx + k);
-            x1[t] = _mm256_loadu_ps(x + t * ldx + k + 8);
-        }
+        for (int t = 0; t < T; ++t) s[r][t] = acc[2 * (r * accStride + t) + H];
+    for (int64_t k = 8 * H; k < len; k += 16) {
+        __m256 xv[T];
+        for (int t = 0; t < T; ++t) xv[t] = _mm256_loadu_ps(x + t * ldx + k);
         for (int r = 0; r < R; ++r) {
-            const __m256 w0 = _mm256_loadu_ps(wf + r * ldw + k), w1 = _mm256_loadu_ps(wf + r * ldw + k + 8);
-            for (int t = 0; t < T; ++t) {
-                lo[r][t] = _mm256_fmadd_ps(w0, x0[t], lo[r][t]);
-                hi[r][t] = _mm256_fmadd_ps(w1, x1[t], hi[r][t]);
-            }
+            const __m256 wv = _mm256_loadu_ps(wf + r * ldw + k);
+            for (int t = 0; t < T; ++t) s[r][t] = _mm256_fmadd_ps(wv, xv[t], s[r][t]);
         }
     }
     for (int r = 0; r < R; ++r)
-        for (int t = 0; t < T; ++t) {
-            acc[2 * (r * accStride + t)] = lo[r][t];
-            acc[2 * (r * accStride + t) + 1] = hi[r][t];
-        }
+        for (int t = 0; t < T; ++t) acc[2 * (r * accStride + t) + H] = s[r][t];
+}
+
+template <int R, int T>
+void floatChunk(const float* wf, int64_t ldw, const float* x, int64_t ldx, int64_t len, __m256* acc, int accStride) {
+    floatHalfChunk<R, T, 0>(wf, ldw, x, ldx, len, acc, accStride);
+    floatHalfChunk<R, T, 1>(wf, ldw, x, ldx, len, acc, accStride);
 }
 
 using FloatChunkFn = void (*)(const float*, int64_t, const float*, int64_t, int64_t, __m256*, int);
+template <int R>
+FloatChunkFn floatChunkForRows(int t) {
+    return t >= 3 ? floatChunk<R, 3> : t == 2 ? floatChunk<R, 2> : floatChunk<R, 1>;
+}
 FloatChunkFn floatChunkFor(int r, int t) {
-    switch (r * 4 + t) {
-    case 3 * 4 + 2: return floatChunk<3, 2>;
-    case 3 * 4 + 1: return floatChunk<3, 1>;
-    case 2 * 4 + 2: return floatChunk<2, 2>;
-    case 2 * 4 + 1: return floatChunk<2, 1>;
-    case 1 * 4 + 2: return floatChunk<1, 2>;
-    default: return floatChunk<1, 1>;
+    switch (r) {
+    case 4: return floatChunkForRows<4>(t);
+    case 3: return floatChunkForRows<3>(t);
+    case 2: return floatChunkForRows<2>(t);
+    default: return floatChunkForRows<1>(t);
     }
 }
 
 // Prefill with float weights (K a multiple of 16), blocked by
-// forEachFloatGemmGroup as on AVX-512, with ymm pairs: 3 rows x 2 tokens (12
-// accumulators of the 16 registers), K in chunks of 1024.
+// forEachFloatGemmGroup as on AVX-512: 4 rows x 3 tokens, each output's lane
+// halves in two passes (floatHalfChunk), K in chunks of 512 (both passes
+// over a chunk's 4 rows and 3 tokens stay in L1).
 // Measured CAIRN_KERNELS=avx2, F16 2048x2048, 512 tokens, 1 thread
 // (`cairn-cli bench-kernels --types F16 --rows 2048 --cols 2048 -p 512 -t 1
-// -r 3`): 4x1 tiles through an f32 copy 44.0 GFLOP/s, this 47.3; llama-1b F16
-// pp512 on 2 threads 50.0 -> 52.0 t/s.
+// -r 8`): on an earlier machine 4x1 tiles through an f32 copy 44.0 GFLOP/s,
+// 3 x 2 tiles of ymm pairs 47.3; on an AMD EPYC Zen 3 class, 3 interleaved
+// runs: 3 x 2 ymm pairs 39.9, half passes with 1024-column chunks 46.9, with
+// 512 49.1; llama-1b F16 pp512 on 2 threads 33.7 -> 39.4 t/s.
 void floatGemm(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
-    constexpr int kRows = 3, kTok = 2, kBlockTok = 24;
-    constexpr int64_t kChunk = 1024;
+    constexpr int kRows = 4, kTok = 3, kBlockTok = 24;
+    constexpr int64_t kChunk = 512;
     const int64_t K = a.cols;
     const int64_t ldw = K + 16;
     const int64_t panelRows = floatPanelRows(ldw, kRows);
