@@ -16,7 +16,9 @@ Session::Session(const Model& model, SessionOptions options)
 Session::~Session() = default;
 
 void Session::reset() {
-    memory_ = model_.newMemory(options_.memory);
+    // Emptied in place (a recurrent state is zeroed, the KV cache only forgets
+    // its length): a new memory would fault in and zero every page again.
+    memory_->truncate(0);
     tokens_.clear();
     logits_.clear();
     checkpoints_.clear();

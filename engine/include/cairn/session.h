@@ -71,7 +71,7 @@ public:
     void checkpoint();
     size_t checkpointCount() const { return checkpoints_.size(); }
 
-    // Snapshots: see snapshot.h for the format.
+    // Snapshots: see engine/session/snapshot.cpp for the format.
     enum class KvStorage { Native, F16, Q8_0 };
     std::vector<uint8_t> snapshot(KvStorage storage = KvStorage::Native) const;
     // Replaces the state with a snapshot's; throws cairn::Error (and leaves
