@@ -184,6 +184,8 @@ Dialog {
                                         Layout.fillWidth: true
                                     }
                                     Muted {
+                                        elide: Text.ElideNone
+                                        wrapMode: Text.Wrap
                                         text: fileRow.modelData.note !== "" ? fileRow.modelData.note : fileRow.modelData.fitText
                                         color: fileRow.modelData.note !== "" ? Theme.errorText : Theme.mutedText
                                         Layout.fillWidth: true

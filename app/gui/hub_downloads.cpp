@@ -79,16 +79,27 @@ void HubDownloads::start() {
         saveJobs();
         if (j && j->state == hub::JobState::Done && !j->paths.isEmpty()) emit modelDownloaded(j->paths.first());
     });
-    if (keys_) {
-        QPointer<HubDownloads> self(this);
-        keys_->fetch(kTokenAccount, [self](const QString& token) {
-            if (!self || !self->client_) return;
+    restoreJobs();
+}
+
+// The token is read from the keyring at the first request, not at start: an
+// app that never downloads never asks the keyring (nor warns that it has none).
+void HubDownloads::withToken(std::function<void()> action) {
+    if (tokenRead_ || !keys_) {
+        tokenRead_ = true;
+        return action();
+    }
+    QPointer<HubDownloads> self(this);
+    keys_->fetch(kTokenAccount, [self, action = std::move(action)](const QString& token) {
+        if (!self || !self->client_) return;
+        if (!self->tokenRead_) {
+            self->tokenRead_ = true;
             self->client_->setToken(token);
             self->hasToken_ = !token.isEmpty();
             emit self->tokenChanged();
-        });
-    }
-    restoreJobs();
+        }
+        action();
+    });
 }
 
 void HubDownloads::setError(const QString& e) {
@@ -105,6 +116,7 @@ void HubDownloads::setBusy(int delta) {
 
 void HubDownloads::search(const QString& query, int sort) {
     if (!client_) return;
+    if (!tokenRead_) return withToken([this, query, sort] { search(query, sort); });
     const int generation = ++generation_;
     setError({});
     setBusy(+1);
@@ -125,6 +137,7 @@ void HubDownloads::search(const QString& query, int sort) {
 
 void HubDownloads::openRepo(const QString& repo) {
     if (!client_) return;
+    if (!tokenRead_) return withToken([this, repo] { openRepo(repo); });
     const int generation = ++generation_;
     setError({});
     currentRepo_ = repo;
@@ -239,7 +252,9 @@ bool HubDownloads::download(const QString& path) {
 }
 
 void HubDownloads::pause(int id) { if (downloader_) downloader_->pause(id); }
-void HubDownloads::resume(int id) { if (downloader_) downloader_->resume(id); }
+void HubDownloads::resume(int id) {
+    if (downloader_) withToken([this, id] { downloader_->resume(id); });
+}
 void HubDownloads::cancel(int id) { if (downloader_) downloader_->cancel(id); }
 
 void HubDownloads::forget(int id) {
@@ -262,6 +277,7 @@ QString HubDownloads::setHubUrl(const QString& url) {
 }
 
 void HubDownloads::setToken(const QString& token) {
+    tokenRead_ = true;
     if (client_) client_->setToken(token.trimmed());
     hasToken_ = !token.trimmed().isEmpty();
     emit tokenChanged();

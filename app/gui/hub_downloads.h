@@ -20,6 +20,7 @@
 #include <QtQml/qqmlparserstatus.h>
 #include <QtQml/qqmlregistration.h>
 
+#include <functional>
 #include <memory>
 
 namespace cairn::app {
@@ -104,6 +105,7 @@ private:
     void rebuildJobs();
     void saveJobs();
     void restoreJobs();
+    void withToken(std::function<void()> action);
 
     QPointer<AppSettings> settings_;
     QPointer<KeyVault> keys_;
@@ -124,6 +126,7 @@ private:
     QVariantList fileGroups_;
     QVariantList jobs_;
     bool hasToken_ = false;
+    bool tokenRead_ = false;
 };
 
 } // namespace cairn::app

@@ -180,6 +180,9 @@ QUrl searchUrl(const QString& base, const QString& query, SearchSort sort, int l
                                                                          : QStringLiteral("downloads"));
     q.addQueryItem(QStringLiteral("direction"), QStringLiteral("-1"));
     q.addQueryItem(QStringLiteral("limit"), QString::number(std::clamp(limit, 1, 100)));
+    // The default answer has no lastModified or gated; asking for fields returns id plus those.
+    for (const char* field : {"downloads", "likes", "lastModified", "gated"})
+        q.addQueryItem(QStringLiteral("expand[]"), QString::fromLatin1(field));
     url.setQuery(q);
     return url;
 }

@@ -39,7 +39,7 @@ struct HubFile {
     int splitCount = 0;
 };
 
-// GET {base}/api/models?search=...&filter=gguf: a JSON array of model objects.
+// GET {base}/api/models?search=...&filter=gguf&expand[]=...: a JSON array of model objects.
 std::vector<HubRepo> parseSearchReply(const QByteArray& body);
 // GET {base}/api/models/{repo}/tree/main?recursive=true: a JSON array of
 // {type, path, size, oid, lfs: {oid, size}}; only *.gguf files are kept.

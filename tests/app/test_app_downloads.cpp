@@ -161,10 +161,6 @@ private slots:
         QTRY_COMPARE(child(child(content, QStringLiteral("hubFile_tiny-Q8_0.gguf")), QStringLiteral("fitBadge"))->property("text").toString(),
                      QStringLiteral("won't fit"));
         hub->setAvailableMemory(qint64(8) << 30);
-        if (qEnvironmentVariableIsSet("CAIRN_DOWNLOAD_SCREENSHOT")) {
-            QTest::qWait(300);
-            app->window->grabWindow().save(qEnvironmentVariable("CAIRN_DOWNLOAD_SCREENSHOT"));
-        }
 
         // Download it, then Use: the model loads and chats.
         row = child(content, QStringLiteral("hubFile_tiny-Q8_0.gguf"));
@@ -212,6 +208,13 @@ private slots:
         QVERIFY(click(app->window, child(content, QStringLiteral("jobPause"))));
         QTRY_COMPARE_WITH_TIMEOUT(firstJob(hub)[QStringLiteral("state")].toString(), QStringLiteral("paused"), 10000);
         const QString bytesText = firstJob(hub)[QStringLiteral("bytesText")].toString();
+        // The picture of docs/screenshots/downloads.png: a repository's files and a paused download.
+        if (qEnvironmentVariableIsSet("CAIRN_DOWNLOAD_SCREENSHOT")) {
+            hub->openRepo(QStringLiteral("org/Tiny-GGUF"));
+            QTRY_VERIFY_WITH_TIMEOUT(hub->architectureNote().contains(QLatin1String("llama")), 20000);
+            QTest::qWait(500);
+            app->window->grabWindow().save(qEnvironmentVariable("CAIRN_DOWNLOAD_SCREENSHOT"));
+        }
         app.reset();
 
         auto* backend2 = new MemorySecretBackend;

@@ -130,6 +130,7 @@ private:
                     "\",\"likes\":" + std::to_string(r.likes) + ",\"trendingScore\":3,\"private\":false,\"downloads\":" +
                     std::to_string(r.downloads) + ",\"tags\":[\"gguf\",\"text-generation\"],\"pipeline_tag\":\"text-generation\"," +
                     "\"library_name\":\"gguf\",\"createdAt\":\"2024-09-17T14:12:05.000Z\",\"modelId\":\"" + r.id + "\"" +
+                    (req.has_param("expand[]") ? ",\"lastModified\":\"2025-03-0" + std::to_string(1 + i % 9) + "T10:00:00.000Z\"" : "") +
                     (r.token.empty() ? "" : ",\"gated\":\"manual\"") + "}";
         }
         res.set_content(body + "]", "application/json");

@@ -102,6 +102,7 @@ private slots:
         QVERIFY2(error.isEmpty(), qPrintable(error));
         QCOMPARE(repos.size(), size_t(2));
         QCOMPARE(repos[0].downloads, 900);
+        QCOMPARE(repos[1].lastModified, QStringLiteral("2025-03-02T10:00:00.000Z"));  // asked for with expand[]
         QCOMPARE(QString::fromStdString(hub().lastSearchQuery()),
                  QStringLiteral("search=small model&filter=gguf&sort=likes&direction=-1"));
 

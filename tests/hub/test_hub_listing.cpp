@@ -144,6 +144,8 @@ private slots:
         QCOMPARE(q.queryItemValue(QStringLiteral("filter")), QStringLiteral("gguf"));
         QCOMPARE(q.queryItemValue(QStringLiteral("sort")), QStringLiteral("likes"));
         QCOMPARE(q.queryItemValue(QStringLiteral("x")), QString());
+        QCOMPARE(q.allQueryItemValues(QStringLiteral("expand[]")),
+                 (QStringList{"downloads", "likes", "lastModified", "gated"}));
         QCOMPARE(QUrlQuery(searchUrl(QStringLiteral("http://h"), {}, SearchSort::Updated, 5)).queryItemValue(QStringLiteral("sort")),
                  QStringLiteral("lastModified"));
         QCOMPARE(fileUrl(QStringLiteral("https://h"), QStringLiteral("o/r"), QStringLiteral("Q8 0/a#b.gguf")).toString(QUrl::FullyEncoded),
