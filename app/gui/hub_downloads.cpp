@@ -219,7 +219,11 @@ void HubDownloads::rebuildFiles() {
             {"path", f.path}, {"name", f.localName}, {"size", double(size)}, {"sizeText", humanBytes(quint64(size))},
             {"parts", parts}, {"fit", hub::fitLabel(fit)}, {"fitText", fitText},
             {"supported", !unsupported && problem.isEmpty()},
-            {"note", !problem.isEmpty() ? problem : unsupported ? tr("not supported: %1").arg(arch) : QString()}});
+            {"note", !problem.isEmpty() ? problem
+                     : unsupported      ? tr("not supported: %1").arg(arch)
+                     : parts > 1        ? tr("%1 parts: the engine loads one file, so merge them after the download "
+                                             "(llama-gguf-split --merge)").arg(parts)
+                                        : QString()}});
         groupSize[quant] = groupSize.count(quant) ? std::min(groupSize[quant], size) : size;
     }
     std::vector<std::pair<qint64, QString>> order;
