@@ -43,9 +43,10 @@ ApplicationWindow {
         value: (window.themeOverride !== "" ? window.themeOverride : window.controller.settings.theme) === "dark"
     }
 
-    // Opens a dialog by name ("models", "settings", "conversation"); used by `cairn --panel`.
+    // Opens a dialog by name ("models", "downloads", "settings", "conversation"); used by `cairn --panel`.
     function openPanel(name) {
         if (name === "models") picker.open()
+        else if (name === "downloads") { picker.open(); picker.openDownloads() }
         else if (name === "settings") settingsDialog.open()
         else if (name === "conversation") conversationDialog.open()
     }

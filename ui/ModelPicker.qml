@@ -140,7 +140,7 @@ Dialog {
                 textFormat: Text.PlainText
                 anchors.centerIn: parent
                 visible: list.count === 0
-                text: qsTr("No GGUF files yet. Add a folder or open a file.")
+                text: qsTr("No GGUF files yet. Download one, add a folder or open a file.")
                 color: Theme.mutedText
             }
         }
@@ -149,6 +149,7 @@ Dialog {
             Button { text: qsTr("Add folder…"); onClicked: folderDialog.open() }
             Button { text: qsTr("Open file…"); onClicked: fileDialog.open() }
             Button { objectName: "addRemoteButton"; text: qsTr("Add remote endpoint…"); onClicked: remoteDialog.open() }
+            Button { objectName: "openDownloadsButton"; text: qsTr("Download…"); onClicked: downloadView.open() }
             Item { Layout.fillWidth: true }
             Label {
                 textFormat: Text.PlainText
@@ -223,6 +224,10 @@ Dialog {
             }
         }
     }
+
+    // Models from Hugging Face or a mirror (ui/DownloadView.qml).
+    DownloadView { id: downloadView; controller: root.controller }
+    function openDownloads() { downloadView.open() }
 
     FolderDialog {
         id: folderDialog

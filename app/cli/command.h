@@ -31,5 +31,7 @@ int runSynth(Args& args);
 int runChatBench(Args& args);
 int runServe(Args& args);
 int runChat(Args& args);
+int runDownload(Args& args);
+int runSearchHub(Args& args);
 
 } // namespace cairn::cli

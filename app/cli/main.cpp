@@ -1,4 +1,4 @@
-// cairn-cli: inspect, tokenize, generate, dump, bench, synth, template, chat-bench, serve, chat.
+// cairn-cli: inspect, tokenize, generate, dump, bench, synth, template, chat-bench, serve, chat, download, search-hub.
 #include "command.h"
 #include "terminal_text.h"
 
@@ -38,7 +38,11 @@ void usage() {
                  "        [--slots N] [--queue-wait MS]               OpenAI-compatible API server (docs/API.md)\n"
                  "  chat (-m MODEL | --remote URL [--api-key KEY] [--remote-model NAME]) --messages M.json [-n N]\n"
                  "       [--temp T] [--top-k K] [--top-p P] [--min-p P] [--seed S] [-t N] [--ctx N] [--timeout S] [--json]\n"
-                 "                                                   one assistant turn, local or on a remote server\n");
+                 "                                                   one assistant turn, local or on a remote server\n"
+                 "  download [--hub URL] REPO FILE [--dir DIR]        fetch a GGUF file (or its split set) from Hugging Face,\n"
+                 "                                                   resumable, checked against its SHA-256 (HF_TOKEN: access token)\n"
+                 "  search-hub [--hub URL] [--sort downloads|likes|updated] [--limit N] QUERY [--json]\n"
+                 "                                                   repositories with GGUF files and their files\n");
 }
 
 } // namespace
@@ -57,6 +61,8 @@ int main(int argc, char** argv) {
         {"chat-bench", runChatBench},
         {"serve", runServe},
         {"chat", runChat},
+        {"download", runDownload},
+        {"search-hub", runSearchHub},
     };
     if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
         usage();

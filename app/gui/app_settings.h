@@ -54,6 +54,9 @@ class AppSettings : public QObject {
     CAIRN_SETTING(bool, apiServerEnabled, ApiServerEnabled, "apiServer/enabled", false)
     CAIRN_SETTING(QString, apiServerHost, ApiServerHost, "apiServer/host", QStringLiteral("127.0.0.1"))
     CAIRN_SETTING(int, apiServerPort, ApiServerPort, "apiServer/port", 8080)
+    // Model downloads: the hub (Hugging Face or a mirror) and the unfinished downloads (JSON), resumed after a restart.
+    CAIRN_SETTING(QString, hubUrl, HubUrl, "hub/url", QStringLiteral("https://huggingface.co"))
+    CAIRN_SETTING(QString, hubDownloads, HubDownloads, "hub/downloads", QString())
 
 public:
     // fileName empty: the platform's default QSettings; otherwise an INI file.
