@@ -64,6 +64,8 @@ Item {
             onCopyRequested: (text) => root.controller.copyText(text)
             onEditRequested: (id, text) => root.controller.editMessage(id, text)
             onRegenerateRequested: (id) => root.controller.regenerate(id)
+            canContinue: !root.controller.modelRemote
+            onContinueRequested: (id) => root.controller.continueReply(id)
             onBranchRequested: (id, delta) => root.controller.switchBranch(id, delta)
             onLinkRequested: (link) => root.controller.openLink(link)
         }

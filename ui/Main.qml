@@ -235,6 +235,9 @@ ApplicationWindow {
                 Layout.fillWidth: true
                 generating: window.controller.generating
                 ready: window.controller.modelReady
+                thinkingAvailable: window.controller.thinkingAvailable
+                thinking: window.controller.thinking
+                onThinkingToggled: (on) => window.controller.thinking = on
                 onSendRequested: (text) => window.controller.send(text)
                 onStopRequested: window.controller.stop()
                 Component.onCompleted: focusInput()
