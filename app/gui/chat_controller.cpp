@@ -489,7 +489,21 @@ void ChatController::switchBranch(qint64 messageId, int delta) {
         auto sib = store_->siblings(messageId);
         qint64 target = qint64(sib.index) + delta;
         if (target < 0 || target >= qint64(sib.ids.size())) return;
-        store_->setActiveLeaf(current_, store_->newestLeafUnder(sib.ids[size_t(target)]));
+        // Every message of the branch shown remembers it, so coming back to any
+        // of them returns to the choices made below it (not the newest siblings).
+        if (auto leaf = store_->activeLeaf(current_))
+            for (const auto& m : store_->pathTo(*leaf)) branchLeaf_[m.id] = *leaf;
+        const int64_t to = sib.ids[size_t(target)];
+        int64_t leaf = store_->newestLeafUnder(to);
+        if (auto it = branchLeaf_.find(to); it != branchLeaf_.end()) {
+            try {
+                for (const auto& m : store_->pathTo(it->second))
+                    if (m.id == to && m.conversationId == current_) leaf = it->second;
+            } catch (const std::exception&) {
+                branchLeaf_.erase(it);  // deleted meanwhile
+            }
+        }
+        store_->setActiveLeaf(current_, leaf);
         messages_->load(current_);
     } catch (const std::exception& e) {
         setError(QString::fromUtf8(e.what()));

@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <functional>
+#include <unordered_map>
 #include <memory>
 
 namespace cairn::store { class Store; }
@@ -247,6 +248,8 @@ private:
     qint64 contextUsed_ = 0, contextSize_ = 0;
     qint64 undoId_ = -1;
     QVariantList searchResults_;
+    // Branch switching: the leaf last shown through each message (this session).
+    std::unordered_map<qint64, qint64> branchLeaf_;
     std::function<bool(const QUrl&)> linkOpener_;
     QThread* importThread_ = nullptr;
     std::atomic<bool> cancelImport_{false};
