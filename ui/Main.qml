@@ -48,6 +48,7 @@ ApplicationWindow {
         if (name === "models") picker.open()
         else if (name === "settings") settingsDialog.open()
         else if (name === "conversation") conversationDialog.open()
+        else if (name === "import") importDialog.open()
     }
 
     // Searches as if typed after Ctrl+K; used by `cairn --search`.
