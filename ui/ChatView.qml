@@ -42,6 +42,19 @@ Item {
         function follow() { following = true; Qt.callLater(followEnd) }
         onContentYChanged: if (readerScrolling) following = atBottom()
         onMovementEnded: following = atBottom()
+        // Switching a branch keeps the clicked message where it is on screen:
+        // the rows from it on are replaced (the ListView lays them out again and
+        // may move its origin), so its offset in the view is put back once they are.
+        function switchBranch(messageId, delta, row) {
+            following = false
+            const before = itemAtIndex(row)
+            if (!before) return root.controller.switchBranch(messageId, delta)
+            const offset = before.y - contentY  // (the delegate itself goes with the switch)
+            const keep = () => { forceLayout(); const item = itemAtIndex(row); if (item) contentY = item.y - offset }
+            root.controller.switchBranch(messageId, delta)
+            keep()
+            Qt.callLater(keep)
+        }
         onContentHeightChanged: if (following) Qt.callLater(followEnd)
         onHeightChanged: if (following) Qt.callLater(followEnd)
 
@@ -64,7 +77,9 @@ Item {
             onCopyRequested: (text) => root.controller.copyText(text)
             onEditRequested: (id, text) => root.controller.editMessage(id, text)
             onRegenerateRequested: (id) => root.controller.regenerate(id)
-            onBranchRequested: (id, delta) => root.controller.switchBranch(id, delta)
+            canContinue: !root.controller.modelRemote
+            onContinueRequested: (id) => root.controller.continueReply(id)
+            onBranchRequested: (id, delta) => list.switchBranch(id, delta, index)
             onLinkRequested: (link) => root.controller.openLink(link)
         }
     }

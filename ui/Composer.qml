@@ -1,5 +1,6 @@
 // The message box: Enter sends, Shift+Enter adds a line; Send becomes Stop
-// while a reply streams.
+// while a reply streams. With a model whose template reads enable_thinking, a
+// "Thinking" switch beside it turns the chat's reasoning on or off.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
@@ -10,6 +11,9 @@ Rectangle {
     property bool generating: false
     property bool ready: true
     property alias text: input.text
+    property bool thinkingAvailable: false
+    property bool thinking: true
+    signal thinkingToggled(bool on)
     signal sendRequested(string text)
     signal stopRequested()
 
@@ -63,6 +67,25 @@ Rectangle {
                         }
                     }
                 }
+            }
+            Switch {
+                id: thinkingSwitch
+                objectName: "thinkingSwitch"
+                visible: root.thinkingAvailable
+                checked: root.thinking
+                enabled: !root.generating
+                Layout.alignment: Qt.AlignVCenter
+                onToggled: root.thinkingToggled(checked)
+                contentItem: Label {
+                    textFormat: Text.PlainText
+                    text: qsTr("Thinking")
+                    color: thinkingSwitch.enabled ? Theme.text : Theme.mutedText
+                    leftPadding: thinkingSwitch.indicator.width + 6
+                    verticalAlignment: Text.AlignVCenter
+                }
+                ToolTip.visible: hovered
+                ToolTip.delay: 500
+                ToolTip.text: qsTr("Let the model reason before it answers (this chat)")
             }
             Button {
                 id: actionButton

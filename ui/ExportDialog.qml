@@ -17,12 +17,14 @@ Dialog {
     function openFor(fmt) {
         root.format = fmt
         pathField.text = root.controller.proposedExportPath(fmt)
+        reasoningBox.checked = false
+        reasoningBox.visible = root.controller.hasReasoning()
         root.open()
         pathField.forceActiveFocus()
     }
     function save() {
         if (pathField.text.trim() === "") return
-        if (root.controller.exportToPath(pathField.text, root.format)) root.close()
+        if (root.controller.exportToPath(pathField.text, root.format, reasoningBox.checked)) root.close()
     }
 
     title: root.format === "json" ? qsTr("Export as JSON") : qsTr("Export as Markdown")
@@ -68,6 +70,11 @@ Dialog {
             text: qsTr("A file with this name exists: Save replaces it.")
             color: Theme.warningText
             font.pixelSize: 12
+        }
+        CheckBox {
+            id: reasoningBox
+            objectName: "exportReasoning"
+            text: qsTr("Include the model's reasoning")
         }
     }
 

@@ -43,12 +43,13 @@ ApplicationWindow {
         value: (window.themeOverride !== "" ? window.themeOverride : window.controller.settings.theme) === "dark"
     }
 
-    // Opens a dialog by name ("models", "downloads", "settings", "conversation"); used by `cairn --panel`.
+    // Opens a dialog by name ("models", "downloads", "settings", "conversation", "import"); used by `cairn --panel`.
     function openPanel(name) {
         if (name === "models") picker.open()
         else if (name === "downloads") { picker.open(); picker.openDownloads() }
         else if (name === "settings") settingsDialog.open()
         else if (name === "conversation") conversationDialog.open()
+        else if (name === "import") importDialog.open()
     }
 
     // Searches as if typed after Ctrl+K; used by `cairn --search`.
@@ -236,6 +237,9 @@ ApplicationWindow {
                 Layout.fillWidth: true
                 generating: window.controller.generating
                 ready: window.controller.modelReady
+                thinkingAvailable: window.controller.thinkingAvailable
+                thinking: window.controller.thinking
+                onThinkingToggled: (on) => window.controller.thinking = on
                 onSendRequested: (text) => window.controller.send(text)
                 onStopRequested: window.controller.stop()
                 Component.onCompleted: focusInput()

@@ -1,7 +1,9 @@
 // One message of the chat: Markdown prose, code blocks with Copy, and the
 // actions (copy, edit for user messages, regenerate for replies, `< 1/2 >`
 // between sibling branches). A reply left unfinished (stopped before any
-// text, cut off by a crash) says so and offers Retry.
+// text, cut off by a crash) says so and offers Retry, and Continue when it has
+// text. A reasoning model's reasoning is a block above the answer, open while
+// it streams and closed once the answer begins (the reader's click decides after).
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
@@ -19,12 +21,18 @@ Item {
     required property string stats
     required property bool streaming
     required property bool complete
+    required property string reasoning
+    required property bool thinking
+    required property string reasoningLabel
     property bool isLast: false
+    // Continue is offered (a local model: it resumes after the stored text).
+    property bool canContinue: false
     property bool busy: false
 
     signal copyRequested(string text)
     signal editRequested(var messageId, string text)
     signal regenerateRequested(var messageId)
+    signal continueRequested(var messageId)
     signal branchRequested(var messageId, int delta)
     signal linkRequested(string link)
 
@@ -90,6 +98,40 @@ Item {
                 anchors.rightMargin: root.isUser ? 14 : 0
                 spacing: 8
 
+                ColumnLayout {
+                    id: reasoningBlock
+                    objectName: "reasoningBlock"
+                    visible: !root.isUser && root.reasoningLabel !== ""
+                    property bool chosen: false  // the reader opened or closed it
+                    property bool chosenOpen: false
+                    readonly property bool open: chosen ? chosenOpen : root.thinking
+                    Layout.fillWidth: true
+                    spacing: 4
+                    ActionButton {
+                        objectName: "reasoningToggle"
+                        text: (reasoningBlock.open ? "▾ " : "▸ ") + root.reasoningLabel
+                        onClicked: { reasoningBlock.chosenOpen = !reasoningBlock.open; reasoningBlock.chosen = true }
+                    }
+                    Rectangle {
+                        visible: reasoningBlock.open && root.reasoning !== ""
+                        Layout.fillWidth: true
+                        Layout.preferredHeight: reasoningText.implicitHeight
+                        color: "transparent"
+                        Rectangle { width: 2; height: parent.height; color: Theme.border }
+                        Label {
+                            id: reasoningText
+                            objectName: "reasoningText"
+                            x: 12
+                            width: parent.width - 12
+                            textFormat: Text.PlainText
+                            text: root.reasoning
+                            wrapMode: Text.Wrap
+                            color: Theme.mutedText
+                            font.pixelSize: 13
+                        }
+                    }
+                }
+
                 Repeater {
                     model: root.segments
                     delegate: Loader {
@@ -145,14 +187,14 @@ Item {
                     textFormat: Text.PlainText
                     objectName: "interruptedNote"
                     visible: root.interrupted
-                    text: root.content === "" ? qsTr("Stopped before the reply began.")
+                    text: root.content === "" && root.reasoning === "" ? qsTr("Stopped before the reply began.")
                                               : qsTr("This reply was cut off before it ended.")
                     color: Theme.mutedText
                     font.italic: true
                 }
                 Label {
                     textFormat: Text.PlainText
-                    visible: root.streaming && root.content === ""
+                    visible: root.streaming && root.content === "" && root.reasoningLabel === ""
                     text: qsTr("Thinking…")
                     color: Theme.mutedText
                     font.italic: true
@@ -239,6 +281,13 @@ Item {
                 enabled: !root.busy
                 text: root.interrupted ? qsTr("Retry") : qsTr("Regenerate")
                 onClicked: root.regenerateRequested(root.messageId)
+            }
+            ActionButton {
+                objectName: "continueButton"
+                visible: root.interrupted && root.canContinue && (root.content !== "" || root.reasoning !== "")
+                enabled: !root.busy
+                text: qsTr("Continue")
+                onClicked: root.continueRequested(root.messageId)
             }
             Label {
                 textFormat: Text.PlainText

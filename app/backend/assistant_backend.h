@@ -35,6 +35,9 @@ struct TurnRequest {
     std::function<void(std::string_view piece)> onPiece;         // streamed text, whole characters
     std::function<void(int64_t done, int64_t total)> onPrefill;  // embedded only: prompt progress
     std::function<void()> onPromptReady;                        // embedded only: prompt fed, no token yet
+    // Embedded only: Continue, the start of the reply (ReplyOptions::assistantPrefix);
+    // the result's text is what follows it.
+    std::string assistantPrefix;
 };
 
 enum class Finish {

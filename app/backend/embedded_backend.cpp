@@ -28,6 +28,7 @@ TurnResult EmbeddedBackend::reply(const TurnRequest& request) {
     o.onPiece = request.onPiece;
     o.onPrefill = request.onPrefill;
     o.onPromptReady = request.onPromptReady;
+    o.assistantPrefix = request.assistantPrefix;
 
     const ReplyResult r = session_.reply(request.messages, exec_, o);
     TurnResult t;

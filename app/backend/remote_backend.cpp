@@ -87,6 +87,8 @@ const std::string& RemoteBackend::model() {
 
 TurnResult RemoteBackend::reply(const TurnRequest& request) {
     needApplication();
+    if (!request.assistantPrefix.empty())
+        throw BackendError(FailureKind::Refused, "remote", "a server cannot continue a reply from its text");
     const std::string modelName = model();
     HttpRequest hr = requestFor(options_, "/chat/completions", chatRequestBody(request, modelName, true), request.cancel);
     hr.eventStream = true;

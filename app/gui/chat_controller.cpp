@@ -105,8 +105,9 @@ void ChatController::connectWorker() {
         setProgress(0, modelRemote_ ? tr("Connecting to %1…").arg(base) : tr("Loading %1…").arg(QFileInfo(path).fileName()));
     });
     connect(worker_, &EngineWorker::modelLoaded, this,
-            [this](const QString& path, const QString& name, qint64 ctx, const QString& fingerprint) {
+            [this](const QString& path, const QString& name, qint64 ctx, const QString& fingerprint, bool thinkingSwitch) {
                 modelLoading_ = false;
+                thinkingAvailable_ = thinkingSwitch;
                 modelReady_ = true;
                 modelPath_ = path;
                 modelName_ = name;
@@ -165,10 +166,11 @@ void ChatController::connectWorker() {
     connect(worker_, &EngineWorker::replyStarted, this, [this](qint64, qint64 id) {
         messages_->setStreaming(id, true);
     });
-    connect(worker_, &EngineWorker::replyText, this, [this](qint64 id, const QString& text) {
-        if (progress_ >= 0) setProgress(-1, {});
-        messages_->setStreamingText(id, text);
-    });
+    connect(worker_, &EngineWorker::replyText, this,
+            [this](qint64 id, const QString& text, const QString& reasoning, bool thinking, qint64 reasoningMs) {
+                if (progress_ >= 0) setProgress(-1, {});
+                messages_->setStreamingText(id, text, reasoning, thinking, reasoningMs);
+            });
     connect(worker_, &EngineWorker::prefillProgress, this, [this](qint64 done, qint64 total) {
         if (done >= total) setProgress(-1, {});
         else setProgress(double(done) / double(total), tr("Reading the conversation: %1 / %2 tokens").arg(done).arg(total));
@@ -267,7 +269,35 @@ QVariantMap ChatController::generationSettings() const {
         } catch (const std::exception&) {
         }
     }
-    return settings_->generationSettings(overrides);
+    QVariantMap s = settings_->generationSettings(overrides);
+    if (thinkingAvailable_) s[QStringLiteral("thinking")] = thinking();
+    return s;
+}
+
+bool ChatController::thinking() const {
+    if (current_ < 0) return pendingThinking_;
+    try {
+        const auto s = const_cast<store::Store&>(*store_).settings(current_);
+        const auto it = s.find("thinking");
+        return it == s.end() || !it->is_boolean() || it->get<bool>();  // a hand-edited value: the default
+    } catch (const std::exception&) {
+        return true;
+    }
+}
+
+void ChatController::setThinking(bool on) {
+    if (current_ < 0) {
+        pendingThinking_ = on;
+    } else {
+        try {
+            auto s = store_->settings(current_);
+            s["thinking"] = on;
+            store_->setSettings(current_, s);
+        } catch (const std::exception& e) {
+            setError(QString::fromUtf8(e.what()));
+        }
+    }
+    emit currentConversationChanged();
 }
 
 void ChatController::setError(const QString& text) {
@@ -332,6 +362,7 @@ void ChatController::newChat() {
     current_ = -1;
     settings_->setLastConversation(-1);
     pendingSystemPrompt_.clear();
+    pendingThinking_ = true;
     messages_->load(-1);
     conversationSettings_->load(-1);
     resumeNote_.clear();
@@ -400,6 +431,8 @@ void ChatController::send(const QString& text) {
         pendingSystemPrompt_.clear();
         settings_->setLastConversation(current_);
         conversationSettings_->attach(current_);  // overrides chosen before the first message
+        if (!pendingThinking_) setThinking(false);
+        pendingThinking_ = true;
         conversations_->reload();
         messages_->load(current_);
         emit currentConversationChanged();
@@ -427,6 +460,17 @@ void ChatController::regenerate(qint64 messageId) {
                               Qt::QueuedConnection);
 }
 
+void ChatController::continueReply(qint64 messageId) {
+    if (generating_ || current_ < 0) return;
+    clearError();
+    setGenerating(true);
+    auto s = generationSettings();
+    const qint64 conv = current_;
+    cancel_->store(false);
+    QMetaObject::invokeMethod(worker_, [w = worker_, conv, messageId, s] { w->continueReply(conv, messageId, s); },
+                              Qt::QueuedConnection);
+}
+
 void ChatController::editMessage(qint64 messageId, const QString& text) {
     if (generating_ || current_ < 0 || text.trimmed().isEmpty()) return;
     clearError();
@@ -445,7 +489,21 @@ void ChatController::switchBranch(qint64 messageId, int delta) {
         auto sib = store_->siblings(messageId);
         qint64 target = qint64(sib.index) + delta;
         if (target < 0 || target >= qint64(sib.ids.size())) return;
-        store_->setActiveLeaf(current_, store_->newestLeafUnder(sib.ids[size_t(target)]));
+        // Every message of the branch shown remembers it, so coming back to any
+        // of them returns to the choices made below it (not the newest siblings).
+        if (auto leaf = store_->activeLeaf(current_))
+            for (const auto& m : store_->pathTo(*leaf)) branchLeaf_[m.id] = *leaf;
+        const int64_t to = sib.ids[size_t(target)];
+        int64_t leaf = store_->newestLeafUnder(to);
+        if (auto it = branchLeaf_.find(to); it != branchLeaf_.end()) {
+            try {
+                for (const auto& m : store_->pathTo(it->second))
+                    if (m.id == to && m.conversationId == current_) leaf = it->second;
+            } catch (const std::exception&) {
+                branchLeaf_.erase(it);  // deleted meanwhile
+            }
+        }
+        store_->setActiveLeaf(current_, leaf);
         messages_->load(current_);
     } catch (const std::exception& e) {
         setError(QString::fromUtf8(e.what()));
@@ -601,12 +659,24 @@ bool ChatController::exportConversation(const QUrl& file, const QString& format)
     return exportToPath(file.isLocalFile() ? file.toLocalFile() : file.toString(), format);
 }
 
-bool ChatController::exportToPath(const QString& path, const QString& format) {
+bool ChatController::hasReasoning() const {
+    if (current_ < 0) return false;
+    try {
+        for (const auto& m : const_cast<store::Store&>(*store_).messages(current_))
+            if (!m.reasoning.empty()) return true;
+    } catch (const std::exception&) {
+    }
+    return false;
+}
+
+bool ChatController::exportToPath(const QString& path, const QString& format, bool includeReasoning) {
     if (current_ < 0) return false;
     try {
         if (path.trimmed().isEmpty()) throw std::runtime_error("no file name given");
         auto data = store_->conversationData(current_);
-        std::string text = format == QLatin1String("json") ? store::toJson(data).dump(2) : store::toMarkdown(data);
+        const store::ExportOptions options{.includeReasoning = includeReasoning};
+        std::string text = format == QLatin1String("json") ? store::toJson(data, options).dump(2)
+                                                           : store::toMarkdown(data, options);
         QFile f(path);
         if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) throw std::runtime_error(f.errorString().toStdString());
         if (f.write(text.data(), qint64(text.size())) != qint64(text.size()) || !f.flush())

@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <functional>
+#include <unordered_map>
 #include <memory>
 
 namespace cairn::store { class Store; }
@@ -51,6 +52,10 @@ class ChatController : public QObject {
     Q_PROPERTY(bool modelLoading READ modelLoading NOTIFY modelChanged)
     // The picked model runs on a remote server (its state lives there: no snapshots).
     Q_PROPERTY(bool modelRemote READ modelRemote NOTIFY modelChanged)
+    // The model's chat template reads `enable_thinking`: the open chat's "Thinking" switch applies.
+    Q_PROPERTY(bool thinkingAvailable READ thinkingAvailable NOTIFY modelChanged)
+    // The open chat's "Thinking" switch (on unless turned off; kept with the chat).
+    Q_PROPERTY(bool thinking READ thinking WRITE setThinking NOTIFY currentConversationChanged)
     Q_PROPERTY(cairn::app::KeyVault* keys READ keys CONSTANT)
     Q_PROPERTY(cairn::app::ApiServerControl* apiServer READ apiServer CONSTANT)
     Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
@@ -103,6 +108,9 @@ public:
     bool modelReady() const { return modelReady_; }
     bool modelLoading() const { return modelLoading_; }
     bool modelRemote() const { return modelRemote_; }
+    bool thinkingAvailable() const { return thinkingAvailable_; }
+    bool thinking() const;
+    void setThinking(bool on);
     bool generating() const { return generating_; }
     bool busy() const { return busy_; }
     double progress() const { return progress_; }
@@ -128,6 +136,8 @@ public:
     Q_INVOKABLE void send(const QString& text);
     Q_INVOKABLE void stop();
     Q_INVOKABLE void regenerate(qint64 messageId);
+    // An interrupted reply goes on from its stored text (a local model only).
+    Q_INVOKABLE void continueReply(qint64 messageId);
     Q_INVOKABLE void editMessage(qint64 messageId, const QString& text);
     Q_INVOKABLE void switchBranch(qint64 messageId, int delta);
     Q_INVOKABLE void renameConversation(qint64 id, const QString& title);
@@ -147,7 +157,10 @@ public:
     Q_INVOKABLE void removeRemoteEndpoint(const QString& url);
     Q_INVOKABLE bool exportConversation(const QUrl& file, const QString& format);
     // Writes the open conversation to `path`; success is a notice naming the file.
-    Q_INVOKABLE bool exportToPath(const QString& path, const QString& format);
+    // A reasoning model's reasoning is left out unless `includeReasoning`.
+    Q_INVOKABLE bool exportToPath(const QString& path, const QString& format, bool includeReasoning = false);
+    // The open conversation has replies with reasoning (the export dialog offers to include it).
+    Q_INVOKABLE bool hasReasoning() const;
     // Where an export goes unless the user says otherwise: the documents
     // folder, the title made a safe file name, the format's suffix.
     Q_INVOKABLE QString proposedExportPath(const QString& format) const;
@@ -225,6 +238,8 @@ private:
 
     qint64 current_ = -1;
     QString pendingSystemPrompt_;  // set before a new chat's first message
+    bool pendingThinking_ = true;  // likewise, the Thinking switch
+    bool thinkingAvailable_ = false;
     QString modelPath_, modelName_, modelNote_, modelFingerprint_, interruptedModel_;
     QString templateNote_;  // why the model's chat template is not used (empty: it is)
     bool modelReady_ = false, modelLoading_ = false, modelRemote_ = false, generating_ = false, busy_ = false;
@@ -233,6 +248,8 @@ private:
     qint64 contextUsed_ = 0, contextSize_ = 0;
     qint64 undoId_ = -1;
     QVariantList searchResults_;
+    // Branch switching: the leaf last shown through each message (this session).
+    std::unordered_map<qint64, qint64> branchLeaf_;
     std::function<bool(const QUrl&)> linkOpener_;
     QThread* importThread_ = nullptr;
     std::atomic<bool> cancelImport_{false};

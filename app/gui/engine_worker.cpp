@@ -139,10 +139,12 @@ void EngineWorker::loadModel(const QString& path, const QVariantMap& settings) {
         // The template is tried before the model counts as loaded: a template
         // that brought the app down must leave the crash marker set (see
         // ChatController::start).
-        auto rendering = renderChat(std::string(model_->file().getString("tokenizer.chat_template")),
-                                    {{"user", "Hello"}}, {});
+        const std::string templateSource(model_->file().getString("tokenizer.chat_template"));
+        auto rendering = renderChat(templateSource, {{"user", "Hello"}}, {});
         if (rendering.usedFallback) emit templateFallback(QString::fromStdString(rendering.fallbackReason));
-        emit modelLoaded(path, name, contextSize_, QString::fromStdString(fingerprint_));
+        markers_ = reasoningMarkersOf(templateSource);
+        thinkingSwitch_ = !rendering.usedFallback && templateSource.find("enable_thinking") != std::string::npos;
+        emit modelLoaded(path, name, contextSize_, QString::fromStdString(fingerprint_), thinkingSwitch_);
     } catch (const std::exception& e) {
         model_.reset();
         modelPath_.clear();
@@ -168,7 +170,9 @@ void EngineWorker::selectRemote(const QString& id, const QString& baseUrl, const
         remote_ = std::make_unique<backend::RemoteBackend>(o);
         fingerprint_ = "remote:" + remote_->options().baseUrl + "#" + o.model;
         contextSize_ = 0;
-        emit modelLoaded(id, model, 0, QString::fromStdString(fingerprint_));
+        markers_ = {};
+        thinkingSwitch_ = false;
+        emit modelLoaded(id, model, 0, QString::fromStdString(fingerprint_), false);
     } catch (const std::exception& e) {
         remote_.reset();
         emit modelFailed(id, QString::fromUtf8(e.what()));
@@ -217,10 +221,18 @@ std::vector<ChatMessage> EngineWorker::chatMessages(qint64 conversationId, std::
     if (!system.empty()) out.push_back({"system", system});
     if (!leaf) return out;
     for (const auto& m : db().pathTo(*leaf)) {
-        if (m.role == store::Role::Assistant && !m.complete && m.content.empty()) continue;
-        out.push_back({std::string(store::roleName(m.role)), m.content});
+        if (m.role == store::Role::Assistant && !m.complete && m.content.empty() && m.reasoning.empty()) continue;
+        // The reply as generated, reasoning included: the model's template decides
+        // what of it the next prompt keeps (Qwen3's drops earlier reasoning).
+        out.push_back({std::string(store::roleName(m.role)), m.reasoning + m.content});
     }
     return out;
+}
+
+void EngineWorker::applyThinking(const QVariantMap& settings) {
+    if (!session_) return;
+    const QVariant v = settings.value(QStringLiteral("thinking"));
+    session_->setThinking(thinkingSwitch_ && v.isValid() ? std::optional<bool>(v.toBool()) : std::nullopt);
 }
 
 bool EngineWorker::ensureSession(qint64 conversationId, const QVariantMap& settings) {
@@ -246,6 +258,7 @@ void EngineWorker::open(qint64 conversationId, const QVariantMap& settings, bool
     try {
         applySettings(settings);
         if (session_ && sessionConversation_ == conversationId) {
+            applyThinking(settings);
             // Already here; the count is the shown branch's (after a branch switch the
             // session still holds the other one until the next reply).
             auto leaf = db().activeLeaf(conversationId);
@@ -259,6 +272,7 @@ void EngineWorker::open(qint64 conversationId, const QVariantMap& settings, bool
         options.chunk = chunk_;
         session_ = std::make_unique<ChatSession>(*model_, options);
         sessionConversation_ = conversationId;
+        applyThinking(settings);
 
         auto leaf = db().activeLeaf(conversationId);
         if (!leaf) {
@@ -339,6 +353,22 @@ void EngineWorker::regenerate(qint64 conversationId, qint64 messageId, const QVa
     }
 }
 
+void EngineWorker::continueReply(qint64 conversationId, qint64 messageId, const QVariantMap& settings) {
+    try {
+        auto m = db().message(messageId);
+        if (m.role != store::Role::Assistant || !m.parentId || m.complete)
+            throw Error("continue", "not an interrupted reply");
+        if (remote_) {
+            emit errorOccurred(QStringLiteral("Continue needs a local model (a server starts the reply again): use Retry."));
+            return;
+        }
+        if (!ensureSession(conversationId, settings)) return;
+        generate(conversationId, m.parentId, settings, messageId);
+    } catch (const std::exception& e) {
+        emit errorOccurred(QString::fromUtf8(e.what()));
+    }
+}
+
 void EngineWorker::editMessage(qint64 conversationId, qint64 messageId, const QString& text, const QVariantMap& settings) {
     try {
         auto m = db().message(messageId);
@@ -352,8 +382,10 @@ void EngineWorker::editMessage(qint64 conversationId, qint64 messageId, const QS
     }
 }
 
-bool EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parentId, const QVariantMap& settings) {
+bool EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parentId, const QVariantMap& settings,
+                            std::optional<int64_t> continueId) {
     BusyScope busy(this);
+    applyThinking(settings);
     auto messages = chatMessages(conversationId, parentId, settings);
     const int64_t maxTokens = std::max<int64_t>(1, settings.value(QStringLiteral("maxTokens"), 512).toLongLong());
     const bool dropOldest = settings.value(QStringLiteral("dropOldestTurns")).toBool();
@@ -362,8 +394,11 @@ bool EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
     // remote server checks its own context and says so).
     const int64_t reserve = std::min<int64_t>(maxTokens, contextSize_ / 4);
     int dropped = 0;
+    bool startsInside = false;  // the generation prompt opened a reasoning block (DeepSeek-R1's)
     for (; !remote_;) {
-        int64_t n = int64_t(session_->promptTokens(messages, true).size());
+        ChatRendering rendering;
+        int64_t n = int64_t(session_->promptTokens(messages, true, &rendering).size());
+        startsInside = promptOpensReasoning(rendering.text, markers_);
         if (n + reserve <= contextSize_) break;
         size_t first = (!messages.empty() && messages[0].role == "system") ? 1 : 0;
         if (!dropOldest || messages.size() <= first + 1) {
@@ -384,16 +419,53 @@ bool EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
         ++dropped;
     }
 
-    int64_t assistantId = db().addMessage(conversationId, parentId, store::Role::Assistant, "", false);
+    // Continue: the stored partial reply is the start of this one.
+    std::string prefix;
+    int64_t earlierReasoningMs = 0;
+    if (continueId) {
+        const auto m = db().message(*continueId);
+        prefix = m.reasoning + m.content;
+        earlierReasoningMs = m.stats.reasoningMs;
+    }
+    const int64_t assistantId =
+        continueId ? *continueId : db().addMessage(conversationId, parentId, store::Role::Assistant, "", false);
     emit messagesChanged(conversationId);
     emit replyStarted(conversationId, assistantId);
 
+    // The reply so far as generated (after the prefix): split into reasoning and answer as it streams.
     std::string text;
+    std::optional<std::chrono::steady_clock::time_point> firstPiece;
+    auto reasoningSoFar = [&] { return earlierReasoningMs + (firstPiece ? int64_t(msSince(*firstPiece)) : 0); };
+    int64_t reasoningMs = earlierReasoningMs;
+    bool reasoningOpen = false;
+    struct Parts { std::string reasoning, answer; bool thinking = false; };
+    auto parts = [&](const std::string& generated) {
+        const std::string raw = prefix + generated;
+        const ReplySplit split = splitReasoning(raw, markers_, startsInside);
+        Parts p;
+        if (split.undecided) return p;  // maybe the start of a marker: nothing to show yet
+        p.reasoning = raw.substr(0, split.reasoningBytes);
+        p.answer = raw.substr(split.reasoningBytes);
+        p.thinking = split.reasoningBytes > 0 && !split.closed;
+        // Time from the first piece to the closing marker (a continued reply adds to the stored time).
+        if (p.thinking) reasoningOpen = true;
+        else if (reasoningOpen) {
+            reasoningOpen = false;
+            reasoningMs = reasoningSoFar();
+        }
+        return p;
+    };
+    auto showText = [&](const Parts& p) {
+        const int64_t ms = p.thinking ? reasoningSoFar() : reasoningMs;
+        emit replyText(assistantId, QString::fromStdString(p.answer),
+                       QString::fromUtf8(reasoningText(p.reasoning, markers_)), p.thinking, ms);
+    };
     QElapsedTimer streamTimer, commitTimer;
     streamTimer.start();
     commitTimer.start();
     backend::TurnRequest options;
     options.messages = messages;
+    options.assistantPrefix = prefix;
     samplingFrom(settings, options);
     options.maxTokens = maxTokens;
     options.cancel = cancel_.get();
@@ -421,15 +493,17 @@ bool EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
     options.onPiece = [&](std::string_view piece) {
         if (pieceDelayMs > 0) QThread::msleep(ulong(pieceDelayMs));
         const bool first = text.empty();
+        if (!firstPiece) firstPiece = std::chrono::steady_clock::now();
         text += piece;
+        const Parts p = parts(text);
         if (first || everyPiece || streamTimer.elapsed() >= kStreamIntervalMs) {
             streamTimer.restart();
-            emit replyText(assistantId, QString::fromStdString(text));
+            showText(p);
             if (session_) emit contextUsed(conversationId, qint64(session_->session().tokens().size()));
         }
         if (commitTimer.elapsed() >= kPartialCommitMs) {
             commitTimer.restart();
-            db().updatePartial(assistantId, text);
+            db().updatePartial(assistantId, p.answer, p.reasoning);
         }
     };
 
@@ -438,13 +512,22 @@ bool EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
         if (remote_) r = remote_->reply(options);
         else r = backend::EmbeddedBackend(*session_, *exec_).reply(options);
     } catch (const std::exception& e) {
-        db().deleteMessage(assistantId);
-        if (parentId) db().setActiveLeaf(conversationId, *parentId);
+        if (!continueId) {  // a continued reply keeps its text
+            db().deleteMessage(assistantId);
+            if (parentId) db().setActiveLeaf(conversationId, *parentId);
+        }
         emit messagesChanged(conversationId);
         emit errorOccurred(QString::fromUtf8(e.what()));
         return !remote_;
     }
-    emit replyText(assistantId, QString::fromStdString(r.text));
+    const Parts last = parts(r.text);
+    const std::string raw = prefix + r.text;
+    // Stopped or cut off inside the reasoning: the time so far.
+    if (last.thinking) reasoningMs = reasoningSoFar();
+    // The last text as the store keeps it (a reply that never left "undecided" is answer text).
+    const std::string storedReasoning = last.reasoning;
+    const std::string storedAnswer = raw.substr(storedReasoning.size());
+    showText({storedReasoning, storedAnswer, false});
 
     QVariantMap stats;
     stats[QStringLiteral("promptTokens")] = qint64(r.promptTokens.value_or(0));
@@ -464,21 +547,25 @@ bool EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
     if (dropped > 0) note = QStringLiteral("The oldest %1 turn(s) were left out to fit the context.").arg(dropped);
     stats[QStringLiteral("note")] = note;
 
-    if (r.finish == backend::Finish::Cancelled && r.text.empty()) {
+    if (r.finish == backend::Finish::Cancelled && raw.empty()) {
         // Stopped before any text: kept unfinished (complete = 0), so the view
         // offers Retry; a prompt snapshot, if one was saved, stays for it.
         emit messagesChanged(conversationId);
     } else if (r.finish == backend::Finish::Incomplete) {
         // The stream broke off: the text so far stays, not marked complete,
         // so the view shows it as interrupted (the note says why).
-        db().updatePartial(assistantId, r.text);
+        db().updatePartial(assistantId, storedAnswer, storedReasoning);
+    } else if (continueId && r.finish == backend::Finish::Cancelled && r.text.empty()) {
+        // Continue stopped before any new text: still the interrupted reply it was.
+        emit messagesChanged(conversationId);
     } else {
         store::MessageStats ms;
         ms.tokenCount = r.completionTokens.value_or(0);
         ms.prefillTokens = r.prefilledTokens;
         ms.prefillMs = r.prefillMs;
         ms.decodeMs = r.decodeMs;
-        db().finishMessage(assistantId, r.text, ms);
+        ms.reasoningMs = storedReasoning.empty() ? 0 : reasoningMs;
+        db().finishMessage(assistantId, storedAnswer, ms, storedReasoning);
         // The reply's snapshot holds the prompt too (regenerate cuts back to it).
         if (!remote_ && saveSnapshot(conversationId, assistantId) && promptSnapshot) db().deleteSnapshot(*promptSnapshot);
     }

@@ -13,6 +13,8 @@
 
 #include "local_api_server.h"
 
+#include "cairn/reasoning.h"
+
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -63,6 +65,9 @@ public slots:
     void send(qint64 conversationId, const QString& text, const QVariantMap& settings);
     // A new sibling of the assistant message `messageId`.
     void regenerate(qint64 conversationId, qint64 messageId, const QVariantMap& settings);
+    // Continue: the interrupted reply `messageId` goes on after its stored text
+    // (the same message; only what the session does not hold is prefilled).
+    void continueReply(qint64 conversationId, qint64 messageId, const QVariantMap& settings);
     // A new sibling of the user message `messageId` with `text` (a branch), then a reply.
     void editMessage(qint64 conversationId, qint64 messageId, const QString& text, const QVariantMap& settings);
     // Drops the model and the store connection (before the thread quits).
@@ -70,14 +75,18 @@ public slots:
 
 signals:
     void modelLoading(const QString& path);
-    void modelLoaded(const QString& path, const QString& name, qint64 contextSize, const QString& fingerprint);
+    // thinkingSwitch: the model's chat template reads `enable_thinking` (a per-chat "Thinking" switch applies).
+    void modelLoaded(const QString& path, const QString& name, qint64 contextSize, const QString& fingerprint,
+                     bool thinkingSwitch);
     void modelFailed(const QString& path, const QString& message);
     // The model's chat template is missing or unusable: replies are rendered as ChatML.
     void templateFallback(const QString& reason);
     void messagesChanged(qint64 conversationId);
     void replyStarted(qint64 conversationId, qint64 messageId);
     void prefillProgress(qint64 done, qint64 total);
-    void replyText(qint64 messageId, const QString& text);
+    // The answer so far, and a reasoning model's reasoning (its text without the
+    // markers; `thinking` while it still streams, reasoningMs once it ended).
+    void replyText(qint64 messageId, const QString& text, const QString& reasoning, bool thinking, qint64 reasoningMs);
     // While a reply streams: the tokens its conversation holds now.
     void contextUsed(qint64 conversationId, qint64 tokens);
     // stats: promptTokens, reusedTokens, prefilledTokens, generatedTokens,
@@ -101,7 +110,11 @@ private:
     void open(qint64 conversationId, const QVariantMap& settings, bool prefillNow);
     std::vector<ChatMessage> chatMessages(qint64 conversationId, std::optional<int64_t> leaf, const QVariantMap& settings);
     // False when a remote reply failed before any text (the error was emitted).
-    bool generate(qint64 conversationId, std::optional<int64_t> parentId, const QVariantMap& settings);
+    // `continueId`: the interrupted reply to continue instead of adding a new one.
+    bool generate(qint64 conversationId, std::optional<int64_t> parentId, const QVariantMap& settings,
+                  std::optional<int64_t> continueId = std::nullopt);
+    // The per-chat "Thinking" switch (settings "thinking") as the template variable.
+    void applyThinking(const QVariantMap& settings);
     void restartApiServer();
     // The snapshot's id, or nothing when it was not stored (over the budget, an error).
     std::optional<int64_t> saveSnapshot(qint64 conversationId, qint64 messageId);
@@ -114,6 +127,8 @@ private:
     std::string fingerprint_;
     std::unique_ptr<ExecContext> exec_;
     std::unique_ptr<ChatSession> session_;
+    ReasoningMarkers markers_;     // the model's template's
+    bool thinkingSwitch_ = false;  // its template reads enable_thinking
     qint64 sessionConversation_ = -1;
     int64_t contextSize_ = 0;
     int64_t chunk_ = 64;

@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
                                QStringLiteral("DIR"));
     QCommandLineOption model(QStringLiteral("model"), QStringLiteral("Load this GGUF file."), QStringLiteral("FILE"));
     QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size, e.g. 1200x760."), QStringLiteral("WxH"));
-    QCommandLineOption panel(QStringLiteral("panel"), QStringLiteral("Open a dialog at start: models, downloads, settings or conversation."),
+    QCommandLineOption panel(QStringLiteral("panel"), QStringLiteral("Open a dialog at start: models, downloads, settings, conversation or import."),
                              QStringLiteral("NAME"));
     QCommandLineOption search(QStringLiteral("search"), QStringLiteral("Search the conversations for TEXT at start (as Ctrl+K)."),
                               QStringLiteral("TEXT"));

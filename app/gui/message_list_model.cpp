@@ -2,7 +2,10 @@
 
 #include "markdown_segments.h"
 
+#include "cairn/reasoning.h"
 #include "cairn/store/store.h"
+
+#include <algorithm>
 
 namespace cairn::app {
 
@@ -33,6 +36,11 @@ void MessageListModel::load(qint64 conversationId) {
                 row.siblingIndex = int(sib.index);
                 row.siblingCount = int(sib.ids.size());
                 row.stats = stats;
+                // The stored segment keeps its markers; they say which they are.
+                row.reasoning = QString::fromUtf8(reasoningText(m.reasoning, reasoningMarkersOf(m.reasoning)));
+                row.reasoningMs = m.stats.reasoningMs;
+                // Content after reasoning starts with the template's blank line.
+                if (!row.reasoning.isEmpty()) row.content = row.content.trimmed();
                 rows.push_back(std::move(row));
             }
         }
@@ -42,7 +50,13 @@ void MessageListModel::load(qint64 conversationId) {
     // Keep the streaming flag of a row that is still being written.
     for (auto& r : rows)
         for (const auto& old : rows_)
-            if (old.id == r.id && old.streaming) { r.streaming = true; if (r.content.isEmpty()) r.content = old.content; }
+            if (old.id == r.id && old.streaming) {
+                r.streaming = true;
+                if (r.content.isEmpty()) r.content = old.content;
+                if (r.reasoning.isEmpty()) r.reasoning = old.reasoning;
+                r.thinking = old.thinking;
+                r.reasoningMs = old.reasoningMs;
+            }
     // Rows whose text did not change keep their rendering.
     for (auto& r : rows)
         for (const auto& old : rows_)
@@ -71,7 +85,8 @@ void MessageListModel::update(std::vector<Row> rows) {
         Row& old = rows_[i];
         Row& row = rows[i];
         if (old.content == row.content && old.complete == row.complete && old.siblingIndex == row.siblingIndex &&
-            old.siblingCount == row.siblingCount && old.stats == row.stats && old.streaming == row.streaming)
+            old.siblingCount == row.siblingCount && old.stats == row.stats && old.streaming == row.streaming &&
+            old.reasoning == row.reasoning && old.thinking == row.thinking && old.reasoningMs == row.reasoningMs)
             continue;
         old = std::move(row);
         emit dataChanged(index(int(i)), index(int(i)));
@@ -88,12 +103,34 @@ void MessageListModel::update(std::vector<Row> rows) {
     }
 }
 
-void MessageListModel::setStreamingText(qint64 messageId, const QString& text) {
+void MessageListModel::setStreamingText(qint64 messageId, const QString& text, const QString& reasoning,
+                                        bool thinking, qint64 reasoningMs) {
     int row = rowOf(messageId);
     if (row < 0) return;
-    rows_[size_t(row)].content = text;
-    rows_[size_t(row)].segmentsReady = false;
-    emit dataChanged(index(row), index(row), {ContentRole, SegmentsRole});
+    Row& r = rows_[size_t(row)];
+    const QString shown = reasoning.isEmpty() ? text : text.trimmed();
+    QList<int> roles;
+    if (r.content != shown) {
+        r.content = shown;
+        r.segmentsReady = false;
+        roles << ContentRole << SegmentsRole;
+    }
+    if (r.reasoning != reasoning || r.thinking != thinking || r.reasoningMs / 1000 != reasoningMs / 1000) {
+        r.reasoning = reasoning;
+        r.thinking = thinking;
+        r.reasoningMs = reasoningMs;
+        roles << ReasoningRole << ThinkingRole << ReasoningLabelRole;
+    }
+    if (!roles.isEmpty()) emit dataChanged(index(row), index(row), roles);
+}
+
+QString MessageListModel::reasoningLabel(const Row& r) {
+    if (r.reasoning.isEmpty() && !r.thinking) return {};
+    if (r.thinking) return tr("Thinking…");
+    const qint64 seconds = std::max<qint64>(1, (std::min<qint64>(r.reasoningMs, qint64(1) << 40) + 500) / 1000);
+    if (r.reasoningMs <= 0) return tr("Reasoning");  // an imported or older reply: no time known
+    return seconds < 60 ? tr("Thought for %1 s").arg(seconds)
+                        : tr("Thought for %1 min %2 s").arg(seconds / 60).arg(seconds % 60);
 }
 
 void MessageListModel::setStreaming(qint64 messageId, bool streaming) {
@@ -134,6 +171,9 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
     case SiblingCountRole: return r.siblingCount;
     case StatsRole: return r.stats;
     case StreamingRole: return r.streaming;
+    case ReasoningRole: return r.reasoning;
+    case ThinkingRole: return r.thinking;
+    case ReasoningLabelRole: return reasoningLabel(r);
     }
     return {};
 }
@@ -141,7 +181,8 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
 QHash<int, QByteArray> MessageListModel::roleNames() const {
     return {{IdRole, "messageId"}, {RoleRole, "role"}, {ContentRole, "content"}, {SegmentsRole, "segments"},
             {CompleteRole, "complete"}, {SiblingIndexRole, "siblingIndex"}, {SiblingCountRole, "siblingCount"},
-            {StatsRole, "stats"}, {StreamingRole, "streaming"}};
+            {StatsRole, "stats"}, {StreamingRole, "streaming"}, {ReasoningRole, "reasoning"},
+            {ThinkingRole, "thinking"}, {ReasoningLabelRole, "reasoningLabel"}};
 }
 
 int MessageListModel::rowOf(qint64 messageId) const {

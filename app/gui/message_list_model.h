@@ -22,7 +22,10 @@ class MessageListModel : public QAbstractListModel {
 public:
     enum Roles {
         IdRole = Qt::UserRole + 1, RoleRole, ContentRole, SegmentsRole, CompleteRole,
-        SiblingIndexRole, SiblingCountRole, StatsRole, StreamingRole
+        SiblingIndexRole, SiblingCountRole, StatsRole, StreamingRole,
+        // A reasoning model's reasoning (plain text, markers left out), whether it
+        // still streams, and the block's heading ("Thinking…", "Thought for 12 s").
+        ReasoningRole, ThinkingRole, ReasoningLabelRole
     };
 
     explicit MessageListModel(QObject* parent = nullptr);
@@ -33,7 +36,8 @@ public:
     void load(qint64 conversationId);
     qint64 conversationId() const { return conversationId_; }
     // Streaming: the text of one message so far (only that row changes).
-    void setStreamingText(qint64 messageId, const QString& text);
+    void setStreamingText(qint64 messageId, const QString& text, const QString& reasoning = {}, bool thinking = false,
+                          qint64 reasoningMs = 0);
     void setStreaming(qint64 messageId, bool streaming);
 
     QColor linkColor() const { return linkColor_; }
@@ -55,11 +59,13 @@ private:
     struct Row {
         qint64 id = 0; QString role; QString content; bool complete = true; int siblingIndex = 0; int siblingCount = 1;
         QString stats; bool streaming = false;
+        QString reasoning; bool thinking = false; qint64 reasoningMs = 0;
         mutable QVariantList segments;  // markdownSegments(content), made when first asked for
         mutable bool segmentsReady = false;
     };
     // Brings rows_ to `rows` of the same conversation without a reset.
     void update(std::vector<Row> rows);
+    static QString reasoningLabel(const Row& r);
 
     store::Store* store_ = nullptr;
     qint64 conversationId_ = -1;

@@ -90,9 +90,20 @@ Message messageFromJson(const json& j, const std::string& field) {
         m.stats.prefillTokens = integer(*s, "prefill_tokens", sf);
         m.stats.prefillMs = number(*s, "prefill_ms", sf);
         m.stats.decodeMs = number(*s, "decode_ms", sf);
+        m.stats.reasoningMs = std::max<int64_t>(0, integer(*s, "reasoning_ms", sf));
     }
+    m.reasoning = text(j, "reasoning", field, false, kImportMaxTextBytes);
     return m;
 }
+
+std::string trimmed(const std::string& s) {
+    const size_t begin = s.find_first_not_of(" \t\r\n");
+    if (begin == std::string::npos) return {};
+    return s.substr(begin, s.find_last_not_of(" \t\r\n") + 1 - begin);
+}
+
+// The answer as shown: after reasoning, the blank line before it is not part of it.
+std::string trimmedAnswer(const Message& m) { return m.reasoning.empty() ? m.content : trimmed(m.content); }
 
 const char* heading(Role role) {
     switch (role) {
@@ -106,11 +117,11 @@ const char* heading(Role role) {
 
 } // namespace
 
-nlohmann::json toJson(const ConversationData& data) {
+nlohmann::json toJson(const ConversationData& data, const ExportOptions& options) {
     const Conversation& c = data.conversation;
     json messages = json::array();
     for (const Message& m : data.messages) {
-        messages.push_back({
+        json& added = messages.emplace_back(json{
             {"id", m.id},
             {"parent", m.parentId ? json(*m.parentId) : json(nullptr)},
             {"role", roleName(m.role)},
@@ -123,6 +134,10 @@ nlohmann::json toJson(const ConversationData& data) {
               {"prefill_ms", m.stats.prefillMs},
               {"decode_ms", m.stats.decodeMs}}},
         });
+        if (options.includeReasoning && !m.reasoning.empty()) {
+            added["reasoning"] = m.reasoning;
+            added["stats"]["reasoning_ms"] = m.stats.reasoningMs;
+        }
     }
     return {
         {"format", kExportFormat},
@@ -206,7 +221,7 @@ ConversationData fromJsonFile(const std::string& path) {
     return fromJsonText(text);
 }
 
-std::string toMarkdown(const ConversationData& data) {
+std::string toMarkdown(const ConversationData& data, const ExportOptions& options) {
     std::unordered_map<int64_t, const Message*> byId;
     for (const Message& m : data.messages) byId[m.id] = &m;
     std::optional<int64_t> leaf = data.conversation.activeLeafId;
@@ -227,7 +242,10 @@ std::string toMarkdown(const ConversationData& data) {
         out += "\n## System\n\n" + data.conversation.systemPrompt + "\n";
     for (auto it = path.rbegin(); it != path.rend(); ++it) {
         const Message& m = **it;
-        out += std::string("\n## ") + heading(m.role) + "\n\n" + m.content + "\n";
+        out += std::string("\n## ") + heading(m.role) + "\n\n";
+        if (options.includeReasoning && !m.reasoning.empty())
+            out += "Reasoning (as the model wrote it):\n\n````text\n" + trimmed(m.reasoning) + "\n````\n\n";
+        out += trimmedAnswer(m) + "\n";
         if (!m.complete) out += "\n*(incomplete)*\n";
     }
     return out;

@@ -12,7 +12,7 @@ inline constexpr const char* kConversationColumns =
 
 inline constexpr const char* kMessageColumns =
     "id, conversation_id, parent_id, role, content, created_ms, token_count, prefill_tokens, "
-    "prefill_ms, decode_ms, complete";
+    "prefill_ms, decode_ms, complete, reasoning, reasoning_ms";
 
 inline constexpr const char* kSnapshotColumns =
     "id, conversation_id, message_id, model_fingerprint, token_count, size_bytes, created_ms, "

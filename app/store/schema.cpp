@@ -91,6 +91,13 @@ UPDATE conversations SET active_leaf_id =
     (SELECT max(m.id) FROM messages m WHERE m.conversation_id = conversations.id);
 )SQL";
 
+// Version 4: a reasoning model's reasoning, apart from the answer (so search,
+// titles and export see the answer only), and how long it took.
+const char* kV4 = R"SQL(
+ALTER TABLE messages ADD COLUMN reasoning TEXT NOT NULL DEFAULT '';
+ALTER TABLE messages ADD COLUMN reasoning_ms INTEGER NOT NULL DEFAULT 0;
+)SQL";
+
 } // namespace
 
 const std::vector<Migration>& migrations() {
@@ -98,6 +105,7 @@ const std::vector<Migration>& migrations() {
         {1, "conversations, message tree, snapshots", kV1},
         {2, "full-text index over message content", kV2},
         {3, "soft delete and active leaf per conversation", kV3},
+        {4, "reasoning apart from the answer", kV4},
     };
     return list;
 }

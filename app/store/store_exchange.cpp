@@ -61,8 +61,8 @@ int64_t Store::importConversation(const ConversationData& data, const ImportOpti
         newId.reserve(data.messages.size());
         sql::Statement msg(db_,
                            "INSERT INTO messages (conversation_id, parent_id, role, content, created_ms, "
-                           "token_count, prefill_tokens, prefill_ms, decode_ms, complete) "
-                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                           "token_count, prefill_tokens, prefill_ms, decode_ms, complete, reasoning, reasoning_ms) "
+                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         const size_t batch = std::max<size_t>(options.batchMessages, 1);
         for (size_t start = 0; start < data.messages.size(); start += batch) {
             sql::Transaction tx(db_);
@@ -74,7 +74,8 @@ int64_t Store::importConversation(const ConversationData& data, const ImportOpti
                 msg.reset();
                 msg.bind(1, conversationId).bind(2, parent).bind(3, roleName(m.role)).bind(4, m.content);
                 msg.bind(5, m.createdMs).bind(6, m.stats.tokenCount).bind(7, m.stats.prefillTokens);
-                msg.bind(8, m.stats.prefillMs).bind(9, m.stats.decodeMs).bind(10, m.complete).run();
+                msg.bind(8, m.stats.prefillMs).bind(9, m.stats.decodeMs).bind(10, m.complete);
+                msg.bind(11, m.reasoning).bind(12, m.stats.reasoningMs).run();
                 newId[m.id] = db_.lastInsertRowid();
             }
             tx.commit();

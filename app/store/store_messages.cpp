@@ -20,6 +20,8 @@ Message readMessage(const sql::Statement& s) {
     m.stats.prefillMs = s.columnDouble(8);
     m.stats.decodeMs = s.columnDouble(9);
     m.complete = s.columnInt64(10) != 0;
+    m.reasoning = s.columnText(11);
+    m.stats.reasoningMs = std::max<int64_t>(0, s.columnInt64(12));  // another version's file is not trusted
     return m;
 }
 
@@ -62,19 +64,21 @@ int64_t Store::addMessage(int64_t conversationId, std::optional<int64_t> parentI
     return id;
 }
 
-void Store::updatePartial(int64_t messageId, const std::string& content) {
-    sql::Statement s(db_, "UPDATE messages SET content = ?, complete = 0 WHERE id = ?");
-    s.bind(1, content).bind(2, messageId).run();
+void Store::updatePartial(int64_t messageId, const std::string& content, const std::string& reasoning) {
+    sql::Statement s(db_, "UPDATE messages SET content = ?, reasoning = ?, complete = 0 WHERE id = ?");
+    s.bind(1, content).bind(2, reasoning).bind(3, messageId).run();
     requireChanged("message", messageId);
 }
 
-void Store::finishMessage(int64_t messageId, const std::string& content, const MessageStats& stats) {
+void Store::finishMessage(int64_t messageId, const std::string& content, const MessageStats& stats,
+                          const std::string& reasoning) {
     sql::Transaction tx(db_);
     sql::Statement s(db_,
                      "UPDATE messages SET content = ?, token_count = ?, prefill_tokens = ?, "
-                     "prefill_ms = ?, decode_ms = ?, complete = 1 WHERE id = ?");
+                     "prefill_ms = ?, decode_ms = ?, reasoning = ?, reasoning_ms = ?, complete = 1 WHERE id = ?");
     s.bind(1, content).bind(2, stats.tokenCount).bind(3, stats.prefillTokens);
-    s.bind(4, stats.prefillMs).bind(5, stats.decodeMs).bind(6, messageId).run();
+    s.bind(4, stats.prefillMs).bind(5, stats.decodeMs).bind(6, reasoning).bind(7, stats.reasoningMs);
+    s.bind(8, messageId).run();
     requireChanged("message", messageId);
     sql::Statement c(db_,
                      "UPDATE conversations SET updated_ms = ? "

@@ -8,6 +8,8 @@
 #include "session/prompt_text.h"
 #include "tokenizer/utf8.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <chrono>
 
@@ -44,12 +46,30 @@ ChatSession::ChatSession(const Model& model, SessionOptions options)
 }
 
 PromptText ChatSession::render(const std::vector<ChatMessage>& messages, bool addGenerationPrompt,
-                               const std::atomic<bool>* cancel) const {
+                               const std::atomic<bool>* cancel, std::string_view assistantPrefix) const {
     auto options = renderOptions_;
     options.addGenerationPrompt = addGenerationPrompt;
     options.cancel = cancel;
-    return renderPromptText([&](const std::vector<ChatMessage>& m) { return renderChat(templateSource_, m, options); },
-                            messages, model_.tokenizer());
+    PromptText prompt = renderPromptText(
+        [&](const std::vector<ChatMessage>& m) { return renderChat(templateSource_, m, options); }, messages,
+        model_.tokenizer());
+    if (!assistantPrefix.empty()) {
+        // The reply so far, exactly as it followed the generation prompt; it is message text.
+        const std::string text = validUtf8(assistantPrefix);
+        const size_t at = prompt.rendering.text.size();
+        prompt.rendering.text += text;
+        prompt.plain.push_back({at, at + text.size()});
+    }
+    return prompt;
+}
+
+void ChatSession::setThinking(std::optional<bool> enabled) {
+    if (!enabled) {
+        renderOptions_.extraVariables.reset();
+        return;
+    }
+    renderOptions_.extraVariables = std::make_shared<const nlohmann::ordered_json>(
+        nlohmann::ordered_json{{"enable_thinking", *enabled}});
 }
 
 // Whether the rendering starts with the BOS text the template wrote (not a message's).
@@ -214,7 +234,7 @@ ReplyResult ChatSession::reply(const std::vector<ChatMessage>& messages, ExecCon
     ReplyResult result;
     PromptText rendering;
     try {
-        rendering = render(messages, true, options.cancel);  // Stop interrupts a slow template too
+        rendering = render(messages, true, options.cancel, options.assistantPrefix);  // Stop interrupts a slow template too
     } catch (const TemplateCancelled&) {
         result.stop = StopReason::Cancelled;
         result.promptMs = result.prefillMs = msSince(t0);

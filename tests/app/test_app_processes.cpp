@@ -10,7 +10,9 @@
 #include "message_list_model.h"
 #include "running_app.h"
 
+#include "cairn/model.h"
 #include "cairn/store/store.h"
+#include "cairn/tokenizer.h"
 
 #include <QProcess>
 #include <QQuickItem>
@@ -74,9 +76,17 @@ private slots:
     void initTestCase() { QQuickStyle::setStyle(QStringLiteral("Basic")); }
 
     // cairn sends a long message and is killed while the reply streams. The
-    // next start shows the reply as cut off with Retry, resumes from the
-    // snapshot taken at the prompt boundary, and Retry prefills nothing.
+    // next start shows the reply as cut off with Retry and Continue, resumes
+    // from the snapshot taken at the prompt boundary; Retry prefills nothing,
+    // Continue only the stored partial reply's tokens, and it goes on in the
+    // same message.
+    void crashMidReplyIsMarkedAndRetriedFromThePromptSnapshot_data() {
+        QTest::addColumn<bool>("continueIt");
+        QTest::newRow("retry") << false;
+        QTest::newRow("continue") << true;
+    }
     void crashMidReplyIsMarkedAndRetriedFromThePromptSnapshot() {
+        QFETCH(bool, continueIt);
         QTemporaryDir dir;
         const QString data = dir.filePath(QStringLiteral("data"));
         const QString model = test::writeTinyAppModel(dir.path());
@@ -106,6 +116,7 @@ private slots:
         killHard(*first);
 
         qint64 conversation = -1, userId = -1, replyId = -1;
+        std::string partialReply;
         {
             store::Store db(dbPath.toStdString());
             auto conversations = db.listConversations();
@@ -116,6 +127,7 @@ private slots:
             QVERIFY(!msgs[1].complete);
             userId = msgs[0].id;
             replyId = msgs[1].id;
+            partialReply = msgs[1].reasoning + msgs[1].content;
             auto snaps = db.snapshots(conversation);
             QCOMPARE(int(snaps.size()), 1);
             QCOMPARE(snaps[0].messageId, userId);  // at the prompt boundary
@@ -138,8 +150,33 @@ private slots:
         auto* retry = findItem(app.window->contentItem(), QStringLiteral("regenerateButton"));
         QVERIFY(retry);
         QCOMPARE(retry->property("text").toString(), QStringLiteral("Retry"));
+        auto* cont = findItem(app.window->contentItem(), QStringLiteral("continueButton"));
+        QVERIFY(cont);
         app.controller->settings()->setMaxTokens(8);
         QSignalSpy finished(app.controller.get(), &ChatController::replyFinished);
+        if (continueIt) {
+            QMetaObject::invokeMethod(cont, "clicked");
+            QVERIFY(finished.wait(30000));
+            const auto stats = finished[0][2].toMap();
+            // The session holds the prompt (from its snapshot): only the partial reply is read.
+            const auto engineModel = Model::load(model.toStdString());
+            const auto partialIds = engineModel->tokenizer().encode(
+                partialReply, false, std::vector<TextSpan>{{0, partialReply.size()}});
+            const qint64 prompt = stats.value(QStringLiteral("promptTokens")).toLongLong();
+            QCOMPARE(stats.value(QStringLiteral("prefilledTokens")).toLongLong(), qint64(partialIds.size()));
+            QCOMPARE(stats.value(QStringLiteral("reusedTokens")).toLongLong(), prompt - qint64(partialIds.size()));
+            QVERIFY(prompt - qint64(partialIds.size()) > 600);
+            // The same message, now complete, starting with the stored text.
+            QCOMPARE(m->rowCount(), 2);
+            QCOMPARE(m->data(m->index(1), MessageListModel::IdRole).toLongLong(), replyId);
+            QCOMPARE(m->data(m->index(1), MessageListModel::SiblingCountRole).toInt(), 1);
+            store::Store db(dbPath.toStdString());
+            const auto reply = db.message(replyId);
+            QVERIFY(reply.complete);
+            QVERIFY((reply.reasoning + reply.content).starts_with(partialReply));
+            QVERIFY(reply.reasoning.size() + reply.content.size() > partialReply.size());
+            return;
+        }
         QMetaObject::invokeMethod(retry, "clicked");
         QVERIFY(finished.wait(30000));
         const auto stats = finished[0][2].toMap();

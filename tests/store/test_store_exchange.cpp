@@ -96,6 +96,47 @@ private slots:
         QCOMPARE(s.search("Lisbon").size(), size_t(2));
     }
 
+    // Reasoning stays out of search and export unless the export asks; with it,
+    // JSON round-trips it (a wrong type or a negative time from another file is handled).
+    void reasoningIsKeptApartFromTheAnswer() {
+        test::TempDb tmp;
+        Store s(tmp.path());
+        const int64_t c = s.createConversation("Sums");
+        const int64_t u = s.addMessage(c, std::nullopt, Role::User, "What is 2 + 3?");
+        const int64_t a = s.addMessage(c, u, Role::Assistant, "", false);
+        s.updatePartial(a, "", "<think>\nCounting zebras");
+        QCOMPARE(s.message(a).reasoning, std::string("<think>\nCounting zebras"));
+        QVERIFY(!s.message(a).complete);
+        s.finishMessage(a, "\n\nIt is 5.", {.tokenCount = 5, .reasoningMs = 1200}, "<think>\nCounting zebras\n</think>");
+        QVERIFY(s.search("zebras").empty());
+        QCOMPARE(s.search("five is").size(), size_t(0));
+        QCOMPARE(s.search("It is").size(), size_t(1));
+        const ConversationData data = s.conversationData(c);
+        QVERIFY(toJson(data).dump().find("zebras") == std::string::npos);
+        const std::string md = toMarkdown(data);
+        QVERIFY(md.find("zebras") == std::string::npos);
+        QVERIFY(md.find("\nIt is 5.\n") != std::string::npos);
+        QVERIFY(toMarkdown(data, {.includeReasoning = true}).find("Counting zebras") != std::string::npos);
+        const nlohmann::json withReasoning = toJson(data, {.includeReasoning = true});
+        const ConversationData back = fromJson(withReasoning);
+        QCOMPARE(back.messages[1].reasoning, std::string("<think>\nCounting zebras\n</think>"));
+        QCOMPARE(back.messages[1].stats.reasoningMs, int64_t(1200));
+        const int64_t imported = s.importConversation(back);
+        compareTrees(s.messages(imported), s.messages(c));
+        QCOMPARE(s.messages(imported)[1].reasoning, back.messages[1].reasoning);
+        // Without the option the answer imports alone.
+        QVERIFY(fromJson(toJson(data)).messages[1].reasoning.empty());
+        nlohmann::json bad = withReasoning;
+        bad["messages"][1]["reasoning"] = 7;
+        QVERIFY_THROWS_EXCEPTION(Error, fromJson(bad));
+        nlohmann::json negative = withReasoning;
+        negative["messages"][1]["stats"]["reasoning_ms"] = -5;
+        QCOMPARE(fromJson(negative).messages[1].stats.reasoningMs, int64_t(0));
+        // A database another version wrote: a negative time reads as none.
+        sql::Statement(s.database(), "UPDATE messages SET reasoning_ms = -9").run();
+        QCOMPARE(s.message(a).stats.reasoningMs, int64_t(0));
+    }
+
     void markdownShowsTheActiveBranch() {
         test::TempDb tmp;
         Store s(tmp.path());

@@ -120,6 +120,9 @@ private slots:
         QCOMPARE(msgs[1].content, std::string("penguins are flightless seabirds"));
         QCOMPARE(msgs[1].stats.tokenCount, int64_t(7));
         QCOMPARE(msgs[1].stats.prefillMs, 12.5);
+        // Version 4: no reasoning in what was written before it.
+        QVERIFY(msgs[1].reasoning.empty());
+        QCOMPARE(msgs[1].stats.reasoningMs, int64_t(0));
         QCOMPARE(store.siblings(d.branch).ids, (std::vector<int64_t>{d.reply, d.branch}));
         // Version 3 fills the active leaf with the newest message.
         QCOMPARE(store.activeLeaf(d.conversation), std::optional<int64_t>(d.branch));

@@ -24,6 +24,7 @@
 
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -44,6 +45,11 @@ struct ReplyOptions {
     // snapshot taken here holds the whole prompt (the app saves one so a crash
     // mid-reply costs at most the reply).
     std::function<void()> onPromptReady;
+    // Continue: the start of the assistant's reply (a reply cut off before its
+    // end). It follows the generation prompt as message text (never control
+    // tokens), and the reply goes on from there; ReplyResult::text is what
+    // comes after it. Only what the session does not hold yet is prefilled.
+    std::string assistantPrefix;
 };
 
 enum class StopReason { EndOfGeneration, MaxTokens, Cancelled, ContextFull };
@@ -77,6 +83,10 @@ public:
     std::vector<int32_t> promptTokens(const std::vector<ChatMessage>& messages, bool addGenerationPrompt,
                                       ChatRendering* rendering = nullptr) const;
 
+    // The template variable `enable_thinking` for every later rendering (templates
+    // that read it, as Qwen3's, then open or skip the reasoning); unset: not defined.
+    void setThinking(std::optional<bool> enabled);
+
     // Brings the session to the conversation and generates the assistant's reply.
     // Errors (context too small for the prompt, template failure) throw cairn::Error;
     // running out of context while generating ends the reply with ContextFull.
@@ -109,7 +119,7 @@ private:
         History history;  // the history once these ids are fed
     };
     PromptText render(const std::vector<ChatMessage>& messages, bool addGenerationPrompt,
-                      const std::atomic<bool>* cancel = nullptr) const;
+                      const std::atomic<bool>* cancel = nullptr, std::string_view assistantPrefix = {}) const;
     Prompt buildPrompt(const PromptText& prompt) const;
     History historyFromSession(const PromptText& prompt) const;
     std::string textOf(std::span<const int32_t> ids) const;

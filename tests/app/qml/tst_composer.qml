@@ -13,6 +13,7 @@ Item {
     }
     SignalSpy { id: sendSpy; target: composer; signalName: "sendRequested" }
     SignalSpy { id: stopSpy; target: composer; signalName: "stopRequested" }
+    SignalSpy { id: thinkingSpy; target: composer; signalName: "thinkingToggled" }
 
     TestCase {
         name: "Composer"
@@ -23,6 +24,22 @@ Item {
             stopSpy.clear()
             composer.generating = false
             composer.text = ""
+        }
+
+        // The Thinking switch shows only for a template that reads enable_thinking.
+        function test_thinkingSwitch() {
+            const sw = findChild(composer, "thinkingSwitch")
+            verify(sw)
+            verify(!sw.visible)
+            composer.thinkingAvailable = true
+            verify(sw.visible)
+            verify(sw.checked)
+            mouseClick(sw)
+            compare(thinkingSpy.count, 1)
+            compare(thinkingSpy.signalArguments[0][0], false)
+            composer.generating = true
+            verify(!sw.enabled)
+            composer.thinkingAvailable = false
         }
 
         function test_enterSends() {

@@ -20,6 +20,9 @@ Item {
         stats: "5 tokens"
         streaming: false
         complete: true
+        reasoning: ""
+        thinking: false
+        reasoningLabel: ""
         isLast: true
     }
     MessageDelegate {
@@ -36,6 +39,9 @@ Item {
         stats: ""
         streaming: false
         complete: true
+        reasoning: ""
+        thinking: false
+        reasoningLabel: ""
     }
     MessageDelegate {
         id: linked
@@ -52,6 +58,9 @@ Item {
         stats: ""
         streaming: false
         complete: true
+        reasoning: ""
+        thinking: false
+        reasoningLabel: ""
     }
     // A reply cut off (complete = 0 in the store) that is not being written.
     MessageDelegate {
@@ -68,7 +77,33 @@ Item {
         stats: ""
         streaming: false
         complete: false
+        reasoning: ""
+        thinking: false
+        reasoningLabel: ""
+        canContinue: true
     }
+    // A reasoning model's reply: the reasoning block above the answer.
+    MessageDelegate {
+        id: reasoned
+        y: 560
+        width: 800
+        index: 4
+        messageId: 45
+        role: "assistant"
+        content: "It is 5."
+        segments: [{ kind: "text", text: content, language: "", html: "It is 5." }]
+        siblingIndex: 0
+        siblingCount: 1
+        stats: ""
+        streaming: true
+        complete: false
+        reasoning: "First 2, then 3."
+        thinking: true
+        reasoningLabel: "Thinking…"
+        isLast: true
+        busy: true
+    }
+    SignalSpy { id: continueSpy; target: cut; signalName: "continueRequested" }
     SignalSpy { id: cutRetrySpy; target: cut; signalName: "regenerateRequested" }
     SignalSpy { id: linkSpy; target: linked; signalName: "linkRequested" }
     SignalSpy { id: branchSpy; target: reply; signalName: "branchRequested" }
@@ -156,6 +191,39 @@ Item {
             verify(!note.visible)
             cut.busy = false
             cut.isLast = false
+        }
+
+        // Continue beside Retry for a cut-off reply with text; not for a remote model.
+        function test_interruptedReplyOffersContinue() {
+            const cont = findChild(cut, "continueButton")
+            verify(cont && cont.visible)
+            mouseClick(cont)
+            compare(continueSpy.count, 1)
+            compare(continueSpy.signalArguments[0][0], 44)
+            cut.canContinue = false
+            verify(!cont.visible)
+            cut.canContinue = true
+            verify(!findChild(reply, "continueButton").visible)
+        }
+
+        // Open while the reasoning streams; closed once the answer begins; a click decides after that.
+        function test_reasoningBlockOpensWhileThinking() {
+            const toggle = findChild(reasoned, "reasoningToggle")
+            const text = findChild(reasoned, "reasoningText")
+            verify(toggle && text)
+            verify(toggle.visible)
+            compare(toggle.text, "▾ Thinking…")
+            verify(text.visible)
+            compare(text.text, "First 2, then 3.")
+            reasoned.thinking = false
+            reasoned.reasoningLabel = "Thought for 3 s"
+            compare(toggle.text, "▸ Thought for 3 s")
+            verify(!text.visible)
+            mouseClick(toggle)
+            verify(text.visible)
+            mouseClick(toggle)
+            verify(!text.visible)
+            verify(!findChild(reply, "reasoningToggle").visible)
         }
 
         // Enter saves like the composer's Enter sends; Shift+Enter adds a line.

@@ -6,8 +6,9 @@
 //    "model_fingerprint": ..., "system_prompt": ..., "settings": {...},
 //    "created_ms": ..., "updated_ms": ..., "pinned": false, "active_leaf": id|null,
 //    "messages": [{"id": 1, "parent": null, "role": "user", "content": "...",
-//                  "created_ms": ..., "complete": true,
-//                  "stats": {"token_count", "prefill_tokens", "prefill_ms", "decode_ms"}}, ...]}
+//                  "created_ms": ..., "complete": true, "reasoning": "..." (optional),
+//                  "stats": {"token_count", "prefill_tokens", "prefill_ms", "decode_ms",
+//                            "reasoning_ms" (optional)}}, ...]}
 // Message ids are only labels inside the file; a parent must come before its
 // children. Markdown is for reading: the active branch only.
 #pragma once
@@ -36,7 +37,11 @@ inline constexpr size_t kImportMaxTextBytes = 4u << 20;             // a message
 inline constexpr size_t kImportMaxTitleBytes = 1024;                // the title
 inline constexpr size_t kImportMaxFieldBytes = 4096;                // model path, fingerprint
 
-nlohmann::json toJson(const ConversationData& data);
+struct ExportOptions {
+    bool includeReasoning = false;  // a reasoning model's reasoning ("reasoning" in JSON; a quoted block in Markdown)
+};
+
+nlohmann::json toJson(const ConversationData& data, const ExportOptions& options = {});
 // Throws cairn::Error("import", ...) naming the first field that is wrong.
 ConversationData fromJson(const nlohmann::json& json);
 // Parses text first (a parse error is a cairn::Error too); the nesting and
@@ -46,6 +51,6 @@ ConversationData fromJsonText(const std::string& text);
 ConversationData fromJsonFile(const std::string& path);
 
 // The branch ending at the active leaf (or the newest message) as Markdown.
-std::string toMarkdown(const ConversationData& data);
+std::string toMarkdown(const ConversationData& data, const ExportOptions& options = {});
 
 } // namespace cairn::store

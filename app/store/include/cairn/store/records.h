@@ -35,6 +35,7 @@ struct MessageStats {
     int64_t prefillTokens = 0;  // tokens prefilled before the reply started
     double prefillMs = 0;
     double decodeMs = 0;
+    int64_t reasoningMs = 0;    // how long the model reasoned before its answer (0: it did not)
     double prefillTokensPerSecond() const { return prefillMs > 0 ? prefillTokens * 1000.0 / prefillMs : 0; }
     double decodeTokensPerSecond() const { return decodeMs > 0 ? tokenCount * 1000.0 / decodeMs : 0; }
     bool operator==(const MessageStats&) const = default;
@@ -45,7 +46,11 @@ struct Message {
     int64_t conversationId = 0;
     std::optional<int64_t> parentId;  // nullopt for a root
     Role role = Role::User;
-    std::string content;
+    std::string content;  // the text shown (an assistant's answer, after its reasoning)
+    // A reasoning model's reasoning before `content`, exactly as generated (its
+    // markers included, see cairn/reasoning.h): reasoning + content is the reply.
+    // Kept out of search and (unless asked) export.
+    std::string reasoning;
     int64_t createdMs = 0;
     MessageStats stats;
     bool complete = true;  // false while (or if interrupted while) streaming

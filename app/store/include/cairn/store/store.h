@@ -60,10 +60,11 @@ public:
     // active leaf. Committed when this returns.
     int64_t addMessage(int64_t conversationId, std::optional<int64_t> parentId, Role role,
                        const std::string& content, bool complete = true);
-    // Streaming: store the text so far (complete = 0).
-    void updatePartial(int64_t messageId, const std::string& content);
-    // The reply is done: final text and figures, complete = 1.
-    void finishMessage(int64_t messageId, const std::string& content, const MessageStats& stats);
+    // Streaming: store the text so far (complete = 0); `reasoning` as Message::reasoning.
+    void updatePartial(int64_t messageId, const std::string& content, const std::string& reasoning = {});
+    // The reply is done: final text, reasoning and figures, complete = 1.
+    void finishMessage(int64_t messageId, const std::string& content, const MessageStats& stats,
+                       const std::string& reasoning = {});
     // Replaces the text (keeps the complete flag and stats).
     void setMessageContent(int64_t messageId, const std::string& content);
     // Deletes a message with its whole subtree (and their snapshots).
