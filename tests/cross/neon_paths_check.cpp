@@ -17,6 +17,7 @@
 #include "tensor/matmul.h"
 #include "tiny_mamba.h"
 #include "tiny_models.h"
+#include "same_bits.h"
 
 #include <unistd.h>
 
@@ -38,10 +39,6 @@ int failures = 0;
 void check(bool ok, const std::string& what) {
     std::printf("%s: %s\n", ok ? "ok" : "FAIL", what.c_str());
     if (!ok) ++failures;
-}
-
-bool sameBits(const std::vector<float>& a, const std::vector<float>& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 void usePath(const std::string& path) {

@@ -7,6 +7,7 @@
 #include "memory/recurrent_state.h"
 #include "tiny_mamba.h"
 #include "tiny_models.h"
+#include "same_bits.h"
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -16,6 +17,7 @@
 #include <vector>
 
 using namespace cairn;
+using cairn::test::sameBits;
 
 namespace {
 
@@ -41,10 +43,6 @@ std::vector<int32_t> randomTokens(size_t n, uint32_t seed) {
     std::vector<int32_t> v(n);
     for (auto& t : v) t = int32_t(rng() % test::kTinyVocab);
     return v;
-}
-
-bool sameBits(const std::vector<float>& a, const std::vector<float>& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 } // namespace

@@ -9,6 +9,7 @@
 #include "model/attention.h"
 #include "model/attention_kernels.h"
 #include "tensor/matmul.h"
+#include "same_bits.h"
 
 #include <QTest>
 
@@ -17,6 +18,7 @@
 #include <random>
 
 using namespace cairn;
+using cairn::test::sameBits;
 using namespace cairn::model;
 
 namespace {
@@ -83,10 +85,6 @@ std::vector<float> run(const Case& c, const Data& d, const KvCache& cache, int64
         attention(cache, 0, shapeOf(c), &d.q[size_t(p0 * qd)], qd, n, p0, &out[size_t(p0 * od)], od, ctx);
     }
     return out;
-}
-
-bool sameBits(const std::vector<float>& a, const std::vector<float>& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 // Restores the best path when a test function ends.

@@ -5,6 +5,7 @@
 #include "cairn/exec.h"
 #include "cairn/model.h"
 #include "tiny_models.h"
+#include "same_bits.h"
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -32,10 +33,6 @@ std::vector<float> allLogits(const Model& m, KvType kv, const std::vector<int32_
     std::vector<float> out(tokens.size() * size_t(m.info().vocabSize));
     prefill(m, *mem, tokens, chunk, true, out.data(), ctx);
     return out;
-}
-
-bool sameBits(const std::vector<float>& a, const std::vector<float>& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 } // namespace

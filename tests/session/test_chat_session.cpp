@@ -9,6 +9,7 @@
 #include "cairn/exec.h"
 #include "cairn/session.h"
 #include "cairn/tokenizer.h"
+#include "same_bits.h"
 
 #include <QTest>
 
@@ -18,10 +19,6 @@ using namespace cairn;
 using namespace cairn::test;
 
 namespace {
-
-bool sameBits(std::span<const float> a, std::span<const float> b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
 
 ReplyOptions greedy(int64_t maxTokens) {
     ReplyOptions o;

@@ -10,18 +10,16 @@
 #include "cairn/exec.h"
 #include "cairn/session.h"
 #include "cairn/tokenizer.h"
+#include "same_bits.h"
 
 #include <QTest>
 
 #include <cstring>
 
 using namespace cairn;
+using cairn::test::sameBits;
 
 namespace {
-
-bool sameBits(std::span<const float> a, std::span<const float> b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
 
 } // namespace
 

@@ -6,6 +6,7 @@
 #include "cairn/error.h"
 #include "cairn/exec.h"
 #include "cairn/session.h"
+#include "same_bits.h"
 
 #include <QTest>
 
@@ -15,10 +16,6 @@ using namespace cairn;
 using namespace cairn::test;
 
 namespace {
-
-bool sameBits(std::span<const float> a, std::span<const float> b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
 
 std::vector<float> freshLogits(const Model& model, const std::vector<int32_t>& tokens, ExecContext& ctx,
                                int64_t chunk = 64) {

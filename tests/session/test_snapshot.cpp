@@ -5,6 +5,7 @@
 #include "cairn/error.h"
 #include "cairn/exec.h"
 #include "cairn/session.h"
+#include "same_bits.h"
 
 #include <QTest>
 
@@ -17,10 +18,6 @@ using namespace cairn;
 using namespace cairn::test;
 
 namespace {
-
-bool sameBits(std::span<const float> a, std::span<const float> b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
 
 float maxAbsDiff(std::span<const float> a, std::span<const float> b) {
     float m = 0;

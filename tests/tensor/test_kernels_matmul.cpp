@@ -8,6 +8,7 @@
 #include "tensor/matmul.h"
 #include "tensor/quant.h"
 #include "random_weights.h"
+#include "same_bits.h"
 
 #include <QTest>
 
@@ -46,10 +47,6 @@ std::vector<float> run(const MatrixView& w, const std::vector<float>& x, int64_t
     std::vector<float> y(size_t(tokens * w.rows), NAN);
     matmul(w, x.data(), w.cols, tokens, y.data(), w.rows, ctx);
     return y;
-}
-
-bool sameBits(const std::vector<float>& a, const std::vector<float>& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * 4) == 0;
 }
 
 } // namespace
