@@ -12,6 +12,7 @@
 #include "cairn/session.h"
 #include "cairn/tokenizer.h"
 #include "fixture_copy.h"
+#include "same_bits.h"
 #include "shared_data.h"
 
 #include <QTemporaryDir>
@@ -42,10 +43,6 @@ size_t firstDifference(const std::vector<int32_t>& a, const std::vector<int32_t>
     size_t i = 0;
     while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
     return i;
-}
-
-bool sameBits(std::span<const float> a, std::span<const float> b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 } // namespace
