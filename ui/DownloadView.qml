@@ -233,8 +233,8 @@ Dialog {
             ScrollBar.vertical: ScrollBar { }
             delegate: Rectangle {
                 id: job
-                required property var modelData
-                objectName: "job_" + modelData.state
+                required property var model  // the row's roles (DownloadJobListModel)
+                objectName: "job_" + model.state
                 width: ListView.view.width
                 implicitHeight: jobColumn.implicitHeight + 12
                 radius: Theme.radius
@@ -246,25 +246,25 @@ Dialog {
                     spacing: 2
                     RowLayout {
                         Layout.fillWidth: true
-                        Label { text: job.modelData.name; textFormat: Text.PlainText; color: Theme.text; elide: Text.ElideMiddle; Layout.fillWidth: true }
-                        Muted { objectName: "jobBytes"; text: job.modelData.bytesText }
-                        Muted { objectName: "jobStatus"; text: job.modelData.status }
-                        Button { objectName: "jobPause"; text: qsTr("Pause"); visible: job.modelData.canPause; onClicked: hubModel.pause(job.modelData.id) }
-                        Button { objectName: "jobResume"; text: qsTr("Resume"); visible: job.modelData.canResume; onClicked: hubModel.resume(job.modelData.id) }
-                        Button { objectName: "jobCancel"; text: qsTr("Cancel"); visible: job.modelData.canCancel; onClicked: hubModel.cancel(job.modelData.id) }
+                        Label { text: job.model.name; textFormat: Text.PlainText; color: Theme.text; elide: Text.ElideMiddle; Layout.fillWidth: true }
+                        Muted { objectName: "jobBytes"; text: job.model.bytesText }
+                        Muted { objectName: "jobStatus"; text: job.model.status }
+                        Button { objectName: "jobPause"; text: qsTr("Pause"); visible: job.model.canPause; onClicked: hubModel.pause(job.model.id) }
+                        Button { objectName: "jobResume"; text: qsTr("Resume"); visible: job.model.canResume; onClicked: hubModel.resume(job.model.id) }
+                        Button { objectName: "jobCancel"; text: qsTr("Cancel"); visible: job.model.canCancel; onClicked: hubModel.cancel(job.model.id) }
                         Button {
                             objectName: "jobUse"
                             text: qsTr("Use")
-                            visible: job.modelData.state === "done"
-                            onClicked: { root.controller.selectModel(job.modelData.path); root.close() }
+                            visible: job.model.state === "done"
+                            onClicked: { root.controller.selectModel(job.model.path); root.close() }
                         }
-                        ToolButton { text: qsTr("Remove"); visible: job.modelData.canForget; onClicked: hubModel.forget(job.modelData.id) }
+                        ToolButton { text: qsTr("Remove"); visible: job.model.canForget; onClicked: hubModel.forget(job.model.id) }
                     }
-                    ProgressBar { value: job.modelData.progress; Layout.fillWidth: true }
+                    ProgressBar { value: job.model.progress; Layout.fillWidth: true }
                     Label {
                         objectName: "jobError"
                         visible: text !== ""
-                        text: job.modelData.error
+                        text: job.model.error
                         textFormat: Text.PlainText
                         color: Theme.errorText
                         wrapMode: Text.Wrap

@@ -289,24 +289,27 @@ void HubDownloads::setToken(const QString& token) {
 }
 
 void HubDownloads::rebuildJobs() {
-    jobs_.clear();
+    std::vector<DownloadJobRow> rows;
     for (const auto& j : downloader_->jobs()) {
-        const QString name = j.parts.front().localName +
-                             (j.parts.size() > 1 ? tr(" (%1 parts)").arg(j.parts.size()) : QString());
-        const bool running = j.state == hub::JobState::Downloading || j.state == hub::JobState::Queued;
-        QString status = hub::jobStateName(j.state);
+        DownloadJobRow r;
+        r.id = j.id;
+        r.name = j.parts.front().localName + (j.parts.size() > 1 ? tr(" (%1 parts)").arg(j.parts.size()) : QString());
+        r.repo = j.repo;
+        r.state = hub::jobStateName(j.state);
+        r.status = r.state;
         if (j.state == hub::JobState::Downloading && j.bytesPerSecond > 0)
-            status = tr("%1/s, %2").arg(humanBytes(quint64(j.bytesPerSecond)), durationText(j.secondsLeft));
-        jobs_.push_back(QVariantMap{
-            {"id", j.id}, {"name", name}, {"repo", j.repo}, {"state", hub::jobStateName(j.state)}, {"status", status},
-            {"progress", j.total > 0 ? double(j.done) / double(j.total) : 0.0},
-            {"bytesText", tr("%1 of %2").arg(humanBytes(quint64(j.done)), humanBytes(quint64(j.total)))},
-            {"error", j.error}, {"path", j.paths.isEmpty() ? QString() : j.paths.first()},
-            {"canPause", running}, {"canResume", j.state == hub::JobState::Paused || j.state == hub::JobState::Failed},
-            {"canCancel", j.state != hub::JobState::Done && j.state != hub::JobState::Cancelled},
-            {"canForget", j.state == hub::JobState::Done || j.state == hub::JobState::Cancelled}});
+            r.status = tr("%1/s, %2").arg(humanBytes(quint64(j.bytesPerSecond)), durationText(j.secondsLeft));
+        r.progress = j.total > 0 ? double(j.done) / double(j.total) : 0.0;
+        r.bytesText = tr("%1 of %2").arg(humanBytes(quint64(j.done)), humanBytes(quint64(j.total)));
+        r.error = j.error;
+        r.path = j.paths.isEmpty() ? QString() : j.paths.first();
+        r.canPause = j.state == hub::JobState::Downloading || j.state == hub::JobState::Queued;
+        r.canResume = j.state == hub::JobState::Paused || j.state == hub::JobState::Failed;
+        r.canCancel = j.state != hub::JobState::Done && j.state != hub::JobState::Cancelled;
+        r.canForget = j.state == hub::JobState::Done || j.state == hub::JobState::Cancelled;
+        rows.push_back(std::move(r));
     }
-    emit jobsChanged();
+    jobs_.sync(std::move(rows));
 }
 
 // Unfinished jobs as JSON in the settings: repository, folder, and each part's

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "app_settings.h"
+#include "download_job_list_model.h"
 #include "secret_store.h"
 
 #include "downloader.h"
@@ -41,7 +42,7 @@ class HubDownloads : public QObject, public QQmlParserStatus {
     Q_PROPERTY(QString currentRepo READ currentRepo NOTIFY filesChanged)
     Q_PROPERTY(QString architectureNote READ architectureNote NOTIFY filesChanged)
     Q_PROPERTY(QVariantList fileGroups READ fileGroups NOTIFY filesChanged)
-    Q_PROPERTY(QVariantList jobs READ jobs NOTIFY jobsChanged)
+    Q_PROPERTY(cairn::app::DownloadJobListModel* jobs READ jobs CONSTANT)
     Q_PROPERTY(bool hasToken READ hasToken NOTIFY tokenChanged)
 
 public:
@@ -63,7 +64,7 @@ public:
     QString currentRepo() const { return currentRepo_; }
     QString architectureNote() const { return architectureNote_; }
     QVariantList fileGroups() const { return fileGroups_; }
-    QVariantList jobs() const { return jobs_; }
+    DownloadJobListModel* jobs() { return &jobs_; }
     bool hasToken() const { return hasToken_; }
 
     void classBegin() override {}
@@ -93,7 +94,6 @@ signals:
     void errorChanged();
     void reposChanged();
     void filesChanged();
-    void jobsChanged();
     void tokenChanged();
     // A download is in the models folder (its first file's path).
     void modelDownloaded(const QString& path);
@@ -124,7 +124,7 @@ private:
     QString architectureNote_;
     std::optional<hub::GgufPeek> peek_;
     QVariantList fileGroups_;
-    QVariantList jobs_;
+    DownloadJobListModel jobs_;
     bool hasToken_ = false;
     bool tokenRead_ = false;
 };

@@ -13,7 +13,9 @@
 #include "mock_hub.h"
 #include "running_app.h"
 
+#include <QPointer>
 #include <QQuickItem>
+#include <QSignalSpy>
 #include <QQuickStyle>
 #include <QTemporaryDir>
 #include <QtQml/qqmlextensionplugin.h>
@@ -60,23 +62,27 @@ QQuickItem* item(QQuickItem* root, const QString& name, const char* property = n
 
 QQuickItem* child(QQuickItem* root, const QString& name) { return root ? item(root, name) : nullptr; }
 
-bool click(QQuickWindow* window, QQuickItem* target) {
+// False when the item is missing, hidden, disabled or destroyed while it settles
+// (a delegate rebuilt under the pointer is what a user's click would miss too).
+bool click(QQuickWindow* window, QQuickItem* item) {
+    QPointer<QQuickItem> target(item);
     if (!target || !target->isVisible() || !target->isEnabled()) return false;
     // Once laid out: the same place in the scene on two looks 50 ms apart (a new row or an opening dialog moves).
     QPointF p, before(-1, -1);
     for (int i = 0; i < 40 && p != before; ++i) {
         before = p;
         QTest::qWait(50);
+        if (!target) return false;
         p = target->mapToScene(QPointF(target->width() / 2, target->height() / 2));
     }
-    QTest::mouseClick(window, Qt::LeftButton, {}, p.toPoint());
+    QTest::mousePress(window, Qt::LeftButton, {}, p.toPoint());
+    QTest::qWait(80);  // a person's click lasts about this long; the item must survive it
+    if (!target) return false;
+    QTest::mouseRelease(window, Qt::LeftButton, {}, p.toPoint());
     return true;
 }
 
-QVariantMap firstJob(HubDownloads* hub) {
-    const QVariantList jobs = hub->jobs();
-    return jobs.isEmpty() ? QVariantMap() : jobs.first().toMap();
-}
+QVariantMap firstJob(HubDownloads* hub) { return hub->jobs()->get(0); }
 
 } // namespace
 
@@ -101,6 +107,39 @@ private slots:
             {"org/Gated-GGUF", 5, 1, "hf_test", {{"gated-Q4_0.gguf", tinyModel_}}},
         };
         mock_.start();
+    }
+
+    // The queue's model changes rows in place: a progress update is a
+    // dataChanged of that row (its delegate lives on), a new job an insert at
+    // the end, a forgotten one a removal, and never a reset.
+    void aProgressUpdateKeepsTheRows() {
+        DownloadJobListModel model;
+        QSignalSpy changed(&model, &QAbstractItemModel::dataChanged), inserted(&model, &QAbstractItemModel::rowsInserted),
+            removed(&model, &QAbstractItemModel::rowsRemoved), reset(&model, &QAbstractItemModel::modelReset);
+        auto row = [](int id, double progress) {
+            DownloadJobRow r;
+            r.id = id;
+            r.state = QStringLiteral("downloading");
+            r.progress = progress;
+            return r;
+        };
+        model.sync({row(1, 0.1), row(2, 0)});
+        QCOMPARE(inserted.size(), 1);
+        QCOMPARE(model.count(), 2);
+        model.sync({row(1, 0.2), row(2, 0)});
+        QCOMPARE(changed.size(), 1);
+        QCOMPARE(changed.first().at(0).toModelIndex().row(), 0);
+        QCOMPARE(model.get(0)[QStringLiteral("progress")].toDouble(), 0.2);
+        model.sync({row(1, 0.2), row(2, 0)});  // nothing new: no signal
+        QCOMPARE(changed.size(), 1);
+        model.sync({row(2, 0), row(3, 0)});  // 1 forgotten, 3 queued
+        QCOMPARE(removed.size(), 1);
+        QCOMPARE(removed.first().at(1).toInt(), 0);
+        QCOMPARE(inserted.size(), 2);
+        QCOMPARE(model.get(0)[QStringLiteral("id")].toInt(), 2);
+        QCOMPARE(model.get(1)[QStringLiteral("id")].toInt(), 3);
+        QVERIFY(model.get(2).isEmpty());
+        QCOMPARE(reset.size(), 0);
     }
 
     void fromEmptyFolderToChat() {
@@ -227,7 +266,7 @@ private slots:
         QTRY_VERIFY(view->property("opened").toBool());
         hub = view->property("hub").value<HubDownloads*>();
         content = view->property("contentItem").value<QQuickItem*>();
-        QCOMPARE(hub->jobs().size(), 1);
+        QCOMPARE(hub->jobs()->count(), 1);
         QCOMPARE(firstJob(hub)[QStringLiteral("state")].toString(), QStringLiteral("paused"));
         QCOMPARE(firstJob(hub)[QStringLiteral("bytesText")].toString(), bytesText);
         mock_.clearLog();
