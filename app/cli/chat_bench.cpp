@@ -140,21 +140,23 @@ int runChatBench(Args& args) {
     double saveMs = msSince(t0);
     messages.push_back({"user", kUserMessages[turns]});
 
+    // Read from the file each time, as the app reads it from its store; restore keeps the bytes.
+    auto readSnapshot = [&path] {
+        std::vector<uint8_t> bytes(std::filesystem::file_size(path));
+        std::ifstream f(path, std::ios::binary);
+        f.read(reinterpret_cast<char*>(bytes.data()), std::streamsize(bytes.size()));
+        return bytes;
+    };
     t0 = std::chrono::steady_clock::now();
     ChatSession restored(*model, so);
-    std::vector<uint8_t> read(std::filesystem::file_size(path));
-    {
-        std::ifstream f(path, std::ios::binary);
-        f.read(reinterpret_cast<char*>(read.data()), std::streamsize(read.size()));
-    }
-    restored.session().restore(read);
+    restored.session().restore(readSnapshot());
     double restoreMs = msSince(t0);
     auto afterRestore = restored.reply(messages, ctx, firstTokenOnly);
     double ttftRestore = restoreMs + afterRestore.firstTokenMs;  // not the step that feeds the token
     // Regenerate the last reply after a restart (recurrent memory: from the checkpoint stored in the snapshot).
     t0 = std::chrono::steady_clock::now();
     ChatSession regen(*model, so);
-    regen.session().restore(read);
+    regen.session().restore(readSnapshot());
     double regenRestoreMs = msSince(t0);
     auto regenerated = regen.reply(lastPrompt, ctx, firstTokenOnly);
     double ttftRegenerate = regenRestoreMs + regenerated.firstTokenMs;

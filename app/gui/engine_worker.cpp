@@ -284,8 +284,7 @@ void EngineWorker::open(qint64 conversationId, const QVariantMap& settings, bool
         if (auto best = db().bestSnapshot(conversationId, ids, fingerprint_)) {
             const auto t0 = std::chrono::steady_clock::now();
             try {
-                auto blob = db().snapshotData(best->id);
-                session_->session().restore(blob);
+                session_->session().restore(db().snapshotData(best->id));
                 db().touchSnapshot(best->id);
                 emit conversationReady(conversationId, QStringLiteral("snapshot"), msSince(t0),
                                        int64_t(session_->session().tokens().size()), contextSize_);

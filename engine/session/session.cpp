@@ -3,6 +3,7 @@
 #include "cairn/error.h"
 #include "cairn/exec.h"
 #include "session/common_prefix.h"
+#include "session/state_bytes.h"
 
 #include <algorithm>
 
@@ -47,7 +48,7 @@ void Session::feed(std::span<const int32_t> tokens, ExecContext& ctx, const Feed
     if (common == tokens.size()) {
         for (const auto& c : checkpoints_) {
             if (c.position == int64_t(tokens.size()) && !memory_->canTruncate()) {
-                memory_->restoreCheckpoint(*c.memory);
+                restoreCheckpoint(c);
                 tokens_.assign(tokens.begin(), tokens.end());
                 logits_ = c.logits;
                 stats_.lastReused = c.position;
@@ -73,15 +74,24 @@ void Session::rewindTo(int64_t keep) {
     for (const auto& c : checkpoints_)
         if (c.position <= keep && (!best || c.position > best->position)) best = &c;
     if (best) {
-        memory_->restoreCheckpoint(*best->memory);
+        restoreCheckpoint(*best);
         tokens_.resize(size_t(best->position));
         logits_ = best->logits;
         stats_.checkpointRestores++;
     } else {
-        memory_ = model_.newMemory(options_.memory);
+        memory_->truncate(0);  // emptied in place, as reset() does
         tokens_.clear();
         logits_.clear();
     }
+}
+
+void Session::restoreCheckpoint(const Checkpoint& c) {
+    if (c.memory) memory_->restoreCheckpoint(*c.memory);
+    else session::applyStoredState(*c.stored, c.position, *memory_);
+}
+
+size_t Session::checkpointBytes(const Checkpoint& c) const {
+    return (c.memory ? c.memory->bytes() : c.stored->bytes) + c.logits.size() * sizeof(float);
 }
 
 void Session::run(std::span<const int32_t> tokens, ExecContext& ctx, const FeedProgress& progress) {
@@ -123,12 +133,12 @@ void Session::checkpoint() {
     const int64_t pos = int64_t(tokens_.size());
     for (const auto& c : checkpoints_)
         if (c.position == pos) return;
-    checkpoints_.push_back({pos, memory_->checkpoint(), logits_});
+    checkpoints_.push_back({pos, memory_->checkpoint(), logits_, nullptr});
     // Over budget: drop the oldest positions first; the newest are the ones
     // regenerate and edit-the-last-message need.
     auto bytes = [&] {
         size_t b = 0;
-        for (const auto& c : checkpoints_) b += c.memory->bytes() + c.logits.size() * sizeof(float);
+        for (const auto& c : checkpoints_) b += checkpointBytes(c);
         return b;
     };
     std::sort(checkpoints_.begin(), checkpoints_.end(),

@@ -22,7 +22,8 @@
 //
 // The checkpoints are the latest message boundaries (kSnapshotCheckpoints), so
 // that after a restore regenerating the last reply or editing the last message
-// does not re-read the whole conversation on recurrent memory.
+// does not re-read the whole conversation on recurrent memory. A restored
+// session keeps them as these bytes until it uses one (state_bytes.h).
 //
 // Restore verifies the checksum before reading anything else, then the magic,
 // version, fingerprint, architecture and every tensor's name and shape against
@@ -31,7 +32,7 @@
 #include "cairn/session.h"
 #include "cairn/gguf.h"
 
-#include "tensor/quant.h"
+#include "session/state_bytes.h"
 
 #include <xxhash.h>
 
@@ -40,129 +41,13 @@
 namespace cairn {
 namespace {
 
+using session::ByteReader;
+using session::ByteWriter;
+
 constexpr char kMagic[8] = {'C', 'A', 'I', 'R', 'N', 'S', 'N', 'P'};
 constexpr uint32_t kVersion = 3;
 constexpr size_t kSnapshotCheckpoints = 3;  // the reply's end, its prompt's end, the previous reply's end
 const char* const kWhere = "snapshot";
-
-class ByteWriter {
-public:
-    std::vector<uint8_t> out;
-    template <typename T> void put(T v) {
-        uint8_t b[sizeof(T)];
-        std::memcpy(b, &v, sizeof(T));
-        out.insert(out.end(), b, b + sizeof(T));
-    }
-    void bytes(const void* p, size_t n) {
-        auto* b = static_cast<const uint8_t*>(p);
-        out.insert(out.end(), b, b + n);
-    }
-    void str(const std::string& s) { put<uint32_t>(uint32_t(s.size())); bytes(s.data(), s.size()); }
-};
-
-class ByteReader {
-public:
-    ByteReader(std::span<const uint8_t> data) : p_(data.data()), end_(data.data() + data.size()) {}
-    template <typename T> T get(const char* what) {
-        need(sizeof(T), what);
-        T v;
-        std::memcpy(&v, p_, sizeof(T));
-        p_ += sizeof(T);
-        return v;
-    }
-    const uint8_t* take(uint64_t n, const char* what) {
-        need(n, what);
-        auto* r = p_;
-        p_ += n;
-        return r;
-    }
-    std::string str(const char* what) {
-        auto n = get<uint32_t>(what);
-        auto* b = take(n, what);
-        return std::string(reinterpret_cast<const char*>(b), n);
-    }
-    size_t remaining() const { return size_t(end_ - p_); }
-
-private:
-    void need(uint64_t n, const char* what) {
-        if (n > remaining()) throw Error(kWhere, std::string("truncated: ") + what + " runs past the end");
-    }
-    const uint8_t* p_;
-    const uint8_t* end_;
-};
-
-TensorType storedType(const StateTensor& t, Session::KvStorage storage) {
-    auto native = TensorType(t.typeId);
-    if (!t.attention || storage == Session::KvStorage::Native) return native;
-    if (storage == Session::KvStorage::Q8_0 && t.cols % 32 == 0) return TensorType::Q8_0;
-    return TensorType::F16;
-}
-
-// Converts one row between the memory's type and the stored type through f32.
-// Rows inside a snapshot blob sit at any byte offset, so a row to decode is
-// first copied to `aligned` (block structs need their natural alignment).
-void convertRow(TensorType from, const uint8_t* src, TensorType to, uint8_t* dst, int64_t cols,
-                std::vector<float>& tmp, std::vector<uint64_t>& aligned) {
-    const size_t bytes = rowBytes(from, cols);
-    if (from == to) {
-        std::memcpy(dst, src, bytes);
-        return;
-    }
-    aligned.resize((bytes + 7) / 8);
-    std::memcpy(aligned.data(), src, bytes);
-    tmp.resize(size_t(cols));
-    tensor::dequantizeRow(from, aligned.data(), tmp.data(), cols);
-    tensor::quantizeRow(to, tmp.data(), dst, cols);
-}
-
-
-void writeState(ByteWriter& w, Memory& memory, Session::KvStorage storage) {
-    auto state = memory.state();
-    w.put<uint32_t>(uint32_t(state.size()));
-    std::vector<float> tmp;
-    std::vector<uint64_t> aligned;
-    std::vector<uint8_t> row;
-    for (const auto& t : state) {
-        auto from = TensorType(t.typeId);
-        auto to = storedType(t, storage);
-        w.str(t.name);
-        w.put<uint32_t>(uint32_t(to));
-        w.put<int64_t>(t.rows);
-        w.put<int64_t>(t.cols);
-        row.resize(rowBytes(to, t.cols));
-        for (int64_t r = 0; r < t.rows; ++r) {
-            convertRow(from, t.data + size_t(r) * t.rowStride, to, row.data(), t.cols, tmp, aligned);
-            w.bytes(row.data(), row.size());
-        }
-    }
-}
-
-// Fills `memory` (already sized with resizeForRestore) from the stream.
-void readState(ByteReader& r, Memory& memory) {
-    auto state = memory.state();
-    auto nTensors = r.get<uint32_t>("tensor count");
-    if (nTensors != state.size()) throw Error(kWhere, "holds " + std::to_string(nTensors) + " state tensors, the model needs " + std::to_string(state.size()));
-    std::vector<float> tmp;
-    std::vector<uint64_t> aligned;
-    for (auto& t : state) {
-        auto name = r.str("tensor name");
-        if (name != t.name) throw Error(kWhere, "tensor '" + name + "' where '" + t.name + "' was expected");
-        auto type = r.get<uint32_t>("tensor type");
-        auto traits = tensorTypeTraits(type);
-        auto from = TensorType(type);
-        if (!traits || !(from == TensorType::F32 || from == TensorType::F16 || from == TensorType::Q8_0))
-            throw Error(kWhere, "tensor '" + name + "' has unsupported storage type " + std::to_string(type));
-        auto rows = r.get<int64_t>("tensor rows");
-        auto cols = r.get<int64_t>("tensor cols");
-        if (rows != t.rows || cols != t.cols || cols % traits->blockSize != 0)
-            throw Error(kWhere, "tensor '" + name + "' has shape " + std::to_string(rows) + "×" + std::to_string(cols) +
-                                    ", expected " + std::to_string(t.rows) + "×" + std::to_string(t.cols));
-        size_t rb = rowBytes(from, cols);
-        for (int64_t i = 0; i < rows; ++i)
-            convertRow(from, r.take(rb, "tensor data"), TensorType(t.typeId), t.data + size_t(i) * t.rowStride, cols, tmp,
-                       aligned);
-    }
-}
 
 void writeLogits(ByteWriter& w, const std::vector<float>& logits) {
     w.put<uint64_t>(logits.size());
@@ -195,7 +80,7 @@ std::vector<uint8_t> Session::snapshot(KvStorage storage) const {
     w.put<uint64_t>(tokens_.size());
     w.bytes(tokens_.data(), tokens_.size() * sizeof(int32_t));
     writeLogits(w, logits_);
-    writeState(w, *memory_, storage);
+    session::writeState(w, *memory_, storage);
 
     // Checkpoints are kept sorted by position; all of them lie on the current history.
     const int64_t now = int64_t(tokens_.size());
@@ -210,13 +95,21 @@ std::vector<uint8_t> Session::snapshot(KvStorage storage) const {
         w.put<uint8_t>(current ? 1 : 0);
         if (current) continue;
         writeLogits(w, c->logits);
-        writeState(w, *c->memory, storage);
+        if (c->memory) session::writeState(w, *c->memory, storage);
+        else session::writeStoredState(w, *c->stored, *memory_);
     }
     w.put<uint64_t>(XXH3_64bits(w.out.data(), w.out.size()));
     return std::move(w.out);
 }
 
-void Session::restore(std::span<const uint8_t> snapshot) {
+void Session::restore(std::span<const uint8_t> snapshot) { restoreBytes(snapshot, nullptr); }
+
+void Session::restore(std::vector<uint8_t>&& snapshot) {
+    auto owned = std::make_shared<const std::vector<uint8_t>>(std::move(snapshot));
+    restoreBytes(*owned, owned);
+}
+
+void Session::restoreBytes(std::span<const uint8_t> snapshot, std::shared_ptr<const std::vector<uint8_t>> owner) {
     reset();
     if (snapshot.size() < sizeof kMagic + sizeof(uint64_t)) throw Error(kWhere, "too short to be a snapshot");
     if (std::memcmp(snapshot.data(), kMagic, sizeof kMagic) != 0) throw Error(kWhere, "not a Cairn snapshot (wrong magic)");
@@ -253,9 +146,11 @@ void Session::restore(std::span<const uint8_t> snapshot) {
     // overwritten (granite-4.0-h-1b: 54 MiB, zero-filled page by page).
     Memory* memory = memory_.get();
     std::vector<Checkpoint> checkpoints;
+    std::vector<std::shared_ptr<session::StoredState>> storedStates;  // their bytes are set once all is read
     try {
         memory->resizeForRestore(int64_t(nTokens));
-        readState(r, *memory);
+        const size_t stateOffset = r.offset();
+        session::readState(r, *memory);
 
         if (version >= 2) {
             auto n = r.get<uint32_t>("checkpoint count");
@@ -268,16 +163,21 @@ void Session::restore(std::span<const uint8_t> snapshot) {
                 auto current = r.get<uint8_t>("checkpoint flag");
                 if (current > 1 || (current == 1) != (position == nTokens))
                     throw Error(kWhere, "checkpoint at position " + std::to_string(position) + " has a bad flag");
-                Checkpoint c{int64_t(position), nullptr, {}};
+                // Kept as the snapshot's bytes until used (state_bytes.h): the
+                // current one is the state just read, the others are checked here.
+                Checkpoint c{int64_t(position), nullptr, {}, nullptr};
+                auto stored = std::make_shared<session::StoredState>();
+                stored->bytes = session::checkpointBytes(*memory);
                 if (current) {
-                    c.memory = memory->checkpoint();
+                    stored->offset = stateOffset;
                     c.logits = logits;
                 } else {
                     c.logits = readLogits(r, vocab);
-                    c.memory = memory->checkpoint();  // the checkpoint layout, filled below
-                    c.memory->resizeForRestore(int64_t(position));
-                    readState(r, *c.memory);
+                    stored->offset = r.offset();
+                    session::skipCheckpointState(r, *memory);
                 }
+                c.stored = stored;
+                storedStates.push_back(std::move(stored));
                 checkpoints.push_back(std::move(c));
             }
         }
@@ -286,6 +186,9 @@ void Session::restore(std::span<const uint8_t> snapshot) {
         memory_ = model_.newMemory(options_.memory);  // nothing half-read stays behind
         throw;
     }
+    if (!checkpoints.empty() && !owner)  // a borrowed span: the stored checkpoints need bytes of their own
+        owner = std::make_shared<const std::vector<uint8_t>>(snapshot.begin(), snapshot.end());
+    for (auto& stored : storedStates) stored->snapshot = owner;
     tokens_ = std::move(tokens);
     logits_ = std::move(logits);
     checkpoints_ = std::move(checkpoints);

@@ -233,6 +233,19 @@ private slots:
             r.feed(edited, ctx);
             QCOMPARE(r.stats().lastPrefilled, int64_t(edited2.size()));
             QVERIFY(sameBits(r.logits(), fresh(edited)));
+
+            // Checkpoints kept as the snapshot's bytes: the same snapshot again, and after moving on
+            // a new one whose checkpoint at the old state's end holds no K/V and still restores exactly.
+            Session u(*model);
+            u.restore(std::vector<uint8_t>(blob));
+            QVERIFY(u.snapshot(storage) == blob);
+            u.append(Sampler::greedy(u.logits()), ctx);
+            u.checkpoint();
+            Session v(*model);
+            v.restore(u.snapshot(storage));
+            v.feed(t.tokens(), ctx);
+            QCOMPARE(v.stats().lastPrefilled, int64_t(0));
+            QVERIFY(sameBits(v.logits(), fresh(t.tokens())));
         }
     }
 };

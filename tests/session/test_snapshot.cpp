@@ -174,6 +174,47 @@ private slots:
         QCOMPARE(again.stats().lastPrefilled, int64_t(early.size()));
     }
 
+    // A restored session keeps its stored checkpoints as the snapshot's bytes
+    // until one is used: snapshotting it again gives the same bytes; after it
+    // moved on, a new snapshot still holds them (the one that was the state
+    // itself without its K/V), and they still restore exactly.
+    void storedCheckpointsSurviveASecondSnapshot() {
+        for (const Model* m : models.all()) {
+            if (!m->info().recurrent) continue;
+            auto b = boundaries();
+            Session original(*m);
+            talk(original, b, ctx);
+            const auto blob = original.snapshot();
+            Session restored(*m);
+            restored.restore(std::vector<uint8_t>(blob));
+            QVERIFY(restored.snapshot() == blob);
+            Session fromSpan(*m);
+            fromSpan.restore(std::span<const uint8_t>(blob));
+            QVERIFY(fromSpan.snapshot() == blob);
+
+            // Two more positions and a checkpoint there: the stored ones are now older than the state.
+            restored.append(7, ctx);
+            restored.append(8, ctx);
+            restored.checkpoint();
+            const auto second = restored.snapshot();
+            Session again(*m);
+            again.restore(std::vector<uint8_t>(second));
+            QCOMPARE(again.checkpointCount(), size_t(3));  // prompt 2, reply 2 (stored), and the state
+            // Regenerate from reply 2's end (the checkpoint that was the first snapshot's state), then from prompt 2's end.
+            for (int n : {4, 3}) {
+                const auto upTo = b.upTo(n);
+                again.feed(upTo, ctx);
+                QCOMPARE(again.stats().lastPrefilled, 0);
+                Session fresh(*m);
+                fresh.feed(upTo, ctx);
+                QVERIFY2(sameBits(again.logits(), fresh.logits()), m->info().architecture.c_str());
+                again.append(9, ctx);
+                fresh.append(9, ctx);
+                QVERIFY(sameBits(again.logits(), fresh.logits()));
+            }
+        }
+    }
+
     void version1SnapshotsAreStillRead() {
         // Version 1 is version 2 without the checkpoint count (zero for attention memory).
         for (const Model* m : models.all()) {

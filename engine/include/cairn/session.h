@@ -18,6 +18,8 @@
 
 namespace cairn {
 
+namespace session { struct StoredState; }
+
 struct SessionOptions {
     MemoryOptions memory;
     int64_t chunk = kDefaultPrefillChunk;     // prefill chunk (positions per pass over the weights)
@@ -75,14 +77,27 @@ public:
     enum class KvStorage { Native, F16, Q8_0 };
     std::vector<uint8_t> snapshot(KvStorage storage = KvStorage::Native) const;
     // Replaces the state with a snapshot's; throws cairn::Error (and leaves
-    // the session empty) if it is damaged, of another version or model.
+    // the session empty) if it is damaged, of another version or model. The
+    // stored checkpoints stay in the snapshot's bytes until one is used, so
+    // the vector overload keeps the bytes it is given; the span overload
+    // copies them when there are checkpoints.
     void restore(std::span<const uint8_t> snapshot);
+    void restore(std::vector<uint8_t>&& snapshot);
 
     // Drops all state.
     void reset();
 
 private:
-    struct Checkpoint { int64_t position; std::unique_ptr<Memory> memory; std::vector<float> logits; };
+    // Either a memory of its own or, after a restore, a section of the snapshot's bytes.
+    struct Checkpoint {
+        int64_t position;
+        std::unique_ptr<Memory> memory;
+        std::vector<float> logits;
+        std::shared_ptr<const session::StoredState> stored;
+    };
+    void restoreCheckpoint(const Checkpoint& c);
+    size_t checkpointBytes(const Checkpoint& c) const;
+    void restoreBytes(std::span<const uint8_t> snapshot, std::shared_ptr<const std::vector<uint8_t>> owner);
     void rewindTo(int64_t keep);
     void run(std::span<const int32_t> tokens, ExecContext& ctx, const FeedProgress& progress);
 
