@@ -7,17 +7,14 @@
 // 1 with a one-line reason on any failure (nothing is left in DIR then),
 // 130 when interrupted (Ctrl+C; the partial file is removed too).
 #include "command.h"
+#include "hub_command.h"
 #include "terminal_text.h"
 
 #include "downloader.h"
-#include "hub_client.h"
 
 #include "cairn/error.h"
 
-#include <QCoreApplication>
 #include <QDir>
-#include <QEventLoop>
-#include <QLocale>
 #include <QTimer>
 
 #include <atomic>
@@ -30,8 +27,6 @@ namespace {
 
 std::atomic<bool> interrupted{false};
 extern "C" void onDownloadInterrupt(int) { interrupted = true; }
-
-QString sizeText(qint64 bytes) { return QLocale::c().formattedDataSize(bytes, 1, QLocale::DataSizeTraditionalFormat); }
 
 void printProgress(const hub::DownloadJob& job, bool terminal) {
     const QString name = job.parts[std::min(job.part, job.parts.size() - 1)].localName;
@@ -46,28 +41,22 @@ void printProgress(const hub::DownloadJob& job, bool terminal) {
 } // namespace
 
 int runDownload(Args& args) {
-    const QString hubUrl = QString::fromStdString(args.option("--hub").value_or(hub::kDefaultHubUrl.toStdString()));
+    const QString hubUrl = hubUrlOption(args);
     const QString dir = QString::fromStdString(args.option("--dir").value_or("."));
     const auto rest = args.positionals();
     if (rest.size() != 2) throw Error("download", "usage: cairn-cli download [--hub URL] REPO FILE [--dir DIR]");
     const QString repo = QString::fromStdString(rest[0]), wanted = QString::fromStdString(rest[1]);
     if (!QDir(dir).exists()) throw Error("download", "the folder " + dir.toStdString() + " does not exist");
 
-    int argc = 1;
-    char name[] = "cairn-cli";
-    char* argv[] = {name, nullptr};
-    QCoreApplication app(argc, argv);
-    hub::HubClient client(hubUrl);
-    client.setToken(qEnvironmentVariable("HF_TOKEN"));
-    hub::Downloader downloader(&client);
+    HubCommand command(hubUrl);
+    hub::Downloader downloader(&command.client());
     downloader.setKeepPartialOnFailure(false);
 
-    QEventLoop loop;
-    bool ended = false;  // a callback may run before the loop does
-    auto finish = [&] { ended = true; loop.quit(); };
+    auto finish = [&] { command.done(); };
+    QEventLoop& loop = command.loop();
     QString error;
     int id = -1;
-    client.listFiles(repo, [&](std::vector<hub::HubFile> files, QString listError) {
+    command.client().listFiles(repo, [&](std::vector<hub::HubFile> files, QString listError) {
         if (!listError.isEmpty()) {
             error = listError;
             return finish();
@@ -104,7 +93,7 @@ int runDownload(Args& args) {
         else if (interrupted) finish();
     });
     poll.start(50);
-    if (!ended) loop.exec();
+    command.wait();
     std::signal(SIGINT, previous);
     if (terminal) std::fputc('\n', stderr);
 

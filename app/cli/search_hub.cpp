@@ -3,15 +3,10 @@
 // (quantization, size, split set), through the app's hub client (app/hub).
 // HF_TOKEN, when set, is sent as the access token.
 #include "command.h"
+#include "hub_command.h"
 #include "terminal_text.h"
 
-#include "hub_client.h"
-
 #include "cairn/error.h"
-
-#include <QCoreApplication>
-#include <QEventLoop>
-#include <QLocale>
 
 #include <nlohmann/json.hpp>
 
@@ -20,7 +15,7 @@
 namespace cairn::cli {
 
 int runSearchHub(Args& args) {
-    const QString hubUrl = QString::fromStdString(args.option("--hub").value_or(hub::kDefaultHubUrl.toStdString()));
+    const QString hubUrl = hubUrlOption(args);
     const std::string sortName = args.option("--sort").value_or("downloads");
     const int limit = int(args.number("--limit", "--limit", 10));
     const bool asJson = args.flag("--json");
@@ -32,41 +27,27 @@ int runSearchHub(Args& args) {
     else if (sortName != "downloads") throw Error("search-hub", "--sort is downloads, likes or updated, not '" + sortName + "'");
     if (limit < 1 || limit > 100) throw Error("search-hub", "--limit is 1 to 100");
 
-    int argc = 1;
-    char name[] = "cairn-cli";
-    char* argv[] = {name, nullptr};
-    QCoreApplication app(argc, argv);
-    hub::HubClient client(hubUrl);
-    client.setToken(qEnvironmentVariable("HF_TOKEN"));
-
-    QEventLoop loop;
-    bool ended = false;  // a callback may run before the loop does
-    auto waitForIt = [&] {
-        if (!ended) loop.exec();
-        ended = false;
-    };
+    HubCommand command(hubUrl);
     QString error;
     std::vector<hub::HubRepo> repos;
-    client.search(QString::fromStdString(rest[0]), sort, limit, [&](std::vector<hub::HubRepo> found, QString e) {
+    command.client().search(QString::fromStdString(rest[0]), sort, limit, [&](std::vector<hub::HubRepo> found, QString e) {
         repos = std::move(found);
         error = e;
-        ended = true;
-        loop.quit();
+        command.done();
     });
-    waitForIt();
+    command.wait();
     if (!error.isEmpty()) throw Error("", error.toStdString());
 
     nlohmann::json out = nlohmann::json::array();
     for (const auto& r : repos) {
         std::vector<hub::HubFile> files;
         QString filesError;
-        client.listFiles(r.id, [&](std::vector<hub::HubFile> f, QString e) {
+        command.client().listFiles(r.id, [&](std::vector<hub::HubFile> f, QString e) {
             files = std::move(f);
             filesError = e;
-            ended = true;
-            loop.quit();
+            command.done();
         });
-        waitForIt();
+        command.wait();
         nlohmann::json j = {{"id", r.id.toStdString()}, {"downloads", r.downloads}, {"likes", r.likes},
                             {"lastModified", r.lastModified.toStdString()}, {"gated", r.gated},
                             {"files", nlohmann::json::array()}};
@@ -86,7 +67,7 @@ int runSearchHub(Args& args) {
         if (!filesError.isEmpty()) std::printf("    %s\n", terminalSafe(filesError.toStdString()).c_str());
         for (const auto& f : files)
             std::printf("    %-8s %10s  %s\n", terminalSafe(f.quantization.toStdString()).c_str(),
-                        QLocale::c().formattedDataSize(f.size, 1, QLocale::DataSizeTraditionalFormat).toStdString().c_str(),
+                        sizeText(f.size).toStdString().c_str(),
                         terminalSafe(f.path.toStdString()).c_str());
     }
     if (asJson) std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <functional>
 #include <initializer_list>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,26 @@ private:
     std::string function_;
     std::vector<Value> values_;
     std::vector<bool> given_;
+};
+
+// Filters, `is` tests and methods are found the same way: a table from name to
+// function (filters.cpp, jinja_is_tests.cpp, methods.cpp), jinja2's other names
+// for some of them (`d` for `default`, `==` for `eq`, ...) resolved first.
+template <class Fn>
+struct BuiltinTable {
+    std::map<std::string, Fn> functions;
+    std::map<std::string, std::string> aliases;
+
+    const Fn* find(const std::string& name) const {
+        auto alias = aliases.find(name);
+        auto it = functions.find(alias != aliases.end() ? alias->second : name);
+        return it != functions.end() ? &it->second : nullptr;
+    }
+    // The function, or jinja2's error naming what is missing ("No filter named 'x'.").
+    const Fn& get(const std::string& name, const char* kind) const {
+        if (const Fn* fn = find(name)) return *fn;
+        raiseError(std::string("No ") + kind + " named '" + name + "'.");
+    }
 };
 
 // Operators

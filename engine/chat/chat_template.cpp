@@ -11,8 +11,11 @@
 //   value.h/.cpp     values: shared immutable strings, lists, dicts, namespaces, functions;
 //                    repr (with cycle detection: <Namespace {...}>), ==, <, tojson.
 //   operators.cpp    Python operators, attribute/item access, slicing, iteration.
-//   filters.cpp, tests.cpp, methods.cpp   the builtins, each with jinja2 3.1's handling of
-//                    none/undefined/false-y inputs and argument defaults.
+//   builtins.h       what the interpreter calls: operators, filters, `is` tests, methods,
+//                    all three kinds found by name in a BuiltinTable (aliases resolved first).
+//   filters.cpp, jinja_is_tests.cpp, methods.cpp   the builtins, each with jinja2 3.1's
+//                    handling of none/undefined/false-y inputs and argument defaults.
+//   unicode.h/.cpp   Python str semantics over the engine's one UTF-8 codec (text/utf8.h).
 //   budget.h/.cpp    one evaluation budget per render (ChatRenderLimits): steps (nodes
 //                    evaluated, loop iterations, builtin work), bytes alive (every string,
 //                    list, dict, namespace, function, scope and output buffer charges its
@@ -21,6 +24,21 @@
 //                    caller's cancel flag, read with the step count. Destruction of values
 //                    is iterative (sweep() in value.cpp), so a value nested a million deep
 //                    cannot overflow the stack when it dies.
+//
+// Where each Jinja feature lives:
+//   {{ }}, {% %}, {# #}, raw, whitespace control         lexer.cpp
+//   if / for (else, loop.*, break / continue, `for x in y if c`) / set (tuple targets,
+//   namespace attributes, block set) / macro and call blocks (caller) / filter blocks
+//                                                        parser.cpp (syntax), interpreter.cpp
+//   expressions: literals, ~ and Python operators, comparisons and `in`, `x if c else y`,
+//   a.b and a[b], slices, calls with keywords            parser.cpp, operators.cpp
+//   `x|f(...)`: abs ... wordcount, tojson (Hugging Face's)   filters.cpp
+//   `x is t(...)`: defined, string, divisibleby, eq / == ...  jinja_is_tests.cpp
+//   'str'.strip() ..., dict.items() ..., list.index() ...; the sandbox's refusals  methods.cpp
+//   range, dict, namespace, joiner, cycler, raise_exception, strftime_now
+//                                                        interpreter.cpp (installGlobals),
+//                                                        time_format.cpp (strftime)
+//   Undefined (jinja2's lenient default), repr and str of every value   value.h/.cpp
 #include "cairn/chat_template.h"
 
 #include "interpreter.h"

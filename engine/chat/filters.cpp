@@ -166,8 +166,8 @@ bool parseFloat(const std::string& text, double& out) {
     return true;
 }
 
-const std::map<std::string, FilterFn>& filters() {
-    static const std::map<std::string, FilterFn> table = {
+const BuiltinTable<FilterFn>& filters() {
+    static const BuiltinTable<FilterFn> table = {{
         {"abs", [](const Value& v, const CallArgs&) -> Value {
              if (v.isFloat()) return Value(std::fabs(v.asDouble()));
              if (v.isNumber()) {
@@ -506,26 +506,16 @@ const std::map<std::string, FilterFn>& filters() {
              }
              return Value(n);
          }},
-    };
+    }, {{"d", "default"}, {"count", "length"}, {"e", "escape"}, {"forceescape", "escape"}}};
     return table;
-}
-
-const std::map<std::string, std::string>& aliases() {
-    static const std::map<std::string, std::string> a = {
-        {"d", "default"}, {"count", "length"}, {"e", "escape"}, {"forceescape", "escape"}};
-    return a;
 }
 
 } // namespace
 
-bool hasFilter(const std::string& name) { return filters().count(name) || aliases().count(name); }
+bool hasFilter(const std::string& name) { return filters().find(name) != nullptr; }
 
 Value applyFilter(const std::string& name, const Value& input, CallArgs& args) {
-    auto alias = aliases().find(name);
-    const std::string& real = alias != aliases().end() ? alias->second : name;
-    auto it = filters().find(real);
-    if (it == filters().end()) raiseError("No filter named '" + name + "'.");
-    return it->second(input, args);
+    return filters().get(name, "filter")(input, args);
 }
 
 } // namespace cairn::chat

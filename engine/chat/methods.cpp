@@ -11,16 +11,6 @@
 namespace cairn::chat {
 namespace {
 
-const std::set<std::string> kStringMethods = {
-    "strip", "lstrip", "rstrip", "split", "rsplit", "splitlines", "startswith", "endswith", "replace", "upper",
-    "lower", "title", "capitalize", "swapcase", "casefold", "find", "rfind", "index", "rindex", "count", "join",
-    "format", "isdigit", "isnumeric", "isdecimal", "isalpha", "isalnum", "isspace", "isupper", "islower", "center",
-    "ljust", "rjust", "zfill", "partition", "rpartition", "removeprefix", "removesuffix"};
-const std::set<std::string> kDictMethods = {"items", "keys", "values", "get", "copy"};
-const std::set<std::string> kDictMutators = {"pop", "popitem", "update", "setdefault", "clear"};
-const std::set<std::string> kListMethods = {"index", "count", "copy"};
-const std::set<std::string> kListMutators = {"append", "extend", "insert", "pop", "remove", "reverse", "sort", "clear"};
-
 std::u32string charsArg(const Value& chars) {
     if (chars.isString()) return unicode::decode(chars.asString());
     return {};
@@ -152,147 +142,275 @@ std::string pad(const std::string& s, int64_t width, const std::string& fillArg,
     return rep(left) + s + rep(total - left);
 }
 
-Value stringMethod(const std::string& s, const std::string& name, const CallArgs& args) {
-    workBytes(s.size());
-    if (name == "strip" || name == "lstrip" || name == "rstrip") {
-        Params p(name, args, {"chars"});
-        return Value(pyStrip(s, p[0], name != "rstrip", name != "lstrip"));
-    }
-    if (name == "split" || name == "rsplit") {
-        Params p(name, args, {"sep", "maxsplit"});
-        int64_t maxSplit = p.has(1) ? p[1].asInt() : -1;
-        if (name == "rsplit" && maxSplit >= 0) {
-            // Split from the right: reverse, split, reverse back (valid for code-point sequences).
-            auto rev = [](const std::string& x) { auto c = unicode::decode(x); std::reverse(c.begin(), c.end()); return unicode::encode(c); };
-            Value sep = p[0].isString() ? Value(rev(p[0].asString())) : p[0];
-            auto parts = pySplit(rev(s), sep, maxSplit);
-            std::vector<Value> out;
-            for (auto it = parts.rbegin(); it != parts.rend(); ++it) out.emplace_back(rev(*it));
-            return Value::list(std::move(out));
-        }
-        std::vector<Value> out;
-        for (auto& part : pySplit(s, p[0], maxSplit)) out.emplace_back(std::move(part));
-        return Value::list(std::move(out));
-    }
-    if (name == "splitlines") {
-        Params p(name, args, {"keepends"});
-        std::vector<Value> out;
-        for (auto& line : splitLines(s, p[0].truthy())) out.emplace_back(std::move(line));
-        return Value::list(std::move(out));
-    }
-    if (name == "startswith" || name == "endswith") {
-        Params p(name, args, {"prefix", "start"});
-        std::string sub = s;
-        if (p.has(1)) sub = getSlice(Value(s), p[1], Value::none(), Value::none()).asString();
-        return Value(matchesAffix(sub, p[0], name == "startswith", name.c_str()));
-    }
-    if (name == "replace") {
-        Params p(name, args, {"old", "new", "count"});
-        return Value(pyReplace(s, stringArg(p, 0, "1"), stringArg(p, 1, "2"), p.has(2) ? p[2].asInt() : -1));
-    }
-    if (name == "upper") return Value(unicode::upper(s));
-    if (name == "lower" || name == "casefold") return Value(unicode::lower(s));
-    if (name == "title") return Value(unicode::title(s));
-    if (name == "capitalize") return Value(unicode::capitalize(s));
-    if (name == "swapcase") {
-        std::string out;
-        for (char32_t c : unicode::decode(s)) unicode::append(out, unicode::isUpper(c) ? unicode::toLower(c) : unicode::toUpper(c));
-        return Value(out);
-    }
-    if (name == "find" || name == "rfind" || name == "index" || name == "rindex") {
-        Params p(name, args, {"sub", "start", "end"});
-        std::string sub = stringArg(p, 0, "1");
-        auto cps = unicode::decode(s);
-        int64_t n = int64_t(cps.size());
-        auto norm = [&](const Value& v, int64_t dflt) {
-            if (!v.isInt()) return dflt;
-            int64_t x = v.asInt();
-            if (x < 0) x += n;
-            return std::clamp<int64_t>(x, 0, n);
-        };
-        int64_t start = norm(p[1], 0), end = norm(p[2], n);
-        int64_t result = -1;
-        if (start <= end) {
-            std::string window = unicode::encode(std::u32string_view(cps).substr(size_t(start), size_t(end - start)));
-            size_t pos = name[0] == 'r' ? window.rfind(sub) : window.find(sub);
-            if (pos != std::string::npos) result = start + codePointIndex(window, pos);
-        }
-        if (result < 0 && (name == "index" || name == "rindex")) raiseError("substring not found");
-        return Value(result);
-    }
-    if (name == "count") {
-        Params p(name, args, {"sub"});
-        std::string sub = stringArg(p, 0, "1");
-        if (sub.empty()) return Value(int64_t(unicode::length(s) + 1));
-        int64_t n = 0;
-        for (size_t pos = s.find(sub); pos != std::string::npos; pos = s.find(sub, pos + sub.size())) ++n;
-        return Value(n);
-    }
-    if (name == "join") {
-        Params p(name, args, {"iterable"});
-        auto items = iterate(p[0]);
-        uint64_t total = 0;
-        for (size_t i = 0; i < items.size(); ++i) {
-            if (!items[i].isString())
-                raiseError("sequence item " + std::to_string(i) + ": expected str instance, " + items[i].typeName() + " found");
-            total += items[i].asString().size() + (i ? s.size() : 0);
-        }
-        ensureBytes(total);  // the separator repeats once per item
-        workBytes(total);
-        std::string out;
-        out.reserve(total);
-        for (size_t i = 0; i < items.size(); ++i) {
-            if (i) out += s;
-            out += items[i].asString();
-        }
-        return Value(std::move(out));
-    }
-    if (name == "format") return Value(pyFormat(s, args));
-    if (name.rfind("is", 0) == 0) {
-        auto cps = unicode::decode(s);
-        if (cps.empty()) return Value(false);
-        bool all = true, anyCased = false;
-        for (char32_t c : cps) {
-            if (name == "isdigit" || name == "isnumeric" || name == "isdecimal") all &= unicode::isDigit(c);
-            else if (name == "isalpha") all &= unicode::isAlpha(c);
-            else if (name == "isalnum") all &= unicode::isAlpha(c) || unicode::isDigit(c);
-            else if (name == "isspace") all &= unicode::isSpace(c);
-            else if (name == "isupper") { all &= !unicode::isLower(c); anyCased |= unicode::isUpper(c); }
-            else if (name == "islower") { all &= !unicode::isUpper(c); anyCased |= unicode::isLower(c); }
-        }
-        if (name == "isupper" || name == "islower") return Value(all && anyCased);
-        return Value(all);
-    }
-    if (name == "center" || name == "ljust" || name == "rjust") {
-        Params p(name, args, {"width", "fillchar"});
-        return Value(pad(s, p[0].asInt(), p[1].isString() ? p[1].asString() : " ", name == "ljust" ? '<' : name == "rjust" ? '>' : '^'));
-    }
-    if (name == "zfill") {
-        Params p(name, args, {"width"});
-        std::string body = s, sign;
-        if (!body.empty() && (body[0] == '-' || body[0] == '+')) { sign = body.substr(0, 1); body.erase(0, 1); }
-        return Value(sign + pad(body, p[0].asInt() - int64_t(sign.size()), "0", '>'));
-    }
-    if (name == "partition" || name == "rpartition") {
-        Params p(name, args, {"sep"});
-        std::string sep = stringArg(p, 0, "1");
-        if (sep.empty()) raiseError("empty separator");
-        size_t pos = name == "partition" ? s.find(sep) : s.rfind(sep);
-        if (pos == std::string::npos)
-            return name == "partition" ? Value::list({Value(s), Value(""), Value("")}, true)
-                                       : Value::list({Value(""), Value(""), Value(s)}, true);
-        return Value::list({Value(s.substr(0, pos)), Value(sep), Value(s.substr(pos + sep.size()))}, true);
-    }
-    if (name == "removeprefix" || name == "removesuffix") {
-        Params p(name, args, {"affix"});
-        std::string a = stringArg(p, 0, "1");
-        if (name == "removeprefix" && s.compare(0, a.size(), a) == 0) return Value(s.substr(a.size()));
-        if (name == "removesuffix" && !a.empty() && s.size() >= a.size() && s.compare(s.size() - a.size(), a.size(), a) == 0)
-            return Value(s.substr(0, s.size() - a.size()));
-        return Value(s);
-    }
-    raiseError("'str' object has no attribute '" + name + "'");
+// str methods: each entry of the table below is one of these, named as Python has it.
+Value strip(const std::string& s, const CallArgs& args, const char* name, bool left, bool right) {
+    Params p(name, args, {"chars"});
+    return Value(pyStrip(s, p[0], left, right));
 }
+
+Value split(const std::string& s, const CallArgs& args, const char* name, bool fromRight) {
+    Params p(name, args, {"sep", "maxsplit"});
+    int64_t maxSplit = p.has(1) ? p[1].asInt() : -1;
+    std::vector<Value> out;
+    if (fromRight && maxSplit >= 0) {
+        // Split from the right: reverse, split, reverse back (valid for code-point sequences).
+        auto rev = [](const std::string& x) { auto c = unicode::decode(x); std::reverse(c.begin(), c.end()); return unicode::encode(c); };
+        Value sep = p[0].isString() ? Value(rev(p[0].asString())) : p[0];
+        auto parts = pySplit(rev(s), sep, maxSplit);
+        for (auto it = parts.rbegin(); it != parts.rend(); ++it) out.emplace_back(rev(*it));
+        return Value::list(std::move(out));
+    }
+    for (auto& part : pySplit(s, p[0], maxSplit)) out.emplace_back(std::move(part));
+    return Value::list(std::move(out));
+}
+
+Value splitlines(const std::string& s, const CallArgs& args) {
+    Params p("splitlines", args, {"keepends"});
+    std::vector<Value> out;
+    for (auto& line : splitLines(s, p[0].truthy())) out.emplace_back(std::move(line));
+    return Value::list(std::move(out));
+}
+
+Value affix(const std::string& s, const CallArgs& args, const char* name, bool prefix) {
+    Params p(name, args, {"prefix", "start"});
+    std::string sub = s;
+    if (p.has(1)) sub = getSlice(Value(s), p[1], Value::none(), Value::none()).asString();
+    return Value(matchesAffix(sub, p[0], prefix, name));
+}
+
+Value replace(const std::string& s, const CallArgs& args) {
+    Params p("replace", args, {"old", "new", "count"});
+    return Value(pyReplace(s, stringArg(p, 0, "1"), stringArg(p, 1, "2"), p.has(2) ? p[2].asInt() : -1));
+}
+
+Value swapcase(const std::string& s) {
+    std::string out;
+    for (char32_t c : unicode::decode(s)) unicode::append(out, unicode::isUpper(c) ? unicode::toLower(c) : unicode::toUpper(c));
+    return Value(out);
+}
+
+// find, rfind, index, rindex: code-point positions; index and rindex raise when absent.
+Value find(const std::string& s, const CallArgs& args, const char* name, bool fromRight, bool raise) {
+    Params p(name, args, {"sub", "start", "end"});
+    std::string sub = stringArg(p, 0, "1");
+    auto cps = unicode::decode(s);
+    int64_t n = int64_t(cps.size());
+    auto norm = [&](const Value& v, int64_t dflt) {
+        if (!v.isInt()) return dflt;
+        int64_t x = v.asInt();
+        if (x < 0) x += n;
+        return std::clamp<int64_t>(x, 0, n);
+    };
+    int64_t start = norm(p[1], 0), end = norm(p[2], n);
+    int64_t result = -1;
+    if (start <= end) {
+        std::string window = unicode::encode(std::u32string_view(cps).substr(size_t(start), size_t(end - start)));
+        size_t pos = fromRight ? window.rfind(sub) : window.find(sub);
+        if (pos != std::string::npos) result = start + codePointIndex(window, pos);
+    }
+    if (result < 0 && raise) raiseError("substring not found");
+    return Value(result);
+}
+
+Value count(const std::string& s, const CallArgs& args) {
+    Params p("count", args, {"sub"});
+    std::string sub = stringArg(p, 0, "1");
+    if (sub.empty()) return Value(int64_t(unicode::length(s) + 1));
+    int64_t n = 0;
+    for (size_t pos = s.find(sub); pos != std::string::npos; pos = s.find(sub, pos + sub.size())) ++n;
+    return Value(n);
+}
+
+Value join(const std::string& s, const CallArgs& args) {
+    Params p("join", args, {"iterable"});
+    auto items = iterate(p[0]);
+    uint64_t total = 0;
+    for (size_t i = 0; i < items.size(); ++i) {
+        if (!items[i].isString())
+            raiseError("sequence item " + std::to_string(i) + ": expected str instance, " + items[i].typeName() + " found");
+        total += items[i].asString().size() + (i ? s.size() : 0);
+    }
+    ensureBytes(total);  // the separator repeats once per item
+    workBytes(total);
+    std::string out;
+    out.reserve(total);
+    for (size_t i = 0; i < items.size(); ++i) {
+        if (i) out += s;
+        out += items[i].asString();
+    }
+    return Value(std::move(out));
+}
+
+// isdigit, isalpha, isalnum, isspace: non-empty and every code point of the class.
+Value allOf(const std::string& s, bool (*inClass)(char32_t)) {
+    auto cps = unicode::decode(s);
+    return Value(!cps.empty() && std::all_of(cps.begin(), cps.end(), inClass));
+}
+
+// isupper, islower: at least one cased code point and none of the other case.
+Value isCase(const std::string& s, bool upper) {
+    bool anyCased = false;
+    for (char32_t c : unicode::decode(s)) {
+        if (upper ? unicode::isLower(c) : unicode::isUpper(c)) return Value(false);
+        anyCased |= upper ? unicode::isUpper(c) : unicode::isLower(c);
+    }
+    return Value(anyCased);
+}
+
+Value justify(const std::string& s, const CallArgs& args, const char* name, char align) {
+    Params p(name, args, {"width", "fillchar"});
+    return Value(pad(s, p[0].asInt(), p[1].isString() ? p[1].asString() : " ", align));
+}
+
+Value zfill(const std::string& s, const CallArgs& args) {
+    Params p("zfill", args, {"width"});
+    std::string body = s, sign;
+    if (!body.empty() && (body[0] == '-' || body[0] == '+')) { sign = body.substr(0, 1); body.erase(0, 1); }
+    return Value(sign + pad(body, p[0].asInt() - int64_t(sign.size()), "0", '>'));
+}
+
+Value partition(const std::string& s, const CallArgs& args, const char* name, bool fromRight) {
+    Params p(name, args, {"sep"});
+    std::string sep = stringArg(p, 0, "1");
+    if (sep.empty()) raiseError("empty separator");
+    size_t pos = fromRight ? s.rfind(sep) : s.find(sep);
+    if (pos == std::string::npos)
+        return fromRight ? Value::list({Value(""), Value(""), Value(s)}, true)
+                         : Value::list({Value(s), Value(""), Value("")}, true);
+    return Value::list({Value(s.substr(0, pos)), Value(sep), Value(s.substr(pos + sep.size()))}, true);
+}
+
+Value removeAffix(const std::string& s, const CallArgs& args, const char* name, bool prefix) {
+    Params p(name, args, {"affix"});
+    std::string a = stringArg(p, 0, "1");
+    if (prefix && s.compare(0, a.size(), a) == 0) return Value(s.substr(a.size()));
+    if (!prefix && !a.empty() && s.size() >= a.size() && s.compare(s.size() - a.size(), a.size(), a) == 0)
+        return Value(s.substr(0, s.size() - a.size()));
+    return Value(s);
+}
+
+bool isAlnum(char32_t c) { return unicode::isAlpha(c) || unicode::isDigit(c); }
+
+using StringMethod = Value (*)(const std::string&, const CallArgs&);
+
+const BuiltinTable<StringMethod>& stringMethods() {
+    using A = const CallArgs&;
+    static const BuiltinTable<StringMethod> table = {
+        {
+            {"strip", [](const std::string& s, A a) { return strip(s, a, "strip", true, true); }},
+            {"lstrip", [](const std::string& s, A a) { return strip(s, a, "lstrip", true, false); }},
+            {"rstrip", [](const std::string& s, A a) { return strip(s, a, "rstrip", false, true); }},
+            {"split", [](const std::string& s, A a) { return split(s, a, "split", false); }},
+            {"rsplit", [](const std::string& s, A a) { return split(s, a, "rsplit", true); }},
+            {"splitlines", splitlines},
+            {"startswith", [](const std::string& s, A a) { return affix(s, a, "startswith", true); }},
+            {"endswith", [](const std::string& s, A a) { return affix(s, a, "endswith", false); }},
+            {"replace", replace},
+            {"upper", [](const std::string& s, A) { return Value(unicode::upper(s)); }},
+            {"lower", [](const std::string& s, A) { return Value(unicode::lower(s)); }},
+            {"title", [](const std::string& s, A) { return Value(unicode::title(s)); }},
+            {"capitalize", [](const std::string& s, A) { return Value(unicode::capitalize(s)); }},
+            {"swapcase", [](const std::string& s, A) { return swapcase(s); }},
+            {"find", [](const std::string& s, A a) { return find(s, a, "find", false, false); }},
+            {"rfind", [](const std::string& s, A a) { return find(s, a, "rfind", true, false); }},
+            {"index", [](const std::string& s, A a) { return find(s, a, "index", false, true); }},
+            {"rindex", [](const std::string& s, A a) { return find(s, a, "rindex", true, true); }},
+            {"count", count},
+            {"join", join},
+            {"format", [](const std::string& s, A a) { return Value(pyFormat(s, a)); }},
+            {"isdigit", [](const std::string& s, A) { return allOf(s, unicode::isDigit); }},
+            {"isalpha", [](const std::string& s, A) { return allOf(s, unicode::isAlpha); }},
+            {"isalnum", [](const std::string& s, A) { return allOf(s, isAlnum); }},
+            {"isspace", [](const std::string& s, A) { return allOf(s, unicode::isSpace); }},
+            {"isupper", [](const std::string& s, A) { return isCase(s, true); }},
+            {"islower", [](const std::string& s, A) { return isCase(s, false); }},
+            {"center", [](const std::string& s, A a) { return justify(s, a, "center", '^'); }},
+            {"ljust", [](const std::string& s, A a) { return justify(s, a, "ljust", '<'); }},
+            {"rjust", [](const std::string& s, A a) { return justify(s, a, "rjust", '>'); }},
+            {"zfill", zfill},
+            {"partition", [](const std::string& s, A a) { return partition(s, a, "partition", false); }},
+            {"rpartition", [](const std::string& s, A a) { return partition(s, a, "rpartition", true); }},
+            {"removeprefix", [](const std::string& s, A a) { return removeAffix(s, a, "removeprefix", true); }},
+            {"removesuffix", [](const std::string& s, A a) { return removeAffix(s, a, "removesuffix", false); }},
+        },
+        {{"casefold", "lower"}, {"isnumeric", "isdigit"}, {"isdecimal", "isdigit"}},
+    };
+    return table;
+}
+
+// dict and list methods. Each is charged the work of one pass over the container.
+using DictMethod = Value (*)(const DictData&, const CallArgs&);
+using ListMethod = Value (*)(const std::vector<Value>&, const CallArgs&);
+
+// A dict method's result holds a value (two for items) per entry: charged before it is made.
+void chargeEntries(const DictData& d, size_t bytesPerEntry) { ensureBytes(d.items.size() * bytesPerEntry); }
+
+const BuiltinTable<DictMethod>& dictMethods() {
+    static const BuiltinTable<DictMethod> table = {
+        {
+            {"items", [](const DictData& d, const CallArgs&) {
+                 chargeEntries(d, sizeof(Value) + 2 * kObjectBytes);
+                 std::vector<Value> out;
+                 for (const auto& [k, v] : d.items) out.push_back(Value::list({k, v}, true));
+                 return Value::list(std::move(out));
+             }},
+            {"keys", [](const DictData& d, const CallArgs&) {
+                 chargeEntries(d, 2 * sizeof(Value));
+                 std::vector<Value> out;
+                 for (const auto& entry : d.items) out.push_back(entry.first);
+                 return Value::list(std::move(out));
+             }},
+            {"values", [](const DictData& d, const CallArgs&) {
+                 chargeEntries(d, 2 * sizeof(Value));
+                 std::vector<Value> out;
+                 for (const auto& entry : d.items) out.push_back(entry.second);
+                 return Value::list(std::move(out));
+             }},
+            {"get", [](const DictData& d, const CallArgs& a) {
+                 Params p("get", a, {"key", "default"});
+                 if (const Value* v = d.find(p[0])) return *v;
+                 return p.has(1) ? p[1] : Value::none();
+             }},
+            {"copy", [](const DictData& d, const CallArgs&) {
+                 chargeEntries(d, 2 * sizeof(Value));
+                 Value copy = Value::dict();
+                 copy.mutableDict().assign(d.items);
+                 return copy;
+             }},
+        },
+        {},
+    };
+    return table;
+}
+
+// index and count: the positions of items equal to the argument.
+Value listSearch(const std::vector<Value>& items, const CallArgs& args, const char* name, bool index) {
+    Params p(name, args, {"value"});
+    int64_t n = 0;
+    for (size_t i = 0; i < items.size(); ++i) {
+        if (!items[i].equals(p[0])) continue;
+        if (index) return Value(int64_t(i));
+        ++n;
+    }
+    if (index) raiseError(shortRepr(p[0]) + " is not in list");
+    return Value(n);
+}
+
+const BuiltinTable<ListMethod>& listMethods() {
+    static const BuiltinTable<ListMethod> table = {
+        {
+            {"index", [](const std::vector<Value>& l, const CallArgs& a) { return listSearch(l, a, "index", true); }},
+            {"count", [](const std::vector<Value>& l, const CallArgs& a) { return listSearch(l, a, "count", false); }},
+            {"copy", [](const std::vector<Value>& l, const CallArgs&) { return Value::list(l); }},
+        },
+        {},
+    };
+    return table;
+}
+
+// The mutating methods exist (so `x.append` is a method, as in Python) but the sandbox refuses the call.
+const std::set<std::string> kDictMutators = {"pop", "popitem", "update", "setdefault", "clear"};
+const std::set<std::string> kListMutators = {"append", "extend", "insert", "pop", "remove", "reverse", "sort", "clear"};
 
 } // namespace
 
@@ -386,60 +504,33 @@ std::string pyReplace(const std::string& s, const std::string& from, const std::
 
 bool isMethod(const Value& obj, const std::string& name) {
     switch (obj.kind()) {
-    case Value::Kind::String: return kStringMethods.count(name) > 0;
-    case Value::Kind::Dict: return kDictMethods.count(name) > 0 || kDictMutators.count(name) > 0;
-    case Value::Kind::List: return kListMethods.count(name) > 0 || kListMutators.count(name) > 0;
+    case Value::Kind::String: return stringMethods().find(name) != nullptr;
+    case Value::Kind::Dict: return dictMethods().find(name) != nullptr || kDictMutators.count(name) > 0;
+    case Value::Kind::List: return listMethods().find(name) != nullptr || kListMutators.count(name) > 0;
     default: return false;
     }
 }
 
 Value callMethod(const Value& obj, const std::string& name, CallArgs& args) {
-    if (obj.isString()) return stringMethod(obj.asString(), name, args);
-    if (obj.isDict()) {
-        const DictData& d = obj.asDict();
+    if (obj.isString()) {
+        if (auto method = stringMethods().find(name)) {
+            workBytes(obj.asString().size());
+            return (*method)(obj.asString(), args);
+        }
+    } else if (obj.isDict()) {
         if (kDictMutators.count(name))
             raiseError("SecurityError: access to attribute '" + name + "' of 'dict' object is unsafe.");
-        work(d.items.size());
-        if (name == "items" || name == "keys" || name == "values" || name == "copy")
-            ensureBytes(d.items.size() * (name == "items" ? sizeof(Value) + 2 * kObjectBytes : 2 * sizeof(Value)));
-        if (name == "items") {
-            std::vector<Value> out;
-            for (const auto& [k, v] : d.items) out.push_back(Value::list({k, v}, true));
-            return Value::list(std::move(out));
+        if (auto method = dictMethods().find(name)) {
+            work(obj.asDict().items.size());
+            return (*method)(obj.asDict(), args);
         }
-        if (name == "keys" || name == "values") {
-            std::vector<Value> out;
-            for (const auto& [k, v] : d.items) out.push_back(name == "keys" ? k : v);
-            return Value::list(std::move(out));
-        }
-        if (name == "get") {
-            Params p("get", args, {"key", "default"});
-            if (const Value* v = d.find(p[0])) return *v;
-            return p.has(1) ? p[1] : Value::none();
-        }
-        if (name == "copy") {
-            Value copy = Value::dict();
-            copy.mutableDict().assign(d.items);
-            return copy;
-        }
-    }
-    if (obj.isList()) {
-        const auto& items = obj.asList().items;
+    } else if (obj.isList()) {
         if (kListMutators.count(name))
             raiseError("SecurityError: access to attribute '" + name + "' of '" + obj.typeName() + "' object is unsafe.");
-        work(items.size());
-        if (name == "index" || name == "count") {
-            Params p(name, args, {"value"});
-            int64_t n = 0;
-            for (size_t i = 0; i < items.size(); ++i) {
-                if (!items[i].equals(p[0])) continue;
-                if (name == "index") return Value(int64_t(i));
-                ++n;
-            }
-            if (name == "index") raiseError(shortRepr(p[0]) + " is not in list");
-            return Value(n);
+        if (auto method = listMethods().find(name)) {
+            work(obj.asList().items.size());
+            return (*method)(obj.asList().items, args);
         }
-        if (name == "copy") return Value::list(items);
     }
     raiseError("'" + obj.typeName() + "' object has no attribute '" + name + "'");
 }

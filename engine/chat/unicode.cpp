@@ -1,47 +1,12 @@
 #include "unicode.h"
 
+#include "text/utf8.h"
+
 namespace cairn::chat::unicode {
 
-std::u32string decode(std::string_view s) {
-    std::u32string out;
-    out.reserve(s.size());
-    size_t i = 0;
-    while (i < s.size()) {
-        unsigned char c = static_cast<unsigned char>(s[i]);
-        char32_t cp = 0xFFFD;
-        size_t need = 0;
-        if (c < 0x80) { cp = c; need = 0; }
-        else if ((c & 0xE0) == 0xC0) { cp = c & 0x1F; need = 1; }
-        else if ((c & 0xF0) == 0xE0) { cp = c & 0x0F; need = 2; }
-        else if ((c & 0xF8) == 0xF0) { cp = c & 0x07; need = 3; }
-        else { out.push_back(0xFFFD); ++i; continue; }
-        bool ok = i + need < s.size();
-        for (size_t k = 1; ok && k <= need; ++k) {
-            unsigned char d = static_cast<unsigned char>(s[i + k]);
-            if ((d & 0xC0) != 0x80) ok = false;
-            else cp = (cp << 6) | (d & 0x3F);
-        }
-        if (!ok) { out.push_back(0xFFFD); ++i; continue; }
-        out.push_back(cp);
-        i += need + 1;
-    }
-    return out;
-}
+std::u32string decode(std::string_view s) { return text::codePoints(s); }
 
-void append(std::string& out, char32_t cp) {
-    if (cp < 0x80) out.push_back(char(cp));
-    else if (cp < 0x800) { out.push_back(char(0xC0 | (cp >> 6))); out.push_back(char(0x80 | (cp & 0x3F))); }
-    else if (cp < 0x10000) {
-        out.push_back(char(0xE0 | (cp >> 12)));
-        out.push_back(char(0x80 | ((cp >> 6) & 0x3F)));
-        out.push_back(char(0x80 | (cp & 0x3F)));
-    } else {
-        out.push_back(char(0xF0 | (cp >> 18)));
-        out.push_back(char(0x80 | ((cp >> 12) & 0x3F)));
-        out.push_back(char(0x80 | ((cp >> 6) & 0x3F)));
-        out.push_back(char(0x80 | (cp & 0x3F)));
-    }
-}
+void append(std::string& out, char32_t cp) { text::appendUtf8(out, uint32_t(cp)); }
 
 std::string encode(std::u32string_view text) {
     std::string out;
@@ -50,11 +15,7 @@ std::string encode(std::u32string_view text) {
     return out;
 }
 
-size_t length(std::string_view s) {
-    size_t n = 0;
-    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-    return n;
-}
+size_t length(std::string_view s) { return text::utf8Length(s); }
 
 bool isSpace(char32_t c) {
     return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680 ||

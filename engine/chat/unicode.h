@@ -1,4 +1,6 @@
 // UTF-8 helpers with Python `str` semantics: code-point indexing, Unicode whitespace, case.
+// Decoding is the engine's one codec (text/utf8.h): an overlong, a surrogate or any
+// other byte that does not start a well-formed character is one U+FFFD.
 #pragma once
 
 #include <string>
@@ -6,10 +8,10 @@
 
 namespace cairn::chat::unicode {
 
-std::u32string decode(std::string_view utf8);   // invalid bytes become U+FFFD
+std::u32string decode(std::string_view utf8);   // each invalid byte becomes U+FFFD
 std::string encode(std::u32string_view text);
 void append(std::string& out, char32_t cp);
-size_t length(std::string_view utf8);              // code points
+size_t length(std::string_view utf8);              // code points, as decode() counts them
 
 bool isSpace(char32_t c);                          // Python str.isspace()
 bool isAlpha(char32_t c);                          // letters (approximate outside Latin/Greek/Cyrillic)

@@ -3,10 +3,9 @@
 #include "cairn/error.h"
 #include "cairn/gguf.h"
 #include "cairn/tokenizer.h"
-#include "chat/unicode.h"
 #include "session/common_prefix.h"
 #include "session/prompt_text.h"
-#include "tokenizer/utf8.h"
+#include "text/utf8.h"
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +15,9 @@
 namespace cairn {
 namespace {
 
+// Invalid UTF-8 bytes become U+FFFD, as templates (and the app's strings) make them.
+using text::validUtf8;
+
 double msSince(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -23,9 +25,6 @@ double msSince(std::chrono::steady_clock::time_point t0) {
 std::string tokenString(const Tokenizer& tok, int32_t id) {
     return id >= 0 && id < tok.vocabSize() ? std::string(tok.tokenText(id)) : std::string();
 }
-
-// Invalid UTF-8 bytes become U+FFFD, as templates (and the app's strings) make them.
-std::string validUtf8(std::string_view s) { return chat::unicode::encode(chat::unicode::decode(s)); }
 
 // The parts of `spans` from text position `at` on, counted from there.
 std::vector<TextSpan> spansFrom(std::span<const TextSpan> spans, size_t at) {
@@ -135,7 +134,7 @@ ChatSession::History ChatSession::historyFromSession(const PromptText& prompt) c
             continue;
         }
         pending += tok.tokenBytes(id);
-        if (!last && tokenizer::utf8SafePrefix(pending) != pending.size()) continue;
+        if (!last && text::utf8SafePrefix(pending) != pending.size()) continue;
         h.text += validUtf8(pending);
         pending.clear();
         h.marks.push_back({i + 1, h.text.size(), h.text.ends_with('\n') || last});
@@ -322,7 +321,7 @@ ReplyResult ChatSession::reply(const std::vector<ChatMessage>& messages, ExecCon
     for (int32_t id : generated) {
         history_.ids.push_back(id);
         pending += tok.tokenBytes(id);
-        if (tokenizer::utf8SafePrefix(pending) != pending.size()) continue;
+        if (text::utf8SafePrefix(pending) != pending.size()) continue;
         shown += validUtf8(pending);
         pending.clear();
         history_.marks.push_back({history_.ids.size(), history_.text.size() + shown.size(), false});

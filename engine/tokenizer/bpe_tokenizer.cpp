@@ -4,7 +4,7 @@
 #include "cairn/error.h"
 #include "cairn/gguf.h"
 #include "special_split.h"
-#include "utf8.h"
+#include "text/utf8.h"
 
 #include <queue>
 
@@ -88,7 +88,7 @@ std::vector<int32_t> BpeTokenizer::encodeFragments(const std::vector<Fragment>& 
 
 void BpeTokenizer::encodeText(std::string_view text, std::vector<int32_t>& out) const {
     std::string cleaned;
-    if (replaceInvalidUtf8(text, cleaned)) text = cleaned;
+    if (text::replaceInvalidUtf8(text, cleaned)) text = cleaned;
     const ByteUnicode& bytes = ByteUnicode::instance();
     std::string word;
     for (std::string_view raw : pre_.split(text)) {

@@ -1,6 +1,6 @@
 #include "byte_unicode.h"
 
-#include "utf8.h"
+#include "text/utf8.h"
 
 namespace cairn::tokenizer {
 
@@ -11,7 +11,7 @@ ByteUnicode::ByteUnicode() {
     for (int b = 0; b < 256; ++b) {
         bool printable = (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
         uint32_t cp = printable ? uint32_t(b) : next++;
-        appendUtf8(encoded_[size_t(b)], cp);
+        text::appendUtf8(encoded_[size_t(b)], cp);
         decoded_[cp] = int16_t(b);
     }
 }
@@ -27,7 +27,7 @@ std::string ByteUnicode::decodeText(std::string_view text) const {
     size_t pos = 0;
     while (pos < text.size()) {
         size_t start = pos;
-        int32_t cp = decodeUtf8(text, pos);
+        int32_t cp = text::decodeUtf8(text, pos);
         if (cp < 0) {  // not UTF-8: keep the byte
             out += text[pos++];
             continue;

@@ -6,7 +6,7 @@
 #include "cairn/gguf.h"
 #include "special_split.h"
 #include "spm_tokenizer.h"
-#include "utf8.h"
+#include "text/utf8.h"
 
 namespace cairn {
 
@@ -83,7 +83,7 @@ std::string Tokenizer::preTokenizer() const { return vocab_->pre; }
 
 std::string StreamDecoder::push(int32_t id) {
     pending_ += tokenizer_.tokenBytes(id);
-    size_t n = tokenizer::utf8SafePrefix(pending_);
+    size_t n = text::utf8SafePrefix(pending_);
     std::string out = pending_.substr(0, n);
     pending_.erase(0, n);
     return out;

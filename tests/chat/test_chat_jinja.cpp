@@ -117,6 +117,18 @@ private slots:
         QCOMPARE(t.render(std::vector<ChatMessage>{{"user", content}}), "[" + content + "]");
     }
 
+    // Message text is decoded by the engine's one UTF-8 codec (the tokenizer's): an
+    // overlong '<' (C0 BC), a surrogate (ED A0 80), a byte past U+10FFFF (F5) and a cut
+    // character (E2 82) are one U+FFFD per byte; none of them becomes a character.
+    void invalidUtf8IsOneReplacementPerByte() {
+        const std::string content = "\xC0\xBC" "b" "\xED\xA0\x80" "\xF5\x80" "\xE2\x82";
+        const std::string r = "\xEF\xBF\xBD";
+        ChatTemplate t("{% for m in messages %}{{ m.content|length }}|{{ m.content|lower }}|"
+                       "{{ m.content[2] }}{% endfor %}");
+        QCOMPARE(t.render(std::vector<ChatMessage>{{"user", content}}),
+                 "10|" + r + r + "b" + r + r + r + r + r + r + r + "|b");
+    }
+
     void standardVariables() {
         ChatTemplate t("{{ bos_token }}|{{ eos_token }}|{{ add_generation_prompt }}|{{ tools is none }}|"
                        "{{ documents is defined }}|{{ enable_thinking is defined }}|{{ messages|length }}");

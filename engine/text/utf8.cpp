@@ -1,6 +1,6 @@
 #include "utf8.h"
 
-namespace cairn::tokenizer {
+namespace cairn::text {
 namespace {
 
 // Expected length of the character starting with `lead`, 0 if it cannot start one.
@@ -77,6 +77,33 @@ bool replaceInvalidUtf8(std::string_view s, std::string& out) {
     return true;
 }
 
+std::string validUtf8(std::string_view s) {
+    std::string out;
+    return replaceInvalidUtf8(s, out) ? out : std::string(s);
+}
+
+std::u32string codePoints(std::string_view s) {
+    std::u32string out;
+    out.reserve(s.size());
+    for (size_t pos = 0; pos < s.size();) {
+        int32_t cp = decodeUtf8(s, pos);
+        if (cp >= 0) {
+            out.push_back(char32_t(cp));
+        } else {
+            out.push_back(0xFFFD);
+            ++pos;
+        }
+    }
+    return out;
+}
+
+size_t utf8Length(std::string_view s) {
+    size_t n = 0;
+    for (size_t pos = 0; pos < s.size(); ++n)
+        if (decodeUtf8(s, pos) < 0) ++pos;
+    return n;
+}
+
 size_t utf8SafePrefix(std::string_view s) {
     // Only the last 3 bytes can belong to an unfinished character.
     size_t start = s.size() > 3 ? s.size() - 3 : 0;
@@ -95,4 +122,4 @@ size_t utf8SafePrefix(std::string_view s) {
     return s.size();
 }
 
-} // namespace cairn::tokenizer
+} // namespace cairn::text

@@ -1,4 +1,5 @@
-// Jinja's built-in tests (`x is defined`, `x is string`, ...).
+// Jinja's built-in `is` tests (`x is defined`, `x is string`, ...): template
+// builtins, not unit tests (those are in tests/chat).
 #include "builtins.h"
 
 #include "unicode.h"
@@ -27,8 +28,8 @@ bool namedIn(const Value& v, bool (*has)(const std::string&)) {
     return v.isString() && has(v.asString());
 }
 
-const std::map<std::string, TestFn>& tests() {
-    static const std::map<std::string, TestFn> table = {
+const BuiltinTable<TestFn>& tests() {
+    static const BuiltinTable<TestFn> table = {{
         {"boolean", [](const Value& v, const CallArgs&) { return v.isBool(); }},
         {"callable", [](const Value& v, const CallArgs&) { return v.isFunction() || v.isUndefined(); }},
         {"defined", [](const Value& v, const CallArgs&) { return !v.isUndefined(); }},
@@ -71,27 +72,17 @@ const std::map<std::string, TestFn>& tests() {
              CallArgs none;
              return callMethod(Value(v.str()), "isupper", none).asBool();
          }},
-    };
+    }, {{"==", "eq"}, {"equalto", "eq"}, {"!=", "ne"}, {">", "gt"}, {"greaterthan", "gt"}, {">=", "ge"},
+        {"<", "lt"}, {"lessthan", "lt"}, {"<=", "le"}}};
     return table;
-}
-
-const std::map<std::string, std::string>& aliases() {
-    static const std::map<std::string, std::string> a = {
-        {"==", "eq"}, {"equalto", "eq"}, {"!=", "ne"}, {">", "gt"}, {"greaterthan", "gt"}, {">=", "ge"},
-        {"<", "lt"}, {"lessthan", "lt"}, {"<=", "le"}};
-    return a;
 }
 
 } // namespace
 
-bool hasTest(const std::string& name) { return tests().count(name) || aliases().count(name); }
+bool hasTest(const std::string& name) { return tests().find(name) != nullptr; }
 
 bool applyTest(const std::string& name, const Value& input, CallArgs& args) {
-    auto alias = aliases().find(name);
-    const std::string& real = alias != aliases().end() ? alias->second : name;
-    auto it = tests().find(real);
-    if (it == tests().end()) raiseError("No test named '" + name + "'.");
-    return it->second(input, args);
+    return tests().get(name, "test")(input, args);
 }
 
 } // namespace cairn::chat
