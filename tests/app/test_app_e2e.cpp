@@ -4,6 +4,7 @@
 // store on the same files), reopen the conversation, check that it resumed
 // from its snapshot and that the next reply prefilled only the new tokens.
 #include "chat_controller.h"
+#include "engine_worker.h"
 #include "offline_network.h"
 
 #include "app_test_support.h"
@@ -412,6 +413,46 @@ private slots:
         app.window->setProperty("themeOverride", QStringLiteral("light"));  // switched while the dialog is open
         QTRY_VERIFY2(crumbContrast() >= 4.5, qPrintable(QString::number(crumbContrast())));
         QTRY_VERIFY2(rowContrast() >= 4.5, qPrintable(QString::number(rowContrast())));
+    }
+
+    // A long prefill on every core leaves the UI thread live: a 10 ms timer on
+    // it is never held up for long, and prefill progress reaches it at most
+    // once per 16 ms (plus the first and the last). Generous bounds: a loaded
+    // 2-core machine is slow, not frozen (measured: worst gap ~70 ms for 7,000 tokens).
+    void prefillLeavesTheUiThreadLive() {
+        QTemporaryDir dir;
+        const QString model = test::writeTinyAppModel(dir.path(), 8, 8192);
+        const AppPaths paths = AppPaths::standard(dir.filePath(QStringLiteral("data")));
+        RunningApp app(paths, model);
+        QVERIFY(app.window);
+        app.controller->settings()->setThreads(0);  // all cores, the default
+        app.controller->settings()->setContextSize(8192);
+        app.controller->settings()->setPrefillChunk(128);
+        app.controller->settings()->setMaxTokens(1);
+        QTRY_VERIFY_WITH_TIMEOUT(app.controller->modelReady() && !app.controller->busy(), 20000);
+        int progressUpdates = 0;
+        QObject counter;
+        connect(app.controller->worker(), &EngineWorker::prefillProgress, &counter, [&] { ++progressUpdates; });
+        QSignalSpy finished(app.controller.get(), &ChatController::replyFinished);
+        QString question;
+        while (question.size() < 7000) question += QStringLiteral("word %1 ").arg(question.size());
+        QElapsedTimer gap;
+        qint64 worst = 0;
+        QTimer tick;
+        tick.setInterval(10);
+        connect(&tick, &QTimer::timeout, &counter, [&] { worst = std::max(worst, gap.restart()); });
+        app.controller->send(question);
+        gap.start();
+        tick.start();
+        QVERIFY(finished.wait(120000));
+        tick.stop();
+        const QVariantMap stats = finished.first().at(2).toMap();
+        const double prefillMs = stats.value(QStringLiteral("prefillMs")).toDouble();
+        QVERIFY(stats.value(QStringLiteral("prefilledTokens")).toLongLong() > 6000);
+        qInfo("prefill %.0f ms, worst UI gap %lld ms, %d progress updates", prefillMs, worst, progressUpdates);
+        QVERIFY2(worst < 1000, qPrintable(QString::number(worst)));
+        QVERIFY(progressUpdates >= 2);
+        QVERIFY2(progressUpdates <= prefillMs / 16 + 2, qPrintable(QString::number(progressUpdates)));
     }
 
     // Export through the real dialog: a file name proposed from the title,
