@@ -99,4 +99,5 @@ Dialog {
         // The file keeps its name; only the folder changes.
         onAccepted: pathField.text = root.controller.pathInFolder(selectedFolder, pathField.text)
     }
+    FileDialogTheme { dialog: folderDialog }
 }

@@ -265,8 +265,10 @@ ApplicationWindow {
     ExportDialog { id: exportDialog; objectName: "exportDialog"; controller: window.controller }
     FileDialog {
         id: importDialog
+        objectName: "importDialog"
         title: qsTr("Import a conversation")
         nameFilters: [qsTr("Cairn conversation (*.json)")]
         onAccepted: window.controller.importConversation(selectedFile)
     }
+    FileDialogTheme { objectName: "importDialogTheme"; dialog: importDialog }
 }

@@ -234,10 +234,12 @@ Dialog {
         title: qsTr("Add a folder of models")
         onAccepted: root.controller.addModelFolder(selectedFolder)
     }
+    FileDialogTheme { dialog: folderDialog }
     FileDialog {
         id: fileDialog
         title: qsTr("Open a model file")
         nameFilters: [qsTr("GGUF models (*.gguf)")]
         onAccepted: { root.controller.openModelFile(selectedFile); root.close() }
     }
+    FileDialogTheme { dialog: fileDialog }
 }

@@ -38,6 +38,9 @@ QString titleFrom(const QString& text) {
     return t.isEmpty() ? QObject::tr("New chat") : t;
 }
 
+// A dialog's URL as a path (a local file's, else the URL as written).
+QString localPath(const QUrl& url) { return url.isLocalFile() ? url.toLocalFile() : url.toString(); }
+
 } // namespace
 
 ChatController::ChatController(const AppPaths& paths, QObject* parent)
@@ -277,7 +280,7 @@ QVariantMap ChatController::generationSettings() const {
 bool ChatController::thinking() const {
     if (current_ < 0) return pendingThinking_;
     try {
-        const auto s = const_cast<store::Store&>(*store_).settings(current_);
+        const auto s = store_->settings(current_);
         const auto it = s.find("thinking");
         return it == s.end() || !it->is_boolean() || it->get<bool>();  // a hand-edited value: the default
     } catch (const std::exception&) {
@@ -289,15 +292,33 @@ void ChatController::setThinking(bool on) {
     if (current_ < 0) {
         pendingThinking_ = on;
     } else {
-        try {
+        reportFailure([&] {
             auto s = store_->settings(current_);
             s["thinking"] = on;
             store_->setSettings(current_, s);
-        } catch (const std::exception& e) {
-            setError(QString::fromUtf8(e.what()));
-        }
+        });
     }
     emit currentConversationChanged();
+}
+
+bool ChatController::reportFailure(const std::function<void()>& action) {
+    try {
+        action();
+        return true;
+    } catch (const std::exception& e) {
+        setError(QString::fromUtf8(e.what()));
+        return false;
+    }
+}
+
+void ChatController::startGeneration(std::function<void(EngineWorker&, qint64, const QVariantMap&)> work) {
+    clearError();
+    setGenerating(true);
+    const QVariantMap s = generationSettings();
+    const qint64 conv = current_;
+    cancel_->store(false);
+    QMetaObject::invokeMethod(worker_, [w = worker_, conv, s, work = std::move(work)] { work(*w, conv, s); },
+                              Qt::QueuedConnection);
 }
 
 void ChatController::setError(const QString& text) {
@@ -329,7 +350,7 @@ void ChatController::setGenerating(bool on) {
 QString ChatController::currentTitle() const {
     if (current_ < 0) return tr("New chat");
     try {
-        return QString::fromStdString(const_cast<store::Store&>(*store_).conversation(current_).title);
+        return QString::fromStdString(store_->conversation(current_).title);
     } catch (const std::exception&) {
         return {};
     }
@@ -338,7 +359,7 @@ QString ChatController::currentTitle() const {
 QString ChatController::conversationSystemPrompt() const {
     if (current_ < 0) return pendingSystemPrompt_;
     try {
-        return QString::fromStdString(const_cast<store::Store&>(*store_).conversation(current_).systemPrompt);
+        return QString::fromStdString(store_->conversation(current_).systemPrompt);
     } catch (const std::exception&) {
         return {};
     }
@@ -350,11 +371,7 @@ void ChatController::setConversationSystemPrompt(const QString& prompt) {
         emit currentConversationChanged();
         return;
     }
-    try {
-        store_->setSystemPrompt(current_, prompt.toStdString());
-    } catch (const std::exception& e) {
-        setError(QString::fromUtf8(e.what()));
-    }
+    reportFailure([&] { store_->setSystemPrompt(current_, prompt.toStdString()); });
     emit currentConversationChanged();
 }
 
@@ -402,15 +419,13 @@ void ChatController::openConversation(qint64 id) {
 
 void ChatController::openSearchResult(qint64 conversationId, qint64 messageId) {
     if (generating_ && conversationId == current_) return;  // the branch must not change under a reply
-    try {
+    const bool onShownBranch = reportFailure([&] {
         bool shown = false;
         if (auto leaf = store_->activeLeaf(conversationId))
             for (const auto& m : store_->pathTo(*leaf)) shown = shown || m.id == messageId;
         if (!shown) store_->setActiveLeaf(conversationId, store_->newestLeafUnder(messageId));
-    } catch (const std::exception& e) {
-        setError(QString::fromUtf8(e.what()));
-        return;
-    }
+    });
+    if (!onShownBranch) return;
     openConversation(conversationId);
     if (messages_->rowOf(messageId) >= 0) emit messageFocusRequested(messageId);
 }
@@ -421,13 +436,11 @@ void ChatController::send(const QString& text) {
     clearError();
     setNotice({});
     if (current_ < 0) {
-        try {
+        const bool created = reportFailure([&] {
             current_ = store_->createConversation(titleFrom(trimmed).toStdString(), modelPath_.toStdString(),
                                                   modelFingerprint_.toStdString(), pendingSystemPrompt_.toStdString());
-        } catch (const std::exception& e) {
-            setError(QString::fromUtf8(e.what()));
-            return;
-        }
+        });
+        if (!created) return;
         pendingSystemPrompt_.clear();
         settings_->setLastConversation(current_);
         conversationSettings_->attach(current_);  // overrides chosen before the first message
@@ -437,12 +450,7 @@ void ChatController::send(const QString& text) {
         messages_->load(current_);
         emit currentConversationChanged();
     }
-    setGenerating(true);
-    auto s = generationSettings();
-    const qint64 conv = current_;
-    cancel_->store(false);
-    QMetaObject::invokeMethod(worker_, [w = worker_, conv, trimmed, s] { w->send(conv, trimmed, s); },
-                              Qt::QueuedConnection);
+    startGeneration([trimmed](EngineWorker& w, qint64 conv, const QVariantMap& s) { w.send(conv, trimmed, s); });
 }
 
 void ChatController::stop() {
@@ -451,36 +459,19 @@ void ChatController::stop() {
 
 void ChatController::regenerate(qint64 messageId) {
     if (generating_ || current_ < 0) return;
-    clearError();
-    setGenerating(true);
-    auto s = generationSettings();
-    const qint64 conv = current_;
-    cancel_->store(false);
-    QMetaObject::invokeMethod(worker_, [w = worker_, conv, messageId, s] { w->regenerate(conv, messageId, s); },
-                              Qt::QueuedConnection);
+    startGeneration([messageId](EngineWorker& w, qint64 conv, const QVariantMap& s) { w.regenerate(conv, messageId, s); });
 }
 
 void ChatController::continueReply(qint64 messageId) {
     if (generating_ || current_ < 0) return;
-    clearError();
-    setGenerating(true);
-    auto s = generationSettings();
-    const qint64 conv = current_;
-    cancel_->store(false);
-    QMetaObject::invokeMethod(worker_, [w = worker_, conv, messageId, s] { w->continueReply(conv, messageId, s); },
-                              Qt::QueuedConnection);
+    startGeneration([messageId](EngineWorker& w, qint64 conv, const QVariantMap& s) { w.continueReply(conv, messageId, s); });
 }
 
 void ChatController::editMessage(qint64 messageId, const QString& text) {
     if (generating_ || current_ < 0 || text.trimmed().isEmpty()) return;
-    clearError();
-    setGenerating(true);
-    auto s = generationSettings();
-    const qint64 conv = current_;
-    const QString t = text.trimmed();
-    cancel_->store(false);
-    QMetaObject::invokeMethod(worker_, [w = worker_, conv, messageId, t, s] { w->editMessage(conv, messageId, t, s); },
-                              Qt::QueuedConnection);
+    startGeneration([messageId, t = text.trimmed()](EngineWorker& w, qint64 conv, const QVariantMap& s) {
+        w.editMessage(conv, messageId, t, s);
+    });
 }
 
 void ChatController::switchBranch(qint64 messageId, int delta) {
@@ -518,27 +509,19 @@ void ChatController::switchBranch(qint64 messageId, int delta) {
 
 void ChatController::renameConversation(qint64 id, const QString& title) {
     if (title.trimmed().isEmpty()) return;
-    try {
-        store_->renameConversation(id, title.trimmed().toStdString());
-    } catch (const std::exception& e) {
-        setError(QString::fromUtf8(e.what()));
-    }
+    reportFailure([&] { store_->renameConversation(id, title.trimmed().toStdString()); });
     conversations_->reload();
     if (id == current_) emit currentConversationChanged();
 }
 
 void ChatController::setPinned(qint64 id, bool pinned) {
-    try {
-        store_->setPinned(id, pinned);
-    } catch (const std::exception& e) {
-        setError(QString::fromUtf8(e.what()));
-    }
+    reportFailure([&] { store_->setPinned(id, pinned); });
     conversations_->reload();
 }
 
 void ChatController::deleteConversation(qint64 id) {
     if (generating_ && id == current_) return;
-    try {
+    reportFailure([&] {
         if (undoId_ >= 0) store_->purgeConversation(undoId_);  // only the last delete can be undone
         undoTitle_ = QString::fromStdString(store_->conversation(id).title);
         store_->deleteConversation(id);
@@ -546,18 +529,12 @@ void ChatController::deleteConversation(qint64 id) {
         emit undoChanged();
         conversations_->reload();
         if (id == current_) newChat();
-    } catch (const std::exception& e) {
-        setError(QString::fromUtf8(e.what()));
-    }
+    });
 }
 
 void ChatController::undoDelete() {
     if (undoId_ < 0) return;
-    try {
-        store_->restoreConversation(undoId_);
-    } catch (const std::exception& e) {
-        setError(QString::fromUtf8(e.what()));
-    }
+    reportFailure([&] { store_->restoreConversation(undoId_); });
     undoId_ = -1;
     undoTitle_.clear();
     emit undoChanged();
@@ -573,7 +550,7 @@ void ChatController::dismissUndo() {
 void ChatController::search(const QString& text) {
     searchResults_.clear();
     if (!text.trimmed().isEmpty()) {
-        try {
+        reportFailure([&] {
             // Hits are marked with a random token no message can contain, so
             // nothing in the text can pass for highlighting once it is escaped.
             const QString token = QString::number(QRandomGenerator::global()->generate64(), 36);
@@ -590,9 +567,7 @@ void ChatController::search(const QString& text) {
                                                    .replace(close, QStringLiteral("</u></b>"));
                 searchResults_.push_back(m);
             }
-        } catch (const std::exception& e) {
-            setError(QString::fromUtf8(e.what()));
-        }
+        });
     }
     emit searchResultsChanged();
 }
@@ -639,7 +614,7 @@ QString ChatController::addRemoteEndpoint(const QString& url, const QString& api
 void ChatController::removeRemoteEndpoint(const QString& url) { remotes_->remove(url); }
 
 void ChatController::addModelFolder(const QUrl& folder) {
-    QString path = folder.isLocalFile() ? folder.toLocalFile() : folder.toString();
+    QString path = localPath(folder);
     QStringList folders = settings_->modelFolders();
     if (!path.isEmpty() && !folders.contains(path)) folders << path;
     settings_->setModelFolders(folders);
@@ -647,7 +622,7 @@ void ChatController::addModelFolder(const QUrl& folder) {
 }
 
 void ChatController::openModelFile(const QUrl& file) {
-    QString path = file.isLocalFile() ? file.toLocalFile() : file.toString();
+    QString path = localPath(file);
     QStringList files = settings_->extraModelFiles();
     if (!path.isEmpty() && !files.contains(path)) files << path;
     settings_->setExtraModelFiles(files);
@@ -656,13 +631,13 @@ void ChatController::openModelFile(const QUrl& file) {
 }
 
 bool ChatController::exportConversation(const QUrl& file, const QString& format) {
-    return exportToPath(file.isLocalFile() ? file.toLocalFile() : file.toString(), format);
+    return exportToPath(localPath(file), format);
 }
 
 bool ChatController::hasReasoning() const {
     if (current_ < 0) return false;
     try {
-        for (const auto& m : const_cast<store::Store&>(*store_).messages(current_))
+        for (const auto& m : store_->messages(current_))
             if (!m.reasoning.empty()) return true;
     } catch (const std::exception&) {
     }
@@ -704,8 +679,7 @@ QString ChatController::proposedExportPath(const QString& format) const {
 bool ChatController::fileExists(const QString& path) const { return QFileInfo::exists(path); }
 
 QString ChatController::pathInFolder(const QUrl& folder, const QString& path) const {
-    const QString dir = folder.isLocalFile() ? folder.toLocalFile() : folder.toString();
-    return QDir(dir).filePath(QFileInfo(path).fileName());
+    return QDir(localPath(folder)).filePath(QFileInfo(path).fileName());
 }
 
 bool ChatController::importConversation(const QUrl& file) {
@@ -713,7 +687,7 @@ bool ChatController::importConversation(const QUrl& file) {
         setError(tr("An import is still running."));
         return false;
     }
-    const QString path = file.isLocalFile() ? file.toLocalFile() : file.toString();
+    const QString path = localPath(file);
     const QString database = paths_.databasePath();
     cancelImport_.store(false);
     importThread_ = QThread::create([this, path, database] {

@@ -214,6 +214,11 @@ public:
 
 private:
     void setError(const QString& text);
+    // Runs `action`; an exception becomes the error line. Returns whether it succeeded.
+    bool reportFailure(const std::function<void()>& action);
+    // Send, regenerate, continue, edit: the reply starts with this
+    // conversation's settings, Stop re-armed, `work` run on the worker's thread.
+    void startGeneration(std::function<void(EngineWorker&, qint64 conversation, const QVariantMap& settings)> work);
     void setNotice(const QString& text);
     void setProgress(double value, const QString& text);
     void setGenerating(bool on);

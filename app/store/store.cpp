@@ -68,7 +68,7 @@ int64_t Store::createConversation(const std::string& title, const std::string& m
     return db_.lastInsertRowid();
 }
 
-Conversation Store::conversation(int64_t id) {
+Conversation Store::conversation(int64_t id) const {
     sql::Statement s(db_, sqlConversation("WHERE id = ?"));
     s.bind(1, id);
     if (!s.step()) throw Error("store", "no conversation " + std::to_string(id));
@@ -122,7 +122,7 @@ void Store::setSettings(int64_t id, const nlohmann::json& settings) {
     requireChanged("conversation", id);
 }
 
-nlohmann::json Store::settings(int64_t id) { return conversation(id).settings; }
+nlohmann::json Store::settings(int64_t id) const { return conversation(id).settings; }
 
 void Store::deleteConversation(int64_t id) {
     sql::Statement s(db_, "UPDATE conversations SET deleted_ms = ? WHERE id = ?");

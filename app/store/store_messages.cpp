@@ -108,7 +108,7 @@ Message Store::message(int64_t messageId) {
     return rows::readMessage(s);
 }
 
-std::vector<Message> Store::messages(int64_t conversationId) {
+std::vector<Message> Store::messages(int64_t conversationId) const {
     // Ids grow with insertion and a parent exists before its children.
     sql::Statement s(db_, sqlMessages("WHERE conversation_id = ? ORDER BY id"));
     s.bind(1, conversationId);

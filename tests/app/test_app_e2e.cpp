@@ -4,6 +4,7 @@
 // store on the same files), reopen the conversation, check that it resumed
 // from its snapshot and that the next reply prefilled only the new tokens.
 #include "chat_controller.h"
+#include "engine_worker.h"
 #include "offline_network.h"
 
 #include "app_test_support.h"
@@ -23,6 +24,9 @@
 #include <QTextDocument>
 #include <QtQml/qqmlextensionplugin.h>
 #include <QtTest>
+
+#include <algorithm>
+#include <cmath>
 
 Q_IMPORT_QML_PLUGIN(CairnPlugin)
 
@@ -46,6 +50,16 @@ void collectItems(QQuickItem* root, QList<QQuickItem*>& out) {
     if (!root) return;
     out << root;
     for (auto* child : root->childItems()) collectItems(child, out);
+}
+
+// WCAG's contrast ratio of two colours (1 to 21; text wants at least 4.5).
+double contrast(const QColor& a, const QColor& b) {
+    auto luminance = [](const QColor& c) {
+        auto channel = [](double v) { return v <= 0.03928 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); };
+        return 0.2126 * channel(c.redF()) + 0.7152 * channel(c.greenF()) + 0.0722 * channel(c.blueF());
+    };
+    const double la = luminance(a), lb = luminance(b);
+    return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
 }
 
 // A loopback server that only counts who connects (an image fetch would).
@@ -330,6 +344,115 @@ private slots:
         QTest::qWait(300);
         QVERIFY2(list->property("contentY").toDouble() == before, qPrintable(where()));
         qunsetenv("CAIRN_TEST_PIECE_DELAY_MS");
+    }
+
+    // The import dialog (Qt's own FileDialog) in both themes: the path bar's
+    // crumbs and the selected row's name read against what is behind them.
+    void fileDialogsReadableInBothThemes() {
+        QTemporaryDir dir;
+        const QString model = test::writeTinyAppModel(dir.path());
+        const AppPaths paths = AppPaths::standard(dir.filePath(QStringLiteral("data")));
+        RunningApp app(paths, model);
+        QVERIFY(app.window);
+        auto* dialog = app.find<QObject>("importDialog");
+        QVERIFY(dialog);
+        dialog->setProperty("currentFolder", QUrl::fromLocalFile(paths.dataDir));  // holds the "models" folder
+        app.window->setProperty("themeOverride", QStringLiteral("dark"));
+        QMetaObject::invokeMethod(app.window, "openPanel", Q_ARG(QVariant, QStringLiteral("import")));
+        QQuickItem* label = nullptr;
+        auto findLabel = [&] {
+            QList<QQuickItem*> items;
+            collectItems(app.window->contentItem(), items);
+            for (auto* item : items)
+                if (item->objectName() == QLatin1String("dialogTitleBarLabel") && item->isVisible() &&
+                    item->property("text").toString() == QLatin1String("Import a conversation"))
+                    return item;
+            return static_cast<QQuickItem*>(nullptr);
+        };
+        QTRY_VERIFY((label = findLabel()) != nullptr);
+        QQuickItem* bar = label->parentItem()->childItems().value(1);
+        QVERIFY(bar && bar->property("upButton").isValid());
+        auto crumbContrast = [&] {
+            QList<QQuickItem*> items;
+            collectItems(bar, items);
+            double worst = 99;
+            const QColor back = bar->property("background").value<QQuickItem*>()->property("color").value<QColor>();
+            for (auto* item : items)
+                if (item->property("folderName").isValid() && item->isVisible())
+                    worst = std::min(worst, contrast(item->property("contentItem").value<QQuickItem*>()
+                                                         ->property("color").value<QColor>(), back));
+            return worst;
+        };
+        auto list = [&] {
+            QList<QQuickItem*> items;
+            collectItems(app.window->contentItem(), items);
+            for (auto* item : items)
+                if (item->objectName() == QLatin1String("fileDialogListView") && item->isVisible()) return item;
+            return static_cast<QQuickItem*>(nullptr);
+        };
+        QTRY_VERIFY(list() && list()->property("count").toInt() >= 1);
+        list()->setProperty("currentIndex", 0);
+        auto rowContrast = [&] {
+            QList<QQuickItem*> items;
+            collectItems(list(), items);
+            for (auto* row : items) {
+                if (row->objectName() != QLatin1String("fileDialogDelegate0")) continue;
+                if (!row->property("highlighted").toBool()) return 0.0;
+                const QString name = row->property("fileName").toString();
+                QList<QQuickItem*> parts;
+                collectItems(row, parts);
+                const QColor back = row->property("background").value<QQuickItem*>()->property("color").value<QColor>();
+                for (auto* part : parts)
+                    if (part->property("text").toString() == name && part != row)
+                        return contrast(part->property("color").value<QColor>(), back);
+            }
+            return 0.0;
+        };
+        QTRY_VERIFY2(crumbContrast() >= 4.5 && crumbContrast() < 99, qPrintable(QString::number(crumbContrast())));
+        QTRY_VERIFY2(rowContrast() >= 4.5, qPrintable(QString::number(rowContrast())));
+        app.window->setProperty("themeOverride", QStringLiteral("light"));  // switched while the dialog is open
+        QTRY_VERIFY2(crumbContrast() >= 4.5, qPrintable(QString::number(crumbContrast())));
+        QTRY_VERIFY2(rowContrast() >= 4.5, qPrintable(QString::number(rowContrast())));
+    }
+
+    // A long prefill on every core leaves the UI thread live: a 10 ms timer on
+    // it is never held up for long, and prefill progress reaches it at most
+    // once per 16 ms (plus the first and the last). Generous bounds: a loaded
+    // 2-core machine is slow, not frozen (measured: worst gap ~70 ms for 7,000 tokens).
+    void prefillLeavesTheUiThreadLive() {
+        QTemporaryDir dir;
+        const QString model = test::writeTinyAppModel(dir.path(), 8, 8192);
+        const AppPaths paths = AppPaths::standard(dir.filePath(QStringLiteral("data")));
+        RunningApp app(paths, model);
+        QVERIFY(app.window);
+        app.controller->settings()->setThreads(0);  // all cores, the default
+        app.controller->settings()->setContextSize(8192);
+        app.controller->settings()->setPrefillChunk(128);
+        app.controller->settings()->setMaxTokens(1);
+        QTRY_VERIFY_WITH_TIMEOUT(app.controller->modelReady() && !app.controller->busy(), 20000);
+        int progressUpdates = 0;
+        QObject counter;
+        connect(app.controller->worker(), &EngineWorker::prefillProgress, &counter, [&] { ++progressUpdates; });
+        QSignalSpy finished(app.controller.get(), &ChatController::replyFinished);
+        QString question;
+        while (question.size() < 7000) question += QStringLiteral("word %1 ").arg(question.size());
+        QElapsedTimer gap;
+        qint64 worst = 0;
+        QTimer tick;
+        tick.setInterval(10);
+        connect(&tick, &QTimer::timeout, &counter, [&] { worst = std::max(worst, gap.restart()); });
+        app.controller->send(question);
+        gap.start();
+        tick.start();
+        QVERIFY(finished.wait(120000));
+        tick.stop();
+        const QVariantMap stats = finished.first().at(2).toMap();
+        const double prefillMs = stats.value(QStringLiteral("prefillMs")).toDouble();
+        QVERIFY(stats.value(QStringLiteral("prefilledTokens")).toLongLong() > 6000);
+        qInfo("prefill %.0f ms, worst UI gap %lld ms, %d progress updates", prefillMs, worst, progressUpdates);
+        QVERIFY2(worst < 1000, qPrintable(QString::number(worst)));
+        QVERIFY(progressUpdates >= 2);
+        QVERIFY2(progressUpdates <= prefillMs / 16 + 2, qPrintable(QString::number(progressUpdates)));
     }
 
     // Export through the real dialog: a file name proposed from the title,

@@ -35,7 +35,7 @@ public:
     int64_t createConversation(const std::string& title, const std::string& modelPath = {},
                                const std::string& modelFingerprint = {},
                                const std::string& systemPrompt = {});
-    Conversation conversation(int64_t id);
+    Conversation conversation(int64_t id) const;
     // Not deleted; pinned first, then most recently updated.
     std::vector<Conversation> listConversations();
     void renameConversation(int64_t id, const std::string& title);
@@ -44,7 +44,7 @@ public:
     void setModel(int64_t id, const std::string& modelPath, const std::string& modelFingerprint);
     // Per-chat settings: a JSON object (anything else is refused).
     void setSettings(int64_t id, const nlohmann::json& settings);
-    nlohmann::json settings(int64_t id);
+    nlohmann::json settings(int64_t id) const;
 
     // Delete is undoable: deleteConversation hides it (messages, snapshots
     // stay), restoreConversation brings it back, purge removes it for good.
@@ -71,7 +71,7 @@ public:
     void deleteMessage(int64_t messageId);
 
     Message message(int64_t messageId);
-    std::vector<Message> messages(int64_t conversationId);        // parents before children
+    std::vector<Message> messages(int64_t conversationId) const;  // parents before children
     std::vector<Message> children(std::optional<int64_t> parentId, int64_t conversationId);
     std::vector<Message> pathTo(int64_t messageId);                // root first, ends at messageId
     Siblings siblings(int64_t messageId);
@@ -139,7 +139,8 @@ public:
 private:
     void requireChanged(const char* what, int64_t id);
 
-    sql::Database db_;
+    // Reads prepare statements on the connection without changing what the store holds.
+    mutable sql::Database db_;
     uint64_t budget_;
     std::function<int64_t()> clock_;
 };
