@@ -189,6 +189,7 @@ MatvecTile32Fn matvecTile32For(TensorType type) {
 void rows32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     const QuantInfo info = quantInfo(w.type);
     if (a.nTokens < 4 && w.type == TensorType::Q4_0) {
+        prefetchRowsStart(w, r0, r1);
         const int64_t nb = a.nBlocks, tileBytes = 8 * int64_t(w.rowStride);
         for (int64_t t = 0; t < a.nTokens; ++t)
             forEachRowTile<8>(w, r0, r1, [&](const uint8_t* const* rows, int n, int64_t r) {
@@ -199,6 +200,7 @@ void rows32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, f
         return;
     }
     if (a.nTokens < 4) {
+        prefetchRowsStart(w, r0, r1);
         const MatvecTile32Fn matvec = matvecTile32For(w.type);
         const int64_t nb = a.nBlocks, tileBytes = kMatvecRows * int64_t(w.rowStride);
         for (int64_t t = 0; t < a.nTokens; ++t)
@@ -389,6 +391,7 @@ void rowsK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, fl
     const QuantInfo info = quantInfo(w.type);
     if (a.nTokens < 4 &&
         (w.type == TensorType::Q4_K || w.type == TensorType::Q5_K || w.type == TensorType::Q6_K)) {
+        prefetchRowsStart(w, r0, r1);
         const MatvecTileKFn matvec = matvecTileKFor(w.type);
         const int64_t nb = a.nBlocks, tileBytes = kMatvecRows * int64_t(w.rowStride);
         for (int64_t t = 0; t < a.nTokens; ++t)
@@ -485,6 +488,7 @@ void floatDot(const float* const* rows, int64_t K, const float* x, float* out) {
 void floatRowsOneToken(const MatrixView& w, int64_t r0, int64_t r1, const float* x, float* y) {
     const int64_t K = w.cols, full = K & ~int64_t(15);
     const int64_t eb = w.type == TensorType::F32 ? 4 : 2;
+    prefetchRowsStart(w, r0, r1);
     for (int64_t r = r0; r < r1; r += 4) {
         const int n = int(std::min<int64_t>(4, r1 - r));
         const uint8_t* rows[4];
