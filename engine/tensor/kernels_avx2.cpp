@@ -900,6 +900,81 @@ void gemmK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, fl
     }
 }
 
+// ---------------------------------------------------------------------------
+// Activation quantizers, byte-identical to quantizeRowQ8_0 / quantizeRowQ8K
+// (as the AVX-512 ones are): the scalar roundf was 2 % of qwen3.5-0.8b's
+// decode under perf (quantizeRowQ8_0 1.5 %, roundf 0.8 %) on an AMD EPYC.
+
+// roundf (ties away from zero) of each lane, exactly (|p| < 2^23).
+inline __m256 roundHalfAway(__m256 p) {
+    const __m256 sign = _mm256_set1_ps(-0.f);
+    const __m256 t = _mm256_round_ps(p, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    const __m256 frac = _mm256_andnot_ps(sign, _mm256_sub_ps(p, t));
+    const __m256 up = _mm256_cmp_ps(frac, _mm256_set1_ps(0.5f), _CMP_GE_OQ);
+    const __m256 one = _mm256_or_ps(_mm256_set1_ps(1.f), _mm256_and_ps(p, sign));
+    return _mm256_add_ps(t, _mm256_and_ps(up, one));
+}
+
+inline float hmax(__m256 v) {
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    return _mm_cvtss_f32(m);
+}
+
+// 32 int32 lanes (|v| <= 127) to 32 bytes in order.
+inline void storeBytes32(int8_t* out, __m256i q0, __m256i q1, __m256i q2, __m256i q3) {
+    const __m256i b = _mm256_packs_epi16(_mm256_packs_epi32(q0, q1), _mm256_packs_epi32(q2, q3));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                        _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+}
+
+void quantizeQ8_0(const float* x, BlockQ8_0* y, int64_t n) {
+    const __m256 absMask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    for (int64_t i = 0; i < n / 32; ++i, x += 32) {
+        __m256 v[4], m = _mm256_setzero_ps();
+        for (int j = 0; j < 4; ++j) {
+            v[j] = _mm256_loadu_ps(x + 8 * j);
+            m = _mm256_max_ps(m, _mm256_and_ps(v[j], absMask));
+        }
+        const float d = hmax(m) / 127;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[i].d = _cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        const __m256 idv = _mm256_set1_ps(id);
+        __m256i q[4];
+        for (int j = 0; j < 4; ++j) q[j] = _mm256_cvttps_epi32(roundHalfAway(_mm256_mul_ps(v[j], idv)));
+        storeBytes32(y[i].qs, q[0], q[1], q[2], q[3]);
+    }
+}
+
+void quantizeQ8K(const float* x, BlockQ8_K* y, int64_t n) {
+    const __m256 absMask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    for (int64_t i = 0; i < n / 256; ++i, x += 256) {
+        __m256 m = _mm256_setzero_ps();
+        for (int j = 0; j < 256; j += 8) m = _mm256_max_ps(m, _mm256_and_ps(_mm256_loadu_ps(x + j), absMask));
+        const float amax = hmax(m);
+        if (amax == 0.0f) {
+            std::memset(&y[i], 0, sizeof(y[i]));
+            continue;
+        }
+        int first = 0;  // the reference keeps the first element of largest magnitude
+        while (std::fabs(x[first]) != amax) ++first;
+        const float iscale = -127.f / x[first];
+        const __m256 sv = _mm256_set1_ps(iscale);
+        const __m256i most = _mm256_set1_epi32(127);
+        for (int j = 0; j < 256; j += 32) {
+            __m256i q[4];
+            // nearest_int: round to nearest even of the rounded product (the default MXCSR mode).
+            for (int k = 0; k < 4; ++k)
+                q[k] = _mm256_min_epi32(_mm256_cvtps_epi32(_mm256_mul_ps(sv, _mm256_loadu_ps(x + j + 8 * k))), most);
+            storeBytes32(y[i].qs + j, q[0], q[1], q[2], q[3]);
+            y[i].bsums[j / 16] = int16_t(hsum(_mm256_add_epi32(q[0], q[1])));
+            y[i].bsums[j / 16 + 1] = int16_t(hsum(_mm256_add_epi32(q[2], q[3])));
+        }
+        y[i].d = 1 / iscale;
+    }
+}
+
 void rows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     switch (a.blockSize) {
     case 0: floatRows(w, r0, r1, a, y, ldy); break;
@@ -917,7 +992,7 @@ void rows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, flo
 } // namespace
 
 const KernelSet* avx2Kernels() {
-    static const KernelSet set{"avx2", packPlan, pack, rows, 16};
+    static const KernelSet set{"avx2", packPlan, pack, rows, 16, quantizeQ8_0, quantizeQ8K};
     return &set;
 }
 
