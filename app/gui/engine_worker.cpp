@@ -101,7 +101,9 @@ void EngineWorker::shutdown() {
 void EngineWorker::applySettings(const QVariantMap& s) {
     // Bounded whatever the settings file says (it can be edited by hand).
     int threads = std::clamp(s.value(QStringLiteral("threads"), 1).toInt(), 1, kMaxThreads);
-    if (!exec_ || exec_->threads() != threads) exec_ = std::make_unique<ExecContext>(threads);
+    // Background priority: the UI and its render threads take a core the moment
+    // they need one during a long prefill (cairn/exec.h).
+    if (!exec_ || exec_->threads() != threads) exec_ = std::make_unique<ExecContext>(threads, ThreadPriority::Background);
     int64_t ctx = std::clamp<int64_t>(s.value(QStringLiteral("contextSize"), 4096).toLongLong(), 64, kMaxContext);
     if (model_ && model_->info().trainedContext > 0) ctx = std::min(ctx, model_->info().trainedContext);
     int64_t chunk = std::clamp<int64_t>(s.value(QStringLiteral("prefillChunk"), 64).toLongLong(), 1, std::max<int64_t>(ctx, 1));

@@ -21,6 +21,7 @@ std::string LocalApiServer::start(const Model& model, const LocalServerConfig& c
     o.modelId = config.modelId;
     o.slotCount = 1;
     o.threads = config.threads;
+    o.priority = ThreadPriority::Background;  // as the chats' engine (one priority per process, cairn/exec.h)
     o.session.memory.contextSize = config.contextSize;
     o.session.chunk = config.chunk;
     auto api = std::make_unique<server::ApiServer>(model, o);  // refuses an open host without a key first

@@ -158,7 +158,7 @@ private:
 
 struct ApiServer::Impl {
     Impl(const Model& m, ServerOptions o)
-        : model(m), options(std::move(o)), pool(m, options.session, options.slotCount), ctx(options.threads) {}
+        : model(m), options(std::move(o)), pool(m, options.session, options.slotCount), ctx(options.threads, options.priority) {}
 
     const Model& model;
     ServerOptions options;

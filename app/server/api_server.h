@@ -10,6 +10,7 @@
 // Retry-After. A client that goes away cancels its generation at the next token.
 #pragma once
 
+#include "cairn/exec.h"
 #include "cairn/session.h"
 
 #include <cstddef>
@@ -25,6 +26,7 @@ struct ServerOptions {
     std::string modelId;           // the name /v1/models lists and requests may give
     int slotCount = 1;             // live sessions kept for prefix reuse (each holds its memory)
     int threads = 2;
+    ThreadPriority priority = ThreadPriority::Normal;  // the app's server: Background, like its chats
     SessionOptions session;
     size_t maxBodyBytes = size_t(16) << 20;  // larger bodies: 413
     int queueWaitMs = 30000;       // how long a request waits for the engine before 503

@@ -6,6 +6,13 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <cerrno>
+
+#if defined(__linux__)
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 namespace cairn {
 
@@ -14,19 +21,42 @@ struct ExecContext::Arena {
     tbb::task_arena arena;
 };
 
-ExecContext::ExecContext(int threads) : threads_(std::max(1, threads)), arena_(std::make_unique<Arena>(threads_)) {}
+namespace {
+
+// Linux keeps a nice value per thread (setpriority on the thread id).
+void lowerThisThreadOnce() {
+#if defined(__linux__)
+    thread_local bool lowered = false;
+    if (lowered) return;
+    lowered = true;
+    const auto tid = id_t(syscall(SYS_gettid));
+    errno = 0;
+    const int now = getpriority(PRIO_PROCESS, tid);
+    if (errno == 0 && now < kBackgroundNice) setpriority(PRIO_PROCESS, tid, kBackgroundNice);
+#endif
+}
+
+} // namespace
+
+ExecContext::ExecContext(int threads, ThreadPriority priority)
+    : threads_(std::max(1, threads)), priority_(priority), arena_(std::make_unique<Arena>(threads_)) {}
 ExecContext::~ExecContext() = default;
 
 void ExecContext::parallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
     if (n <= 0) return;
     grain = std::max<int64_t>(1, grain);
+    const bool background = priority_ == ThreadPriority::Background;
     if (threads_ == 1 || n <= grain) {
+        if (background) lowerThisThreadOnce();
         fn(0, n);
         return;
     }
     arena_->arena.execute([&] {
         tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, grain),
-                          [&](const tbb::blocked_range<int64_t>& r) { fn(r.begin(), r.end()); },
+                          [&](const tbb::blocked_range<int64_t>& r) {
+                              if (background) lowerThisThreadOnce();
+                              fn(r.begin(), r.end());
+                          },
                           tbb::simple_partitioner());
     });
 }

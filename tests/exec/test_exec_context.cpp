@@ -14,6 +14,12 @@
 #include <thread>
 #include <vector>
 
+#if defined(__linux__)
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 using namespace cairn;
 
 namespace {
@@ -110,6 +116,61 @@ private slots:
         a.join();
         b.join();
         QCOMPARE(bad.load(), 0);
+    }
+
+    // Last: the workers it lowers stay lowered for the rest of the process.
+    // A Normal context leaves every thread's nice alone; a Background one
+    // lowers each thread that runs one of its tasks — the workers and the
+    // thread that called — and no other thread.
+    void backgroundLowersEveryThreadThatRunsATask() {
+#if defined(__linux__)
+        auto niceOf = [](long tid) { return getpriority(PRIO_PROCESS, id_t(tid)); };
+        const long mainTid = syscall(SYS_gettid);
+        const int before = niceOf(mainTid);
+        QVERIFY2(before < kBackgroundNice, "the test already runs at background priority");
+        auto record = [&](ExecContext& ctx) {
+            std::mutex m;
+            std::set<std::pair<long, int>> seen;  // (thread id, its nice while running a task)
+            ctx.parallelFor(16, 1, [&](int64_t, int64_t) {
+                const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
+                while (std::chrono::steady_clock::now() < until) {}
+                const long tid = syscall(SYS_gettid);
+                std::lock_guard lock(m);
+                seen.insert({tid, niceOf(tid)});
+            });
+            return seen;
+        };
+        ExecContext normal(2);
+        for (const auto& [tid, nice] : record(normal)) QCOMPARE(nice, before);
+        QCOMPARE(normal.priority(), ThreadPriority::Normal);
+
+        ExecContext background(2, ThreadPriority::Background);
+        std::set<std::pair<long, int>> seen;
+        long callerTid = 0;
+        std::thread caller([&] {
+            callerTid = syscall(SYS_gettid);
+            seen = record(background);
+        });
+        caller.join();
+        std::set<long> threads;
+        for (const auto& [tid, nice] : seen) {
+            threads.insert(tid);
+            QVERIFY2(nice >= kBackgroundNice, qPrintable(QStringLiteral("thread %1 at nice %2").arg(tid).arg(nice)));
+        }
+        QVERIFY2(threads.size() >= 2, "only one thread ran the loop");
+        QVERIFY(threads.count(mainTid) == 0);
+        QCOMPARE(niceOf(mainTid), before);  // a thread that ran no task keeps its priority
+        // One thread: the task runs on the caller, which is lowered too.
+        ExecContext single(1, ThreadPriority::Background);
+        std::thread lone([&] {
+            single.parallelFor(4, 1, [](int64_t, int64_t) {});
+            QVERIFY(getpriority(PRIO_PROCESS, id_t(syscall(SYS_gettid))) >= kBackgroundNice);
+        });
+        lone.join();
+        Q_UNUSED(callerTid);
+#else
+        QSKIP("per-thread priorities are set on Linux only");
+#endif
     }
 };
 
