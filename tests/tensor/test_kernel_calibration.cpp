@@ -6,6 +6,7 @@
 #include "cairn/error.h"
 #include "cairn/exec.h"
 #include "cairn/kernel_calibration.h"
+#include "tensor/kernels_common.h"
 #include "tensor/matmul.h"
 #include "random_weights.h"
 #include "same_bits.h"
@@ -330,6 +331,36 @@ private slots:
             prefillRef.push_back(run(ws.back().view, x, tokens, ctx));
         }
         const auto paths = supportedKernelPaths();
+        auto check = [&](const std::string& what) {
+            for (size_t i = 0; i < ws.size(); ++i) {
+                const std::string w = std::string(tensorTypeName(types[i])) + " " + what;
+                QVERIFY2(sameBits(run(ws[i].view, x1, 1, ctx), decodeRef[i]), w.c_str());
+                QVERIFY2(sameBits(run(ws[i].view, x, tokens, ctx), prefillRef[i]), w.c_str());
+            }
+        };
+        // Winners that differ between families and regimes: cell (f, r) gets
+        // path (2f + r + k) mod n, so across k every cell runs every path.
+        for (size_t k = 0; k < paths.size(); ++k) {
+            std::vector<KernelTiming> timings;
+            KernelChoice expected;
+            for (KernelFamily f : kKernelFamilies)
+                for (KernelRegime r : kKernelRegimes) {
+                    const std::string& winner = paths[(2 * size_t(f) + size_t(r) + k) % paths.size()];
+                    expected.at(f, r) = winner;
+                    for (const std::string& p : paths) timings.push_back({f, r, p, p == winner ? 0.001 : 0.010, 1e6});
+                }
+            QVERIFY(applyKernelChoice(chooseKernels(timings, paths)));
+            for (KernelFamily f : kKernelFamilies)
+                for (KernelRegime r : kKernelRegimes) QCOMPARE(kernelPathFor(f, r), expected.at(f, r));
+            // The kernels matmul dispatches to for each type and token count.
+            for (TensorType t : types) {
+                QCOMPARE(std::string(tensor::kernels::activeKernels(t, 1).name),
+                         expected.at(kernelFamilyOf(t), KernelRegime::Decode));
+                QCOMPARE(std::string(tensor::kernels::activeKernels(t, tokens).name),
+                         expected.at(kernelFamilyOf(t), KernelRegime::Prefill));
+            }
+            check("rotation " + std::to_string(k));
+        }
         for (const std::string& decodeWinner : paths)
             for (const std::string& prefillWinner : paths) {
                 QVERIFY(tensor::forceKernelPath(paths.front()));
@@ -342,12 +373,7 @@ private slots:
                     QCOMPARE(kernelPathFor(f, KernelRegime::Decode), decodeWinner);
                     QCOMPARE(kernelPathFor(f, KernelRegime::Prefill), prefillWinner);
                 }
-                for (size_t i = 0; i < ws.size(); ++i) {
-                    const std::string what = std::string(tensorTypeName(types[i])) + " decode " + decodeWinner +
-                                             " prefill " + prefillWinner;
-                    QVERIFY2(sameBits(run(ws[i].view, x1, 1, ctx), decodeRef[i]), what.c_str());
-                    QVERIFY2(sameBits(run(ws[i].view, x, tokens, ctx), prefillRef[i]), what.c_str());
-                }
+                check("decode " + decodeWinner + " prefill " + prefillWinner);
             }
     }
 };
