@@ -1,15 +1,20 @@
 // cairn-cli bench -m MODEL [-p 512] [-n 128] [-d 0] [-t 2] [-r 3] [--chunk C] [--kv f16|f32] [--json]
-//                 [--sweep-chunks 16,32,64,...]
+//                 [--sweep-chunks 16,32,64,...] [--calibrate | --kernel-cache FILE]
 // Like llama-bench's pp/tg (and its -d): prompt tokens/s for a prefill of p
 // tokens, and generated tokens/s for n single-token steps, each test starting
 // from a memory that already holds d tokens (a copy of one prefilled before
 // timing; d = 0: empty), median of r runs after one warm-up, plus peak RSS.
 // --sweep-chunks prints ms per prompt token for each chunk size instead.
+// --calibrate / --kernel-cache FILE: kernel paths by the calibration
+// (kernel_setup.h), before the model loads; when it measures, its 64-128 MiB
+// of synthetic weights count in the peak RSS.
 #include "command.h"
+#include "kernel_setup.h"
 
 #include "cairn/error.h"
 #include "cairn/exec.h"
 #include "cairn/gguf.h"
+#include "cairn/kernel_choice.h"
 #include "cairn/model.h"
 #include "tensor/matmul.h"
 
@@ -72,9 +77,11 @@ int runBench(Args& args) {
     const std::string kv = args.option("", "--kv").value_or("f16");
     const auto sweep = args.option("", "--sweep-chunks");
     const bool json = args.flag("--json");
+    const KernelSetup kernels = kernelSetupFrom(args);
     args.positionals();
     if (p < 1 || n < 0 || depth < 0) throw Error("cairn-cli bench", "-p must be positive, -n and -d not negative");
 
+    const std::string calibration = setUpKernels(kernels, threads);
     auto model = Model::load(modelPath);
     ExecContext ctx(threads);
     MemoryOptions mo;
@@ -143,16 +150,22 @@ int runBench(Args& args) {
     const double ppTps = medianOf(pp), tgTps = medianOf(tg), rss = peakRssMb();
     const double ppTpsCpu = medianOf(ppCpu), tgTpsCpu = medianOf(tgCpu);
     const double fileMb = double(model->file().fileSize()) / (1024.0 * 1024.0);
+    nlohmann::json choice = nlohmann::json::object();
+    for (KernelRegime r : kKernelRegimes)
+        for (KernelFamily f : kKernelFamilies)
+            choice[std::string(kernelRegimeName(r))][std::string(kernelFamilyName(f))] = kernelPathFor(f, r);
     if (json) {
         nlohmann::json j = {{"model", modelPath}, {"architecture", model->info().architecture},
                             {"file_mb", fileMb}, {"threads", threads}, {"n_prompt", p}, {"n_gen", n}, {"n_depth", depth},
                             {"chunk", chunk}, {"repetitions", reps}, {"kernel_path", tensor::kernelPath()},
                             {"pp_tps", ppTps}, {"tg_tps", tgTps}, {"peak_rss_mb", rss},
-                            {"pp_tps_cpu", ppTpsCpu}, {"tg_tps_cpu", tgTpsCpu}};
+                            {"pp_tps_cpu", ppTpsCpu}, {"tg_tps_cpu", tgTpsCpu},
+                            {"kernel_choice", choice}, {"kernel_calibration", calibration}};
         std::printf("%s\n", j.dump().c_str());
     } else {
         std::printf("model %s (%.1f MiB), %d threads, kernels %s, chunk %lld, depth %lld\n", modelPath.c_str(), fileMb,
                     threads, tensor::kernelPath(), (long long)chunk, (long long)depth);
+        std::printf("matmul paths (%s): %s\n", calibration.c_str(), kernelChoiceSummary().c_str());
         std::printf("pp%lld  %8.2f t/s  (%.2f t/s per CPU-second of each thread)\n", (long long)p, ppTps, ppTpsCpu);
         if (n > 0) std::printf("tg%lld  %8.2f t/s  (%.2f t/s per CPU-second of each thread)\n", (long long)n, tgTps, tgTpsCpu);
         std::printf("peak RSS %.1f MiB\n", rss);

@@ -1,9 +1,10 @@
 // cairn-cli generate -m MODEL -p TEXT [-n N] [--temp T] [--top-k K] [--top-p P] [--min-p P]
 //   [--repeat-penalty R] [--frequency-penalty F] [--presence-penalty P] [--seed S]
-//   [-t THREADS] [--chunk C] [--ctx N] [--kv f16|f32]
+//   [-t THREADS] [--chunk C] [--ctx N] [--kv f16|f32] [--calibrate | --kernel-cache FILE]
 // Streams the continuation of TEXT to stdout (BOS as the vocabulary says,
 // control tokens in TEXT parsed), stops at an end-of-generation token.
 #include "command.h"
+#include "kernel_setup.h"
 
 #include "cairn/error.h"
 #include "cairn/exec.h"
@@ -34,8 +35,10 @@ int runGenerate(Args& args) {
     const int64_t chunk = int64_t(args.number("", "--chunk", double(kDefaultPrefillChunk)));
     const int64_t ctxOpt = int64_t(args.number("-c", "--ctx", 0));
     const std::string kv = args.option("", "--kv").value_or("f16");
+    const KernelSetup kernels = kernelSetupFrom(args);
     args.positionals();
     if (kv != "f16" && kv != "f32") throw Error("cairn-cli generate", "--kv must be f16 or f32");
+    setUpKernels(kernels, threads);
     if (n < 0) throw Error("cairn-cli generate", "-n must not be negative");
 
     using Clock = std::chrono::steady_clock;

@@ -42,7 +42,9 @@ void usage() {
                  "  download [--hub URL] REPO FILE [--dir DIR]        fetch a GGUF file (or its split set) from Hugging Face,\n"
                  "                                                   resumable, checked against its SHA-256 (HF_TOKEN: access token)\n"
                  "  search-hub [--hub URL] [--sort downloads|likes|updated] [--limit N] QUERY [--json]\n"
-                 "                                                   repositories with GGUF files and their files\n");
+                 "                                                   repositories with GGUF files and their files\n"
+                 "bench, generate and serve take --calibrate (kernel paths measured on this machine, cached in\n"
+                 "cairn's data folder) or --kernel-cache FILE (the same with that cache file)\n");
 }
 
 } // namespace

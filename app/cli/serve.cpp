@@ -1,9 +1,10 @@
 // cairn-cli serve -m MODEL [--host H] [--port P] [--api-key KEY] [--alias NAME] [--ctx N] [-t N]
-//   [--slots N] [--queue-wait MS]
+//   [--slots N] [--queue-wait MS] [--calibrate | --kernel-cache FILE]
 // The OpenAI-compatible API server (docs/API.md) on one model, until SIGINT
 // or SIGTERM. Prints "listening on http://HOST:PORT" once it accepts requests
 // (tests read the port from it with --port 0).
 #include "command.h"
+#include "kernel_setup.h"
 
 #include "api_server.h"
 
@@ -30,10 +31,12 @@ int runServe(Args& args) {
     o.threads = int(args.number("-t", "--threads", o.threads));
     o.queueWaitMs = int(args.number("", "--queue-wait", o.queueWaitMs));
     const int64_t ctxOpt = int64_t(args.number("-c", "--ctx", 0));
+    const KernelSetup kernels = kernelSetupFrom(args);
     args.positionals();
     if (o.port < 0 || o.port > 65535) throw Error("cairn-cli serve", "--port must be 0 to 65535");
     if (o.threads < 1 || o.threads > 256) throw Error("cairn-cli serve", "-t must be 1 to 256");
     if (o.queueWaitMs < 0) throw Error("cairn-cli serve", "--queue-wait must not be negative");
+    setUpKernels(kernels, o.threads);
 
     auto model = Model::load(modelPath);
     const int64_t trained = model->info().trainedContext > 0 ? model->info().trainedContext : 4096;

@@ -13,6 +13,8 @@ struct AppPaths {
 
     QString databasePath() const { return dataDir + QStringLiteral("/conversations.sqlite"); }
     QString modelsDir() const { return dataDir + QStringLiteral("/models"); }
+    // The kernel calibration's cache (cairn/kernel_calibration.h); cairn-cli --calibrate uses it too.
+    QString kernelCalibrationPath() const { return dataDir + QStringLiteral("/kernel-calibration.json"); }
 
     // The standard locations (QStandardPaths::AppDataLocation), or `dataDirOverride`.
     static AppPaths standard(const QString& dataDirOverride = {});

@@ -61,7 +61,7 @@ ChatController::ChatController(const AppPaths& paths, QObject* parent)
     connect(conversationSettings_, &ConversationSettingsModel::errorOccurred, this, &ChatController::setError);
     conversations_->reload();
 
-    worker_ = new EngineWorker(paths_.databasePath(), cancel_);
+    worker_ = new EngineWorker(paths_.databasePath(), paths_.kernelCalibrationPath(), cancel_);
     worker_->moveToThread(&thread_);
     thread_.setObjectName(QStringLiteral("cairn-engine"));
     connectWorker();

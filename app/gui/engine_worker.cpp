@@ -7,6 +7,7 @@
 #include "cairn/error.h"
 #include "cairn/exec.h"
 #include "cairn/gguf.h"
+#include "cairn/kernel_calibration.h"
 #include "cairn/model.h"
 #include "cairn/session.h"
 #include "cairn/store/store.h"
@@ -18,6 +19,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <mutex>
 
 namespace cairn::app {
 namespace {
@@ -75,10 +78,38 @@ void samplingFrom(const QVariantMap& s, backend::TurnRequest& t) {
     t.seed = seed != 0 ? uint64_t(seed) : QRandomGenerator::global()->generate64();
 }
 
+// The kernel paths measured on this machine (cairn/kernel_calibration.h),
+// from the cache file when it is fresh. A process measures once per thread
+// count and writes those timings to any other data folder it is given (tests
+// run many in one process).
+// Never fails a model load: without a calibration the default paths run.
+void calibrateKernels(const QString& cacheFile, ExecContext& ctx) {
+    if (kernelPathOverridden()) return;
+    KernelCalibrationOptions options;
+    options.measure = [](ExecContext& c, const std::vector<std::string>& candidates) {
+        static std::mutex mutex;
+        static std::map<int, std::vector<KernelTiming>> measured;
+        const std::lock_guard lock(mutex);
+        auto it = measured.find(c.threads());
+        if (it == measured.end()) it = measured.emplace(c.threads(), measureKernelTimings(c, candidates)).first;
+        return it->second;
+    };
+    try {
+        const KernelCalibration k = loadOrCalibrateKernels(cacheFile.toStdString(), ctx, options);
+        if (!k.cacheNote.empty()) qWarning("%s; measured again", k.cacheNote.c_str());
+        applyKernelChoice(k.choice);
+        if (!k.fromCache)
+            qInfo("kernels calibrated in %.0f ms on %d threads: %s", k.measureMs, ctx.threads(),
+                  kernelChoiceSummary().c_str());
+    } catch (const std::exception& e) {
+        qWarning("kernel calibration failed, default kernel paths: %s", e.what());
+    }
+}
+
 } // namespace
 
-EngineWorker::EngineWorker(QString databasePath, std::shared_ptr<std::atomic<bool>> cancel)
-    : databasePath_(std::move(databasePath)), cancel_(std::move(cancel)) {}
+EngineWorker::EngineWorker(QString databasePath, QString kernelCachePath, std::shared_ptr<std::atomic<bool>> cancel)
+    : databasePath_(std::move(databasePath)), kernelCachePath_(std::move(kernelCachePath)), cancel_(std::move(cancel)) {}
 
 EngineWorker::~EngineWorker() { shutdown(); }
 
@@ -136,6 +167,7 @@ void EngineWorker::loadModel(const QString& path, const QVariantMap& settings) {
         modelPath_ = path;
         contextSize_ = 0;  // recomputed for this model
         applySettings(settings);
+        calibrateKernels(kernelCachePath_, *exec_);
         const auto& info = model_->info();
         QString name = info.name.empty() ? path.section(QLatin1Char('/'), -1) : QString::fromStdString(info.name);
         // The template is tried before the model counts as loaded: a template

@@ -34,7 +34,8 @@ namespace cairn::app {
 class EngineWorker : public QObject {
     Q_OBJECT
 public:
-    EngineWorker(QString databasePath, std::shared_ptr<std::atomic<bool>> cancel);
+    // `kernelCachePath`: the kernel calibration's cache file (AppPaths).
+    EngineWorker(QString databasePath, QString kernelCachePath, std::shared_ptr<std::atomic<bool>> cancel);
     ~EngineWorker() override;
 
     // Streamed text reaches the UI at most this often.
@@ -120,6 +121,7 @@ private:
     std::optional<int64_t> saveSnapshot(qint64 conversationId, qint64 messageId);
 
     QString databasePath_;
+    QString kernelCachePath_;
     std::shared_ptr<std::atomic<bool>> cancel_;
     std::unique_ptr<store::Store> store_;
     std::unique_ptr<Model> model_;

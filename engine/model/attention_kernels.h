@@ -145,8 +145,9 @@ const Kernels* avx2Kernels();    // nullptr when not compiled in
 const Kernels* avx512Kernels();  // nullptr when not compiled in
 const Kernels* neonKernels();    // nullptr when not compiled in
 
-// The path matching the matmul kernels' choice (tensor::kernelPath(): the
-// CAIRN_KERNELS variable, forceKernelPath or the best the CPU runs).
+// The path matching the matmul kernels' base path (tensor::kernelPath(): the
+// CAIRN_KERNELS variable, forceKernelPath or the best the CPU runs). An applied
+// KernelChoice (the calibration) moves matmul only: attention is not measured.
 const Kernels& activeKernels();
 
 } // namespace cairn::model::attn

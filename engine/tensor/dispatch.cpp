@@ -1,6 +1,10 @@
 // Run-time choice of the kernel path: the best one this CPU runs, or a lower
 // one named by CAIRN_KERNELS=scalar|avx2|avx512|neon|neon-dotprod (tests and benchmarks use
-// forceKernelPath to visit every path the machine supports).
+// forceKernelPath to visit every path the machine supports). On top of that
+// base path, applyKernelChoice (the calibration's measured choice) may name
+// another path per weight family and regime.
+#include "cairn/error.h"
+#include "cairn/kernel_choice.h"
 #include "tensor/kernels_common.h"
 
 #if defined(__aarch64__) && defined(__linux__)
@@ -71,14 +75,24 @@ const KernelSet* byName(std::string_view name) {
     return nullptr;
 }
 
+const KernelSet* fromEnvironment() {
+    if (const char* env = std::getenv("CAIRN_KERNELS"); env && *env) return byName(env);
+    return nullptr;
+}
+
 const KernelSet* initial() {
-    if (const char* env = std::getenv("CAIRN_KERNELS"); env && *env) {
-        if (const KernelSet* k = byName(env)) return k;
-    }
+    if (const KernelSet* k = fromEnvironment()) return k;
     return supported().front();
 }
 
 std::atomic<const KernelSet*> current{nullptr};
+// Per (family, regime): the applied choice, nullptr for the base path.
+std::atomic<const KernelSet*> chosen[4][2]{};
+
+void clearChoice() {
+    for (auto& family : chosen)
+        for (auto& k : family) k.store(nullptr, std::memory_order_release);
+}
 
 } // namespace
 
@@ -91,6 +105,14 @@ const KernelSet& activeKernels() {
     }
     return *k;
 }
+
+const KernelSet& activeKernels(TensorType type, int64_t nTokens) {
+    const KernelSet* k = chosen[size_t(kernelFamilyOf(type))][size_t(kernelRegimeOf(nTokens))].load(
+        std::memory_order_acquire);
+    return k ? *k : activeKernels();
+}
+
+const KernelSet* kernelsNamed(std::string_view name) { return byName(name); }
 
 } // namespace kernels
 
@@ -106,7 +128,77 @@ bool forceKernelPath(std::string_view name) {
     const kernels::KernelSet* k = kernels::byName(name);
     if (!k) return false;
     kernels::current.store(k, std::memory_order_release);
+    kernels::clearChoice();
     return true;
 }
 
 } // namespace cairn::tensor
+
+namespace cairn {
+
+KernelFamily kernelFamilyOf(TensorType type) {
+    switch (type) {
+    case TensorType::Q8_0: return KernelFamily::Q8;
+    case TensorType::Q2_K: case TensorType::Q3_K: case TensorType::Q4_K: case TensorType::Q5_K:
+    case TensorType::Q6_K: return KernelFamily::K;
+    case TensorType::F32: case TensorType::F16: case TensorType::BF16: return KernelFamily::Float;
+    default: return KernelFamily::Q4;  // Q4_0, Q4_1, Q5_0, Q5_1 (matmul refuses the rest)
+    }
+}
+
+KernelRegime kernelRegimeOf(int64_t nTokens) { return nTokens <= 1 ? KernelRegime::Decode : KernelRegime::Prefill; }
+
+std::string_view kernelFamilyName(KernelFamily f) {
+    switch (f) {
+    case KernelFamily::Q4: return "q4";
+    case KernelFamily::Q8: return "q8";
+    case KernelFamily::K: return "k";
+    case KernelFamily::Float: return "float";
+    }
+    return "?";
+}
+
+std::string_view kernelRegimeName(KernelRegime r) { return r == KernelRegime::Decode ? "decode" : "prefill"; }
+
+std::vector<std::string> supportedKernelPaths() { return tensor::availableKernelPaths(); }
+
+std::string kernelPathFor(KernelFamily f, KernelRegime r) {
+    const tensor::kernels::KernelSet* k = tensor::kernels::chosen[size_t(f)][size_t(r)].load(std::memory_order_acquire);
+    return k ? k->name : tensor::kernels::activeKernels().name;
+}
+
+bool kernelPathOverridden() { return tensor::kernels::fromEnvironment() != nullptr; }
+
+bool applyKernelChoice(const KernelChoice& choice) {
+    if (kernelPathOverridden()) return false;
+    const tensor::kernels::KernelSet* sets[4][2]{};
+    for (KernelFamily f : kKernelFamilies)
+        for (KernelRegime r : kKernelRegimes) {
+            const std::string& name = choice.at(f, r);
+            if (name.empty()) continue;
+            sets[size_t(f)][size_t(r)] = tensor::kernels::byName(name);
+            if (!sets[size_t(f)][size_t(r)]) {
+                std::string what = "path \"";  // appended, not +: GCC 12 warns (-Wrestrict) on the + chain
+                what.append(name.substr(0, 40)).append("\" for ").append(kernelFamilyName(f)).append(" ");
+                what.append(kernelRegimeName(r)).append(" is not supported here");
+                throw Error("kernel choice", what);
+            }
+        }
+    for (KernelFamily f : kKernelFamilies)
+        for (KernelRegime r : kKernelRegimes)
+            tensor::kernels::chosen[size_t(f)][size_t(r)].store(sets[size_t(f)][size_t(r)], std::memory_order_release);
+    return true;
+}
+
+std::string kernelChoiceSummary() {
+    std::string out;
+    for (KernelRegime r : kKernelRegimes) {
+        if (!out.empty()) out += ", ";
+        out += kernelRegimeName(r);
+        for (KernelFamily f : kKernelFamilies)
+            out.append(" ").append(kernelFamilyName(f)).append("=").append(kernelPathFor(f, r));
+    }
+    return out;
+}
+
+} // namespace cairn

@@ -28,6 +28,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 namespace cairn::tensor::kernels {
 
@@ -199,8 +200,13 @@ struct KernelSet {
     void (*quantizeQ8K)(const float* x, BlockQ8_K* y, int64_t n) = nullptr;
 };
 
-// The path in use (CAIRN_KERNELS or the best supported, or forceKernelPath()).
+// The base path (CAIRN_KERNELS or the best supported, or forceKernelPath()).
 const KernelSet& activeKernels();
+// The path matmul runs for this weight type and token count: the applied
+// choice (cairn/kernel_choice.h) or the base path.
+const KernelSet& activeKernels(TensorType type, int64_t nTokens);
+// A path this build and CPU run, by name ("avx512" for "avx512vnni"), or nullptr.
+const KernelSet* kernelsNamed(std::string_view name);
 
 const KernelSet& scalarKernels();
 const KernelSet* avx2Kernels();    // nullptr when not compiled in

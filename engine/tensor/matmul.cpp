@@ -96,13 +96,10 @@ void quantizeActivations(const MatrixView& w, const float* x, int64_t ldx, Activ
     });
 }
 
-} // namespace
-
-void matmul(const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens, float* y, int64_t ldy,
-            ExecContext& ctx) {
+void matmulWith(const kernels::KernelSet& ks, const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens,
+                float* y, int64_t ldy, ExecContext& ctx) {
     check(w, x, ldx, nTokens, y, ldy);
     if (nTokens == 0 || w.rows == 0) return;
-    const kernels::KernelSet& ks = kernels::activeKernels();
 
     // Nesting on this thread (a task of another matmul run while this one
     // waits) takes the next pair of per-call scratch slots.
@@ -145,6 +142,20 @@ void matmul(const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens, f
     ctx.parallelFor(units, perThread, [&](int64_t u0, int64_t u1) {
         ks.rows(w, u0 * align, std::min(w.rows, u1 * align), a, y, ldy);
     });
+}
+
+} // namespace
+
+void matmul(const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens, float* y, int64_t ldy,
+            ExecContext& ctx) {
+    matmulWith(kernels::activeKernels(w.type, nTokens), w, x, ldx, nTokens, y, ldy, ctx);
+}
+
+void matmulOnPath(std::string_view path, const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens, float* y,
+                  int64_t ldy, ExecContext& ctx) {
+    const kernels::KernelSet* ks = kernels::kernelsNamed(path);
+    if (!ks) throw Error("matmul", "kernel path \"" + std::string(path.substr(0, 40)) + "\" is not supported here");
+    matmulWith(*ks, w, x, ldx, nTokens, y, ldy, ctx);
 }
 
 } // namespace cairn::tensor

@@ -31,13 +31,19 @@ struct MatrixView {
 void matmul(const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens, float* y, int64_t ldy,
             ExecContext& ctx);
 
+// matmul on the kernel path named `path` whatever the choice (the
+// calibration times each path this way); a path this CPU lacks is a cairn::Error.
+void matmulOnPath(std::string_view path, const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens, float* y,
+                  int64_t ldy, ExecContext& ctx);
+
 // Whether matmul quantizes activations to 8 bits for this weight type (as
 // llama.cpp does: Q8_0 blocks for the 32-element formats, Q8_K for K formats).
 // Decides which llama.cpp reference a conformance test compares against.
 bool quantizesActivations(TensorType weightType);
 
-// Name of the kernel path chosen at run time on this CPU ("avx512vnni", "avx2",
-// "neon-dotprod", "neon", "scalar"). The environment variable
+// Name of the base kernel path chosen at run time on this CPU ("avx512vnni", "avx2",
+// "neon-dotprod", "neon", "scalar"); an applied KernelChoice (cairn/kernel_choice.h)
+// may run others per weight family and regime (kernelPathFor). The environment variable
 // CAIRN_KERNELS=scalar|avx2|avx512|neon|neon-dotprod selects a lower path.
 // Every path gives the same bits (one canonical arithmetic, see kernels_common.h).
 const char* kernelPath();
@@ -45,7 +51,8 @@ const char* kernelPath();
 // Paths this binary has and this CPU runs, best first.
 std::vector<std::string> availableKernelPaths();
 
-// Switches to path `name` (for tests and benchmarks; not while a matmul runs).
+// Switches to path `name` everywhere, dropping any applied KernelChoice (for
+// tests and benchmarks; not while a matmul runs).
 // Returns false, changing nothing, when this CPU or build lacks it.
 bool forceKernelPath(std::string_view name);
 

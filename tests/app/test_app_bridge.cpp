@@ -1,5 +1,6 @@
 // The controller ↔ engine-worker bridge: signal order, Stop during prefill
-// and during decode, errors as signals, and a UI thread that never blocks.
+// and during decode, errors as signals, a UI thread that never blocks, and
+// the kernel calibration's cache in the data folder after a model load.
 #include "chat_controller.h"
 #include "engine_worker.h"
 
@@ -8,6 +9,7 @@
 #include "tiny_models.h"
 
 #include "cairn/gguf.h"
+#include "cairn/kernel_calibration.h"
 #include "cairn/store/store.h"
 
 #include <QElapsedTimer>
@@ -619,6 +621,41 @@ private slots:
         QCOMPARE(third.currentConversation(), -1);
         QTRY_VERIFY_WITH_TIMEOUT(third.modelReady() && !third.busy(), 20000);
         third.shutdown();
+    }
+
+    // Loading a model leaves the calibration in the data folder, for this CPU
+    // and thread count; the next start reuses it (the file is not rewritten:
+    // a new measurement would change measure_ms) and a hostile file is replaced.
+    void loadWritesTheKernelCalibration() {
+        if (kernelPathOverridden()) QSKIP("CAIRN_KERNELS overrides the calibration");
+        auto c = makeController(QStringLiteral("calibration"));
+        const QString file = c->paths().kernelCalibrationPath();
+        QVERIFY(!QFile::exists(file));
+        QVERIFY(waitReady(*c));
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray first = f.readAll();
+        f.close();
+        const auto k = kernelCalibrationFromJson(first.toStdString(), "test", supportedKernelPaths());
+        QCOMPARE(k.cpuModel, cpuModelName());
+        QCOMPARE(k.threads, 1);
+        const QString dataDir = c->paths().dataDir;
+        c.reset();
+
+        auto again = std::make_unique<ChatController>(AppPaths::standard(dataDir));
+        QVERIFY(waitReady(*again));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QCOMPARE(f.readAll(), first);
+        f.close();
+        again.reset();
+
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write("{\"format\": 1, \"cpu\": [");
+        f.close();
+        auto third = std::make_unique<ChatController>(AppPaths::standard(dataDir));
+        QVERIFY(waitReady(*third));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QCOMPARE(kernelCalibrationFromJson(f.readAll().toStdString(), "test", supportedKernelPaths()).threads, 1);
     }
 
     void pinning() {

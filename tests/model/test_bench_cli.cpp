@@ -1,5 +1,6 @@
-// cairn-cli bench on a tiny model: the JSON report, and -d (tests that start
-// from a context already holding D tokens, like llama-bench -d).
+// cairn-cli bench on a tiny model: the JSON report, -d (tests that start
+// from a context already holding D tokens, like llama-bench -d), and the
+// kernel calibration (--kernel-cache: measured once, then from the cache).
 #include "tiny_models.h"
 
 #include <nlohmann/json.hpp>
@@ -48,6 +49,26 @@ private slots:
             QCOMPARE(j["n_gen"].get<int>(), 8);
             QVERIFY(j["pp_tps"].get<double>() > 0);
             QVERIFY(j["tg_tps"].get<double>() > 0);
+        }
+    }
+
+    void reportsTheCalibratedPathPerRegime() {
+        if (qEnvironmentVariableIsSet("CAIRN_KERNELS")) QSKIP("CAIRN_KERNELS overrides the calibration");
+        const QString cache = dir_.filePath("kernels/calibration.json");
+        auto [code, plain] = bench({"-p", "16", "-n", "2"});
+        QCOMPARE(code, 0);
+        QCOMPARE(plain["kernel_calibration"].get<std::string>(), std::string("default"));
+        QVERIFY(!QFileInfo::exists(cache));
+        for (const char* expected : {"measured", "cache"}) {
+            QByteArray err;
+            auto [c, j] = bench({"-p", "16", "-n", "2", "--kernel-cache", cache}, &err);
+            QCOMPARE(c, 0);
+            QCOMPARE(j["kernel_calibration"].get<std::string>(), std::string(expected));
+            QVERIFY(QFileInfo::exists(cache));
+            QVERIFY2(err.contains(expected == std::string("cache") ? "calibration from" : "calibrated in"), err.constData());
+            for (const char* regime : {"decode", "prefill"})
+                for (const char* family : {"q4", "q8", "k", "float"})
+                    QVERIFY(!j["kernel_choice"][regime][family].get<std::string>().empty());
         }
     }
 

@@ -1,0 +1,151 @@
+// The calibration's measurement: each candidate kernel path timed on
+// synthetic weights of one representative type per family (Q4_0, Q8_0, Q4_K,
+// F16), in the two regimes matmul distinguishes.
+#include "cairn/kernel_calibration.h"
+
+#include "tensor/matmul.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <new>
+
+namespace cairn {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int64_t kCols = 2048;           // a 1-3B model's hidden size
+constexpr int64_t kDecodeRows = 4096;     // per matrix: 4.5-16 MiB, like a layer's weights
+constexpr int64_t kPrefillRows = 256;
+constexpr int64_t kPrefillTokens = 64;
+constexpr int kRepetitions = 3;
+constexpr size_t kMiB = size_t(1) << 20;
+// A machine too busy to finish in this time gets fewer repetitions (at least one).
+constexpr auto kSoftDeadline = std::chrono::milliseconds(800);
+
+TensorType representative(KernelFamily f) {
+    switch (f) {
+    case KernelFamily::Q4: return TensorType::Q4_0;
+    case KernelFamily::Q8: return TensorType::Q8_0;
+    case KernelFamily::K: return TensorType::Q4_K;
+    case KernelFamily::Float: return TensorType::F16;
+    }
+    return TensorType::Q4_0;
+}
+
+// The L3 cache of the first core: sysfs says what one core shares (32 MiB
+// on a Zen 3 guest, where sysconf reports the host's 256 MiB).
+size_t l3Bytes() {
+    std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index3/size");
+    size_t n = 0;
+    char unit = 0;
+    if (in >> n >> unit && n > 0) return unit == 'M' ? n << 20 : unit == 'K' ? n << 10 : n;
+    const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    return l3 > 0 ? size_t(l3) : 0;
+}
+
+// Weights decode reads: twice the L3 cache, so no pass finds them in cache,
+// within 64 … 128 MiB (a pass then takes 3-10 ms).
+size_t decodeBytes() { return std::clamp(2 * l3Bytes(), 64 * kMiB, 128 * kMiB); }
+
+uint64_t mix(uint64_t z) {  // splitmix64's finalizer: a fixed, stateless hash
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+// Random bytes in which every aligned 16-bit word is a normal half float in
+// ±[0.5, 1): valid F16 weights, and valid blocks of every quantized type
+// (any bytes are; their half-float scales sit at even offsets), with no
+// infinities, NaNs or subnormals that could time differently.
+struct Weights {
+    struct Free {
+        void operator()(uint64_t* p) const { ::operator delete(p, std::align_val_t(64)); }
+    };
+    std::unique_ptr<uint64_t, Free> words;
+    size_t bytes = 0;
+
+    Weights(size_t n, ExecContext& ctx) : bytes(n) {
+        words.reset(static_cast<uint64_t*>(::operator new(n, std::align_val_t(64))));
+        uint64_t* w = words.get();
+        ctx.parallelFor(int64_t(n / 8), 1 << 16, [w](int64_t a, int64_t b) {
+            for (int64_t i = a; i < b; ++i)
+                w[i] = (mix(0x5eed0000 + uint64_t(i)) & 0x83FF83FF83FF83FFull) | 0x3800380038003800ull;
+        });
+    }
+    const uint8_t* data() const { return reinterpret_cast<const uint8_t*>(words.get()); }
+};
+
+std::vector<float> activations(int64_t n) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) x[size_t(i)] = float(int64_t(mix(uint64_t(i)) % 2001) - 1000) / 1000.f;
+    return x;
+}
+
+double secondsOf(const std::function<void()>& f) {
+    const auto t0 = Clock::now();
+    f();
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+} // namespace
+
+std::vector<std::string> kernelCalibrationCandidates(const std::vector<std::string>& supported) {
+    std::vector<std::string> out;
+    for (const std::string& p : supported)
+        if (p != "scalar") out.push_back(p);
+    if (out.empty()) out.push_back("scalar");
+    return out;
+}
+
+std::vector<KernelTiming> measureKernelTimings(ExecContext& ctx, const std::vector<std::string>& candidates) {
+    const auto start = Clock::now();
+    const Weights weights(decodeBytes(), ctx);
+    const std::vector<float> x = activations(kPrefillTokens * kCols);
+    std::vector<float> y(size_t(kPrefillTokens * kDecodeRows));
+    std::vector<KernelTiming> out;
+
+    // Times `pass` on every candidate: one untimed pass each, then rounds in
+    // alternating order, keeping each path's best.
+    auto timeAll = [&](KernelFamily f, KernelRegime r, double bytes, const std::function<void(const std::string&)>& pass) {
+        std::vector<double> best(candidates.size(), 1e300);
+        for (const std::string& p : candidates) pass(p);
+        for (int rep = 0; rep < kRepetitions; ++rep) {
+            if (rep > 0 && Clock::now() - start > kSoftDeadline) break;
+            for (size_t i = 0; i < candidates.size(); ++i) {
+                const size_t c = rep % 2 ? candidates.size() - 1 - i : i;
+                best[c] = std::min(best[c], secondsOf([&] { pass(candidates[c]); }));
+            }
+        }
+        for (size_t c = 0; c < candidates.size(); ++c) out.push_back({f, r, candidates[c], best[c], bytes});
+    };
+
+    for (KernelFamily f : kKernelFamilies) {
+        const TensorType type = representative(f);
+        const size_t rb = rowBytes(type, kCols);
+        const size_t matrixBytes = rb * size_t(kDecodeRows);
+        const size_t matrices = std::max<size_t>(1, weights.bytes / matrixBytes);
+        auto view = [&](size_t i, int64_t rows) {
+            return tensor::MatrixView{type, weights.data() + i * matrixBytes, rows, kCols, rb};
+        };
+        // Decode: one token against each matrix in turn, as a model's layers.
+        timeAll(f, KernelRegime::Decode, double(matrices * matrixBytes), [&](const std::string& p) {
+            for (size_t i = 0; i < matrices; ++i)
+                tensor::matmulOnPath(p, view(i, kDecodeRows), x.data(), kCols, 1, y.data(), kDecodeRows, ctx);
+        });
+        // Prefill: a batch of tokens against one matrix that stays in cache.
+        timeAll(f, KernelRegime::Prefill, double(rb * kPrefillRows), [&](const std::string& p) {
+            tensor::matmulOnPath(p, view(0, kPrefillRows), x.data(), kCols, kPrefillTokens, y.data(), kPrefillRows,
+                                 ctx);
+        });
+    }
+    return out;
+}
+
+} // namespace cairn

@@ -1,0 +1,85 @@
+// Kernel paths chosen by measurement on this machine rather than by CPU
+// features: the AVX-512 path leads on one x86 CPU and trails the AVX2 one on
+// another (Zen 4 splits 512-bit operations), so a short calibration times every
+// candidate path per weight family and regime on synthetic matrices and keeps
+// the fastest. The result is cached per CPU model in a small JSON file; the
+// cache is untrusted input (anything unexpected means: measure again).
+// All paths give the same bits, so the choice never changes an output.
+#pragma once
+
+#include "cairn/exec.h"
+#include "cairn/kernel_choice.h"
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace cairn {
+
+// Bumped whenever the cache's meaning changes (fields, families, kernels that
+// would time differently): an older file is then measured again.
+inline constexpr int kKernelCalibrationFormat = 1;
+
+// One path timed on one family and regime: the best of its repetitions.
+struct KernelTiming {
+    KernelFamily family = KernelFamily::Q4;
+    KernelRegime regime = KernelRegime::Decode;
+    std::string path;
+    double seconds = 0;  // one pass over the synthetic matrices
+    double bytes = 0;    // weight bytes that pass read (decode: GB/s = bytes / seconds)
+};
+
+struct KernelCalibration {
+    std::string cpuModel;
+    int threads = 1;
+    std::vector<std::string> paths;  // supportedKernelPaths() when measured
+    KernelChoice choice;             // every entry named
+    std::vector<KernelTiming> timings;
+    double measureMs = 0;   // wall time of the measurement (from the cache: of the one that wrote it)
+    bool fromCache = false;
+    std::string cacheNote;  // one line: why the cache was not used (empty when it was, or when there was none)
+};
+
+// "AMD EPYC (family 25, model 1, stepping 1)": /proc/cpuinfo's model name with
+// the numbers that tell CPUs of one brand string apart; "unknown CPU" without it.
+std::string cpuModelName();
+
+// The paths worth timing: the supported ones without the scalar reference
+// (always far slower), or {"scalar"} when it is the only one.
+std::vector<std::string> kernelCalibrationCandidates(const std::vector<std::string>& supported);
+
+// Times each candidate on every family and regime with ctx's threads: decode
+// as matrix-vector products over matrices larger than twice the L3 cache
+// (so weights come from memory), prefill as 64-token products on a matrix
+// that stays in cache. Synthetic data from a fixed seed.
+std::vector<KernelTiming> measureKernelTimings(ExecContext& ctx, const std::vector<std::string>& candidates);
+
+// The fastest path per family and regime. `supported` is best first; its
+// first candidate that was timed is the default, and another path replaces it
+// only when more than 5 % faster (timings on a busy machine wobble by that
+// much). A family and regime without timings gets the default.
+KernelChoice chooseKernels(const std::vector<KernelTiming>& timings, const std::vector<std::string>& supported);
+
+// The cache file's text, and its reading: any malformed, oversized or
+// out-of-range content, or a path name `supported` lacks, is a cairn::Error
+// naming `where` (the caller then measures again).
+std::string kernelCalibrationToJson(const KernelCalibration& c);
+KernelCalibration kernelCalibrationFromJson(std::string_view text, const std::string& where,
+                                            const std::vector<std::string>& supported);
+
+struct KernelCalibrationOptions {
+    std::string cpuModel;  // empty: cpuModelName() (tests inject another)
+    // Empty: measureKernelTimings (tests inject timings).
+    std::function<std::vector<KernelTiming>(ExecContext&, const std::vector<std::string>&)> measure;
+};
+
+// The cached calibration when `cacheFile` holds one for this CPU model,
+// thread count, format and path list; otherwise measures, chooses and writes
+// the file (atomically; a file that cannot be written leaves a cacheNote and the
+// result is still returned). Never throws for the file's content. Does not apply
+// the choice (applyKernelChoice(result.choice) does).
+KernelCalibration loadOrCalibrateKernels(const std::filesystem::path& cacheFile, ExecContext& ctx,
+                                         const KernelCalibrationOptions& options = {});
+
+} // namespace cairn

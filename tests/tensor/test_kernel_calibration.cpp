@@ -1,0 +1,382 @@
+// The kernel calibration (cairn/kernel_calibration.h): its cache is written,
+// reused, and measured again for another CPU model, thread count, format or
+// path list; hostile cache files are refused in one line and replaced; the
+// choice follows the timings; and whatever path wins, matmul gives the
+// scalar path's bits in decode and prefill.
+#include "cairn/error.h"
+#include "cairn/exec.h"
+#include "cairn/kernel_calibration.h"
+#include "tensor/kernels_common.h"
+#include "tensor/matmul.h"
+#include "random_weights.h"
+#include "same_bits.h"
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+using namespace cairn;
+using namespace cairn::test;
+
+namespace {
+
+// Timings that make `winner` the fastest path everywhere.
+std::vector<KernelTiming> timingsFavouring(const std::string& winner, const std::vector<std::string>& paths) {
+    std::vector<KernelTiming> t;
+    for (KernelFamily f : kKernelFamilies)
+        for (KernelRegime r : kKernelRegimes)
+            for (const std::string& p : paths) t.push_back({f, r, p, p == winner ? 0.001 : 0.010, 1e6});
+    return t;
+}
+
+// Options whose measurement only counts its calls and favours the first candidate.
+struct CountingMeasure {
+    int calls = 0;
+    KernelCalibrationOptions options(const std::string& cpu) {
+        KernelCalibrationOptions o;
+        o.cpuModel = cpu;
+        o.measure = [this](ExecContext&, const std::vector<std::string>& candidates) {
+            ++calls;
+            return timingsFavouring(candidates.front(), candidates);
+        };
+        return o;
+    }
+};
+
+std::string readText(const std::string& path) {
+    QFile f(QString::fromStdString(path));
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    return f.readAll().toStdString();
+}
+
+void writeText(const std::string& path, const std::string& text) {
+    QFile f(QString::fromStdString(path));
+    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    f.write(text.data(), qint64(text.size()));
+}
+
+std::vector<float> run(const tensor::MatrixView& w, const std::vector<float>& x, int64_t tokens, ExecContext& ctx) {
+    std::vector<float> y(size_t(tokens * w.rows), NAN);
+    tensor::matmul(w, x.data(), w.cols, tokens, y.data(), w.rows, ctx);
+    return y;
+}
+
+void replaceOnce(std::string& s, const std::string& from, const std::string& to) {
+    const size_t at = s.find(from);
+    QVERIFY2(at != std::string::npos, from.c_str());
+    s.replace(at, from.size(), to);
+}
+
+} // namespace
+
+class TestKernelCalibration : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+    std::string file(const char* name) const { return dir_.filePath(name).toStdString(); }
+
+private slots:
+    void cleanup() { tensor::forceKernelPath(supportedKernelPaths().front()); }
+
+    void cpuModelIsOneLine() {
+        const std::string m = cpuModelName();
+        QVERIFY(!m.empty());
+        QVERIFY(m.find('\n') == std::string::npos);
+        qInfo("CPU model: %s", m.c_str());
+    }
+
+    void candidatesLeaveOutScalar() {
+        QCOMPARE(kernelCalibrationCandidates({"avx512vnni", "avx2", "scalar"}),
+                 (std::vector<std::string>{"avx512vnni", "avx2"}));
+        QCOMPARE(kernelCalibrationCandidates({"scalar"}), std::vector<std::string>{"scalar"});
+    }
+
+    // The real measurement on this machine: every family and regime timed
+    // on every candidate, decode over more than 64 MiB of weights.
+    void measurementCoversEveryCell() {
+        ExecContext ctx(2);
+        const auto candidates = kernelCalibrationCandidates(supportedKernelPaths());
+        QElapsedTimer timer;
+        timer.start();
+        const auto timings = measureKernelTimings(ctx, candidates);
+        qInfo("measured %zu timings on %zu candidates in %lld ms (2 threads)", timings.size(), candidates.size(),
+              (long long)timer.elapsed());
+        QCOMPARE(timings.size(), 4 * 2 * candidates.size());
+        for (KernelFamily f : kKernelFamilies)
+            for (KernelRegime r : kKernelRegimes)
+                for (const std::string& p : candidates) {
+                    int found = 0;
+                    for (const KernelTiming& t : timings)
+                        if (t.family == f && t.regime == r && t.path == p) {
+                            ++found;
+                            QVERIFY(t.seconds > 0 && std::isfinite(t.seconds));
+                            if (r == KernelRegime::Decode) QVERIFY(t.bytes >= 64.0 * 1024 * 1024 * 0.9);
+                            qInfo("  %s %s %s: %.3f ms, %.1f GB/s", kernelRegimeName(r).data(),
+                                  kernelFamilyName(f).data(), p.c_str(), t.seconds * 1e3, t.bytes / t.seconds / 1e9);
+                        }
+                    QCOMPARE(found, 1);
+                }
+        const KernelChoice choice = chooseKernels(timings, supportedKernelPaths());
+        for (KernelFamily f : kKernelFamilies)
+            for (KernelRegime r : kKernelRegimes)
+                QVERIFY(std::find(candidates.begin(), candidates.end(), choice.at(f, r)) != candidates.end());
+    }
+
+    void choiceFollowsTimings() {
+        const std::vector<std::string> paths{"avx512vnni", "avx2", "scalar"};
+        std::vector<KernelTiming> t{
+            // decode q4: avx2 10 % faster -> avx2
+            {KernelFamily::Q4, KernelRegime::Decode, "avx512vnni", 1.00, 0},
+            {KernelFamily::Q4, KernelRegime::Decode, "avx2", 0.90, 0},
+            // decode q8: avx2 only 3 % faster -> the default stays
+            {KernelFamily::Q8, KernelRegime::Decode, "avx512vnni", 1.00, 0},
+            {KernelFamily::Q8, KernelRegime::Decode, "avx2", 0.97, 0},
+            // prefill k: the default is faster
+            {KernelFamily::K, KernelRegime::Prefill, "avx512vnni", 0.50, 0},
+            {KernelFamily::K, KernelRegime::Prefill, "avx2", 0.70, 0},
+            // prefill float: only avx2 timed (and a path this machine lacks, and a bad time): avx2
+            {KernelFamily::Float, KernelRegime::Prefill, "avx2", 0.70, 0},
+            {KernelFamily::Float, KernelRegime::Prefill, "neon", 0.01, 0},
+            {KernelFamily::Float, KernelRegime::Prefill, "avx512vnni", NAN, 0},
+        };
+        const KernelChoice c = chooseKernels(t, paths);
+        QCOMPARE(c.at(KernelFamily::Q4, KernelRegime::Decode), std::string("avx2"));
+        QCOMPARE(c.at(KernelFamily::Q8, KernelRegime::Decode), std::string("avx512vnni"));
+        QCOMPARE(c.at(KernelFamily::K, KernelRegime::Prefill), std::string("avx512vnni"));
+        QCOMPARE(c.at(KernelFamily::Float, KernelRegime::Prefill), std::string("avx2"));
+        // untimed cells: the default
+        QCOMPARE(c.at(KernelFamily::Q4, KernelRegime::Prefill), std::string("avx512vnni"));
+        QCOMPARE(c.at(KernelFamily::Float, KernelRegime::Decode), std::string("avx512vnni"));
+    }
+
+    void cacheIsWrittenThenReused() {
+        const std::string path = file("reuse.json");
+        ExecContext ctx(2);
+        CountingMeasure m;
+        const auto first = loadOrCalibrateKernels(path, ctx, m.options("CPU A"));
+        QCOMPARE(m.calls, 1);
+        QVERIFY(!first.fromCache);
+        QVERIFY2(first.cacheNote.empty(), first.cacheNote.c_str());
+        QVERIFY(QFile::exists(QString::fromStdString(path)));
+        QCOMPARE(first.cpuModel, std::string("CPU A"));
+        QCOMPARE(first.paths, supportedKernelPaths());
+        const std::string text = readText(path);
+        QVERIFY(text.find("\"CPU A\"") != std::string::npos);
+
+        const auto second = loadOrCalibrateKernels(path, ctx, m.options("CPU A"));
+        QCOMPARE(m.calls, 1);  // no measurement
+        QVERIFY(second.fromCache);
+        QVERIFY(second.choice == first.choice);
+        QCOMPARE(second.timings.size(), first.timings.size());
+        QCOMPARE(second.threads, 2);
+        QCOMPARE(readText(path), text);
+    }
+
+    void otherCpuModelThreadsFormatOrPathsMeasureAgain() {
+        const std::string path = file("invalidate.json");
+        ExecContext ctx(2);
+        CountingMeasure m;
+        loadOrCalibrateKernels(path, ctx, m.options("CPU A"));
+        QCOMPARE(m.calls, 1);
+
+        auto b = loadOrCalibrateKernels(path, ctx, m.options("CPU B"));
+        QCOMPARE(m.calls, 2);
+        QVERIFY(!b.fromCache);
+        QVERIFY2(b.cacheNote.find("measured on \"CPU A\", this is \"CPU B\"") != std::string::npos, b.cacheNote.c_str());
+        QVERIFY(loadOrCalibrateKernels(path, ctx, m.options("CPU B")).fromCache);  // rewritten for B
+        QCOMPARE(m.calls, 2);
+
+        ExecContext three(3);
+        auto t = loadOrCalibrateKernels(path, three, m.options("CPU B"));
+        QCOMPARE(m.calls, 3);
+        QVERIFY2(t.cacheNote.find("measured with 2 threads, now 3") != std::string::npos, t.cacheNote.c_str());
+
+        std::string text = readText(path);
+        replaceOnce(text, "\"format\": 1", "\"format\": 2");
+        writeText(path, text);
+        auto f = loadOrCalibrateKernels(path, three, m.options("CPU B"));
+        QCOMPARE(m.calls, 4);
+        QVERIFY2(f.cacheNote.find("format 2, this build reads 1") != std::string::npos, f.cacheNote.c_str());
+
+        // The path list of another build or CPU.
+        text = readText(path);
+        replaceOnce(text, "\"paths\": [", "\"paths\": [\"neon\",");
+        writeText(path, text);
+        auto p = loadOrCalibrateKernels(path, three, m.options("CPU B"));
+        QCOMPARE(m.calls, 5);
+        QVERIFY2(p.cacheNote.find("other kernel paths") != std::string::npos, p.cacheNote.c_str());
+        QVERIFY(loadOrCalibrateKernels(path, three, m.options("CPU B")).fromCache);
+        QCOMPARE(m.calls, 5);
+    }
+
+    void hostileCacheIsRefusedInOneLine_data() {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QString>("reason");
+        QTest::newRow("empty") << QString("") << QString("not valid JSON");
+        QTest::newRow("garbage") << QString("\x01\xff{{") << QString("not valid JSON");
+        QTest::newRow("array") << QString("[1,2]") << QString("not a JSON object");
+        QTest::newRow("deep") << QString("{\"a\":").repeated(5000) + "1" + QString("}").repeated(5000)
+                              << QString("nested too deeply");
+        QTest::newRow("huge") << QString("{\"cpu\":\"%1\"}").arg(QString(70000, 'x')) << QString("larger than 64 KiB");
+        QTest::newRow("no format") << QString("{}") << QString("\"format\" is missing");
+        QTest::newRow("format text") << QString("{\"format\":\"1\"}") << QString("\"format\" is missing or of the wrong type");
+    }
+    // Hostile files: refused with one line naming the file, then measured and replaced.
+    void hostileCacheIsRefusedInOneLine() {
+        QFETCH(QString, text);
+        QFETCH(QString, reason);
+        const std::string path = file("hostile.json");
+        writeText(path, text.toStdString());
+        ExecContext ctx(1);
+        CountingMeasure m;
+        const auto c = loadOrCalibrateKernels(path, ctx, m.options("CPU A"));
+        QCOMPARE(m.calls, 1);
+        QVERIFY(!c.fromCache);
+        QVERIFY2(c.cacheNote.find(reason.toStdString()) != std::string::npos, c.cacheNote.c_str());
+        QVERIFY2(c.cacheNote.starts_with("kernel calibration cache " + path + ": "), c.cacheNote.c_str());
+        QVERIFY(c.cacheNote.find('\n') == std::string::npos);
+        QVERIFY(loadOrCalibrateKernels(path, ctx, m.options("CPU A")).fromCache);
+    }
+
+    // Field by field, from a valid file: every bad value is refused.
+    void hostileFieldsAreRefused_data() {
+        QTest::addColumn<QString>("from");
+        QTest::addColumn<QString>("to");
+        QTest::addColumn<QString>("reason");
+        QTest::newRow("unknown path") << QString("\"q4\": \"") << QString("\"q4\": \"avx1024\",\"x\": \"") << QString("path \"avx1024\" is not supported");
+        QTest::newRow("control chars") << QString("\"q4\": \"") << QString("\"q4\": \"a\\nb\",\"x\": \"") << QString("path \"a?b\" is not supported");
+        QTest::newRow("threads zero") << QString("\"threads\": 1") << QString("\"threads\": 0") << QString("\"threads\" is out of range");
+        QTest::newRow("threads huge") << QString("\"threads\": 1") << QString("\"threads\": 1e99") << QString("\"threads\" is missing or of the wrong type");
+        QTest::newRow("negative seconds") << QString("\"seconds\": ") << QString("\"seconds\": -1, \"x\": ") << QString("\"seconds\" is out of range");
+        QTest::newRow("unknown family") << QString("\"family\": \"q4\"") << QString("\"family\": \"q3\"") << QString("unknown family \"q3\"");
+        QTest::newRow("choice missing") << QString("\"decode\"") << QString("\"decoded\"") << QString("\"decode\" is missing");
+        QTest::newRow("cpu empty") << QString("\"cpu\": \"CPU A\"") << QString("\"cpu\": \"\"") << QString("\"cpu\" is empty or too long");
+        QTest::newRow("paths not names") << QString("\"paths\": [") << QString("\"paths\": [7,") << QString("\"paths\" holds something other");
+    }
+    void hostileFieldsAreRefused() {
+        QFETCH(QString, from);
+        QFETCH(QString, to);
+        QFETCH(QString, reason);
+        const std::string path = file("fields.json");
+        QFile::remove(QString::fromStdString(path));
+        ExecContext ctx(1);
+        CountingMeasure m;
+        loadOrCalibrateKernels(path, ctx, m.options("CPU A"));
+        std::string text = readText(path);
+        replaceOnce(text, from.toStdString(), to.toStdString());
+        writeText(path, text);
+        const auto c = loadOrCalibrateKernels(path, ctx, m.options("CPU A"));
+        QCOMPARE(m.calls, 2);
+        QVERIFY2(c.cacheNote.find(reason.toStdString()) != std::string::npos, c.cacheNote.c_str());
+        QVERIFY(c.cacheNote.find('\n') == std::string::npos);
+    }
+
+    void unwritableCacheStillCalibrates() {
+        const std::string blocker = file("blocker");
+        writeText(blocker, "a file where a folder should be");
+        ExecContext ctx(1);
+        CountingMeasure m;
+        const auto c = loadOrCalibrateKernels(blocker + "/sub/cache.json", ctx, m.options("CPU A"));
+        QCOMPARE(m.calls, 1);
+        QVERIFY2(c.cacheNote.find("cannot be written") != std::string::npos, c.cacheNote.c_str());
+        QCOMPARE(c.choice.at(KernelFamily::Q4, KernelRegime::Decode), kernelCalibrationCandidates(supportedKernelPaths()).front());
+        // A folder where the file should be.
+        QVERIFY(QDir().mkpath(dir_.filePath("folder.json")));
+        const auto d = loadOrCalibrateKernels(file("folder.json"), ctx, m.options("CPU A"));
+        QVERIFY2(d.cacheNote.find("not a regular file") != std::string::npos, d.cacheNote.c_str());
+    }
+
+    void applyingSetsAndForceReplacesTheChoice() {
+        if (kernelPathOverridden()) QSKIP("CAIRN_KERNELS is set: it overrides every choice");
+        KernelChoice c;
+        c.at(KernelFamily::K, KernelRegime::Prefill) = "scalar";
+        QVERIFY(applyKernelChoice(c));
+        QCOMPARE(kernelPathFor(KernelFamily::K, KernelRegime::Prefill), std::string("scalar"));
+        QCOMPARE(kernelPathFor(KernelFamily::K, KernelRegime::Decode), std::string(tensor::kernelPath()));
+        QVERIFY(kernelChoiceSummary().find("prefill q4=") != std::string::npos);
+        QVERIFY(kernelChoiceSummary().find(" k=scalar") != std::string::npos);
+
+        KernelChoice bad = c;
+        bad.at(KernelFamily::Q4, KernelRegime::Decode) = "avx1024";
+        QVERIFY_THROWS_EXCEPTION(Error, applyKernelChoice(bad));
+        QCOMPARE(kernelPathFor(KernelFamily::K, KernelRegime::Prefill), std::string("scalar"));  // unchanged
+
+        QVERIFY(tensor::forceKernelPath(supportedKernelPaths().front()));
+        QCOMPARE(kernelPathFor(KernelFamily::K, KernelRegime::Prefill), supportedKernelPaths().front());
+    }
+
+    // Whatever path the timings make the winner, applied per family and
+    // regime, matmul gives the scalar path's bits in decode and prefill.
+    void everyWinnerGivesScalarBits() {
+        if (kernelPathOverridden()) QSKIP("CAIRN_KERNELS is set: it overrides every choice");
+        const TensorType types[] = {TensorType::Q4_0, TensorType::Q5_1, TensorType::Q8_0, TensorType::Q4_K,
+                                    TensorType::Q6_K, TensorType::Q3_K, TensorType::F16, TensorType::BF16,
+                                    TensorType::F32};
+        const int64_t rows = 83, cols = 512, tokens = 19;
+        ExecContext ctx(2);
+        std::vector<Weights> ws;
+        std::vector<std::vector<float>> decodeRef, prefillRef;
+        const auto x = makeActivations(tokens, cols, 5);
+        const std::vector<float> x1(x.begin(), x.begin() + cols);
+        QVERIFY(tensor::forceKernelPath("scalar"));
+        for (TensorType t : types) {
+            ws.push_back(makeWeights(t, rows, cols, 900 + uint32_t(t)));
+            decodeRef.push_back(run(ws.back().view, x1, 1, ctx));
+            prefillRef.push_back(run(ws.back().view, x, tokens, ctx));
+        }
+        const auto paths = supportedKernelPaths();
+        auto check = [&](const std::string& what) {
+            for (size_t i = 0; i < ws.size(); ++i) {
+                const std::string w = std::string(tensorTypeName(types[i])) + " " + what;
+                QVERIFY2(sameBits(run(ws[i].view, x1, 1, ctx), decodeRef[i]), w.c_str());
+                QVERIFY2(sameBits(run(ws[i].view, x, tokens, ctx), prefillRef[i]), w.c_str());
+            }
+        };
+        // Winners that differ between families and regimes: cell (f, r) gets
+        // path (2f + r + k) mod n, so across k every cell runs every path.
+        for (size_t k = 0; k < paths.size(); ++k) {
+            std::vector<KernelTiming> timings;
+            KernelChoice expected;
+            for (KernelFamily f : kKernelFamilies)
+                for (KernelRegime r : kKernelRegimes) {
+                    const std::string& winner = paths[(2 * size_t(f) + size_t(r) + k) % paths.size()];
+                    expected.at(f, r) = winner;
+                    for (const std::string& p : paths) timings.push_back({f, r, p, p == winner ? 0.001 : 0.010, 1e6});
+                }
+            QVERIFY(applyKernelChoice(chooseKernels(timings, paths)));
+            for (KernelFamily f : kKernelFamilies)
+                for (KernelRegime r : kKernelRegimes) QCOMPARE(kernelPathFor(f, r), expected.at(f, r));
+            // The kernels matmul dispatches to for each type and token count.
+            for (TensorType t : types) {
+                QCOMPARE(std::string(tensor::kernels::activeKernels(t, 1).name),
+                         expected.at(kernelFamilyOf(t), KernelRegime::Decode));
+                QCOMPARE(std::string(tensor::kernels::activeKernels(t, tokens).name),
+                         expected.at(kernelFamilyOf(t), KernelRegime::Prefill));
+            }
+            check("rotation " + std::to_string(k));
+        }
+        for (const std::string& decodeWinner : paths)
+            for (const std::string& prefillWinner : paths) {
+                QVERIFY(tensor::forceKernelPath(paths.front()));
+                auto timings = timingsFavouring(decodeWinner, paths);
+                for (KernelTiming& t : timings)
+                    if (t.regime == KernelRegime::Prefill) t.seconds = t.path == prefillWinner ? 0.001 : 0.010;
+                const KernelChoice choice = chooseKernels(timings, paths);
+                QVERIFY(applyKernelChoice(choice));
+                for (KernelFamily f : kKernelFamilies) {
+                    QCOMPARE(kernelPathFor(f, KernelRegime::Decode), decodeWinner);
+                    QCOMPARE(kernelPathFor(f, KernelRegime::Prefill), prefillWinner);
+                }
+                check("decode " + decodeWinner + " prefill " + prefillWinner);
+            }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestKernelCalibration)
+#include "test_kernel_calibration.moc"
