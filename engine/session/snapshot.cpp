@@ -156,6 +156,7 @@ void Session::restoreBytes(std::span<const uint8_t> snapshot, std::shared_ptr<co
             auto n = r.get<uint32_t>("checkpoint count");
             if (n > 0 && memory->canTruncate()) throw Error(kWhere, "checkpoints stored for memory that does not take them");
             if (n > kSnapshotCheckpoints) throw Error(kWhere, std::to_string(n) + " checkpoints, at most " + std::to_string(kSnapshotCheckpoints) + " are stored");
+            const size_t stateBytes = n > 0 ? session::checkpointBytes(*memory) : 0;  // the same for every checkpoint
             for (uint32_t i = 0; i < n; ++i) {
                 auto position = r.get<uint64_t>("checkpoint position");
                 if (position < 1 || position > nTokens || (!checkpoints.empty() && position <= uint64_t(checkpoints.back().position)))
@@ -167,7 +168,7 @@ void Session::restoreBytes(std::span<const uint8_t> snapshot, std::shared_ptr<co
                 // current one is the state just read, the others are checked here.
                 Checkpoint c{int64_t(position), nullptr, {}, nullptr};
                 auto stored = std::make_shared<session::StoredState>();
-                stored->bytes = session::checkpointBytes(*memory);
+                stored->bytes = stateBytes;
                 if (current) {
                     stored->offset = stateOffset;
                     c.logits = logits;
