@@ -468,7 +468,7 @@ void floatRowsOneToken(const MatrixView& w, int64_t r0, int64_t r1, const float*
 // per 1024 columns) stay in L1 while every token tile streams past them, the
 // chunk's weights (64 KiB) stay in L2, and the activations stream from L3.
 constexpr int kFloatTileRows = 16, kFloatTileTok = 6;
-constexpr int64_t kFloatChunk = 2048;
+constexpr int64_t kFloatChunk = 2048, kFloatBlockRows = 32;
 
 // 16 rows x T tokens, one lane, `steps` steps of the chain. Named registers,
 // not arrays: GCC 12 at -O3 kept an array of accumulators mirrored in memory
@@ -564,15 +564,25 @@ PackPlan floatPackPlan(const Activations& a) {
 }
 
 void packFloatTokens(const Activations& a, uint8_t* p, int64_t g0, int64_t g1) {
-    const int64_t K = a.cols, steps = K / 16;
+    const int64_t K = a.cols;
+    constexpr int64_t kSteps = 8;  // 6 tokens x 128 columns read per block, each lane's 48 floats written in order
     for (int64_t g = g0; g < g1; ++g) {
-        float* dst = reinterpret_cast<float*>(p) + g * kFloatTileTok * K;
+        const float* x[kFloatTileTok];
         for (int t = 0; t < kFloatTileTok; ++t) {
             const int64_t tok = g * kFloatTileTok + t;
-            const float* x = a.x + tok * a.ldx;
-            for (int64_t s = 0; s < steps; ++s)
-                for (int l = 0; l < 16; ++l)
-                    dst[(l * steps + s) * kFloatTileTok + t] = tok < a.nTokens ? x[s * 16 + l] : 0.f;
+            x[t] = tok < a.nTokens ? a.x + tok * a.ldx : nullptr;
+        }
+        for (int64_t kc = 0; kc < K; kc += kFloatChunk) {
+            const int64_t cs = std::min(kFloatChunk, K - kc) / 16;
+            float* dst = reinterpret_cast<float*>(p) + (g * K + kc) * kFloatTileTok;
+            for (int64_t s0 = 0; s0 < cs; s0 += kSteps) {
+                const int64_t s1 = std::min(cs, s0 + kSteps);
+                for (int l = 0; l < 16; ++l) {
+                    float* d = dst + (l * cs + s0) * kFloatTileTok;
+                    for (int64_t s = s0; s < s1; ++s)
+                        for (int t = 0; t < kFloatTileTok; ++t) *d++ = x[t] ? x[t][kc + s * 16 + l] : 0.f;
+                }
+            }
         }
     }
 }
@@ -601,27 +611,51 @@ void reduceFloatTile(const __m256* acc, int nt, int64_t tok, int64_t r, int n, f
 }
 
 void floatGemm(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
-    const int64_t K = a.cols, steps = K / 16;
+    const int64_t K = a.cols;
     const int64_t tiles = (a.nTokens + kFloatTileTok - 1) / kFloatTileTok;
+    const int64_t chunk = std::min(K, kFloatChunk), chunks = (K + chunk - 1) / chunk;
     constexpr int kTileVecs = 16 * 2 * kFloatTileTok;  // accumulators per token tile
-    auto* wp = reinterpret_cast<float*>(scratch(1, size_t(kFloatTileRows * std::min(K, kFloatChunk)) * 4));
-    auto* acc = reinterpret_cast<__m256*>(scratch(2, size_t(tiles * kTileVecs) * 32));
+    const int64_t blockTiles = kFloatBlockRows / kFloatTileRows;
+    // One K chunk: each (row tile, token tile) is reduced as soon as it is
+    // done, so one slot per row tile; otherwise they live across chunks.
+    const int64_t accTiles = chunks == 1 ? 1 : tiles;
+    auto* wp = reinterpret_cast<float*>(scratch(1, size_t(kFloatBlockRows * chunk) * 4));
+    auto* acc = reinterpret_cast<__m256*>(scratch(2, size_t(blockTiles * accTiles * kTileVecs) * 32));
     const auto* xp = reinterpret_cast<const float*>(a.packed);
-    for (int64_t r = r0; r < r1; r += kFloatTileRows) {
-        const int n = int(std::min<int64_t>(kFloatTileRows, r1 - r));
-        for (int64_t kc = 0; kc < K; kc += kFloatChunk) {
-            const int64_t len = std::min(kFloatChunk, K - kc), cs = len / 16;
-            packFloatWeights(w, r, n, kc, len, wp);
+    for (int64_t rb = r0; rb < r1; rb += kFloatBlockRows) {
+        const int64_t rbEnd = std::min(r1, rb + kFloatBlockRows);
+        const int nrt = int((rbEnd - rb + kFloatTileRows - 1) / kFloatTileRows);
+        for (int64_t kc = 0; kc < K; kc += chunk) {
+            const int64_t len = std::min(chunk, K - kc), cs = len / 16;
+            for (int rt = 0; rt < nrt; ++rt) {
+                const int64_t r = rb + rt * kFloatTileRows;
+                packFloatWeights(w, r, int(std::min<int64_t>(kFloatTileRows, rbEnd - r)), kc, len,
+                                 wp + rt * kFloatTileRows * len);
+            }
             for (int64_t tt = 0; tt < tiles; ++tt) {
                 const int nt = int(std::min<int64_t>(kFloatTileTok, a.nTokens - tt * kFloatTileTok));
-                __m256* tacc = acc + tt * kTileVecs;
-                if (kc == 0)
-                    for (int i = 0; i < kTileVecs; ++i) tacc[i] = _mm256_setzero_ps();
                 const FloatLaneTileFn fn = floatLaneTileFor(nt);
-                for (int l = 0; l < 16; ++l)
-                    fn(wp + l * cs * kFloatTileRows, xp + tt * kFloatTileTok * K + (l * steps + kc / 16) * kFloatTileTok,
-                       cs, tacc + l * 2 * kFloatTileTok);
-                if (kc + len == K) reduceFloatTile(tacc, nt, tt * kFloatTileTok, r, n, y, ldy);
+                const float* xt = xp + (tt * K + kc) * kFloatTileTok;
+                for (int rt = 0; rt < nrt; ++rt) {
+                    __m256* tacc = acc + (rt * accTiles + (chunks == 1 ? 0 : tt)) * kTileVecs;
+                    if (kc == 0)
+                        for (int i = 0; i < kTileVecs; ++i) tacc[i] = _mm256_setzero_ps();
+                    const float* wt = wp + rt * kFloatTileRows * len;
+                    // The next tile's accumulators (from L3 after the first chunk)
+                    // ahead of the loads at a call's start, which would stall it.
+                    const bool lastTile = rt + 1 == nrt && tt + 1 == tiles;
+                    const auto* nextAcc = kc == 0 || lastTile ? nullptr
+                                          : reinterpret_cast<const uint8_t*>(rt + 1 < nrt ? tacc + accTiles * kTileVecs
+                                                                                           : acc + (tt + 1) * kTileVecs);
+                    for (int l = 0; l < 16; ++l) {
+                        if (nextAcc) prefetchLines(nextAcc + l * 384 - 1, 384);
+                        fn(wt + l * cs * kFloatTileRows, xt + l * cs * kFloatTileTok, cs, tacc + l * 2 * kFloatTileTok);
+                    }
+                    if (kc + len == K) {
+                        const int64_t r = rb + rt * kFloatTileRows;
+                        reduceFloatTile(tacc, nt, tt * kFloatTileTok, r, int(std::min<int64_t>(kFloatTileRows, rbEnd - r)), y, ldy);
+                    }
+                }
             }
         }
     }
