@@ -460,13 +460,20 @@ void floatRowsOneToken(const MatrixView& w, int64_t r0, int64_t r1, const float*
 // the fixed reduce16 tree becomes vector adds across lanes (bit for bit the
 // same sums, 8 rows per add). Layouts, each 16 lanes of `steps` = K/16 steps:
 //   activations (packed once per call by pack(), shared by the threads):
-//     per tile of 6 tokens [l][k/16][6 tokens], missing tokens zero;
-//   weights (per 16-row tile and chunk of kFloatChunk columns, converted to
-//     f32 by the calling thread): [l][k/16][16 rows], missing rows zero;
-//   accumulators: per token tile [l][6 tokens][2 halves of 8 rows].
-// Loops: row tile > K chunk > lane > token tile, so a lane's weights (4 KiB
-// per 1024 columns) stay in L1 while every token tile streams past them, the
-// chunk's weights (64 KiB) stay in L2, and the activations stream from L3.
+//     per tile of 6 tokens, per chunk of kFloatChunk columns (contiguous, so
+//     each is one long stream) [l][k/16][6 tokens], missing tokens zero;
+//   weights (per 16-row tile and chunk, converted to f32 by the calling
+//     thread): [l][k/16][16 rows], missing rows zero;
+//   accumulators: per token tile [l][6 tokens][2 halves of 8 rows], kept
+//     across chunks (storing a vector is exact, so the order is canonical).
+// Loops: 32-row block > chunk > token tile > row tile > lane: the block's
+// chunk of weights (256 KiB) stays in L2, each token tile's chunk is read
+// from L3 once per block. Measured on an AMD EPYC Zen 3 class (busy shared
+// VM, old/new interleaved, `cairn-cli bench-kernels --types F16 --rows R
+// --cols C -p 512 -t 1 -r 8`), GFLOP/s one thread, 4 x 3 half passes ->
+// this: 2048x2048 38-48 -> 52-80 (3 pairs), 2048x8192 31 -> 55-66, 8192x2048
+// 46 -> 74-77. The first version (16-row tiles, activations lane-major)
+// ran 25 at 2048x8192: per-call streams of 1.5-3 KiB from L3/memory.
 constexpr int kFloatTileRows = 16, kFloatTileTok = 6;
 constexpr int64_t kFloatChunk = 2048, kFloatBlockRows = 32;
 
