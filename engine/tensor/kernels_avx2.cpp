@@ -517,87 +517,220 @@ void floatRowsOneToken(const MatrixView& w, int64_t r0, int64_t r1, const float*
     }
 }
 
-// Float GEMM micro-kernel: R rows x T tokens over `len` columns (a multiple
-// of 16), for one half H of each output's 16 canonical lanes (H 0: lanes 0-7,
-// the columns k with k mod 16 < 8; H 1: lanes 8-15). The two halves are
-// independent fma chains, so running them as two passes keeps every lane's
-// order, and one ymm per output instead of a pair fits 4 x 3 outputs in the
-// 16 registers: 7 loads per 12 fmas where a 3 x 2 tile of ymm pairs took 10,
-// and the loads were the limit. The accumulators live in `acc` between K
-// chunks (storing a vector is exact, so chunking keeps the canonical order).
-template <int R, int T, int H>
-void floatHalfChunk(const float* wf, int64_t ldw, const float* x, int64_t ldx, int64_t len, __m256* acc,
-                    int accStride) {
-    __m256 s[R][T];
-    for (int r = 0; r < R; ++r)
-        for (int t = 0; t < T; ++t) s[r][t] = acc[2 * (r * accStride + t) + H];
-    for (int64_t k = 8 * H; k < len; k += 16) {
-        __m256 xv[T];
-        for (int t = 0; t < T; ++t) xv[t] = _mm256_loadu_ps(x + t * ldx + k);
-        for (int r = 0; r < R; ++r) {
-            const __m256 wv = _mm256_loadu_ps(wf + r * ldw + k);
-            for (int t = 0; t < T; ++t) s[r][t] = _mm256_fmadd_ps(wv, xv[t], s[r][t]);
+// Prefill with float weights (K a multiple of 16): the outer-product GEMM,
+// vectorized across rows instead of along k. The canonical chain of output
+// (r, t) in lane l runs over k = l, l+16, l+32, ...; here one ymm holds that
+// chain for 8 rows at once, so each step is a BLIS-style outer product of 16
+// rows (2 vector loads) by 6 tokens (6 broadcasts) into 12 accumulators, and
+// the fixed reduce16 tree becomes vector adds across lanes (bit for bit the
+// same sums, 8 rows per add). Layouts, each 16 lanes of `steps` = K/16 steps:
+//   activations (packed once per call by pack(), shared by the threads):
+//     per tile of 6 tokens, per chunk of kFloatChunk columns (contiguous, so
+//     each is one long stream) [l][k/16][6 tokens], missing tokens zero;
+//   weights (per 16-row tile and chunk, converted to f32 by the calling
+//     thread): [l][k/16][16 rows], missing rows zero;
+//   accumulators: per token tile [l][6 tokens][2 halves of 8 rows], kept
+//     across chunks (storing a vector is exact, so the order is canonical).
+// Loops: 32-row block > chunk > token tile > row tile > lane: the block's
+// chunk of weights (256 KiB) stays in L2, each token tile's chunk is read
+// from L3 once per block. Measured on an AMD EPYC Zen 3 class (busy shared
+// VM, old/new interleaved, `cairn-cli bench-kernels --types F16 --rows R
+// --cols C -p 512 -t 1 -r 8`), GFLOP/s one thread, 4 x 3 half passes ->
+// this: 2048x2048 38-48 -> 52-80 (3 pairs), 2048x8192 31 -> 55-66, 8192x2048
+// 46 -> 74-77. The first version (16-row tiles, activations lane-major)
+// ran 25 at 2048x8192: per-call streams of 1.5-3 KiB from L3/memory.
+constexpr int kFloatTileRows = 16, kFloatTileTok = 6;
+constexpr int64_t kFloatChunk = 2048, kFloatBlockRows = 32;
+
+// 16 rows x T tokens, one lane, `steps` steps of the chain. Named registers,
+// not arrays: GCC 12 at -O3 kept an array of accumulators mirrored in memory
+// (12 stores per step, 25 GFLOP/s instead of the FMA-bound loop).
+template <int T>
+void floatLaneTile(const float* wp, const float* xp, int64_t steps, __m256* acc) {
+    const __m256 z = _mm256_setzero_ps();
+    __m256 a0 = acc[0], b0 = acc[1];
+    __m256 a1 = T > 1 ? acc[2] : z, b1 = T > 1 ? acc[3] : z;
+    __m256 a2 = T > 2 ? acc[4] : z, b2 = T > 2 ? acc[5] : z;
+    __m256 a3 = T > 3 ? acc[6] : z, b3 = T > 3 ? acc[7] : z;
+    __m256 a4 = T > 4 ? acc[8] : z, b4 = T > 4 ? acc[9] : z;
+    __m256 a5 = T > 5 ? acc[10] : z, b5 = T > 5 ? acc[11] : z;
+    for (int64_t s = 0; s < steps; ++s, wp += kFloatTileRows, xp += kFloatTileTok) {
+        const __m256 w0 = _mm256_load_ps(wp), w1 = _mm256_load_ps(wp + 8);
+        auto fma2 = [&](__m256& lo, __m256& hi, int t) {
+            const __m256 x = _mm256_broadcast_ss(xp + t);
+            lo = _mm256_fmadd_ps(w0, x, lo);
+            hi = _mm256_fmadd_ps(w1, x, hi);
+        };
+        fma2(a0, b0, 0);
+        if constexpr (T > 1) fma2(a1, b1, 1);
+        if constexpr (T > 2) fma2(a2, b2, 2);
+        if constexpr (T > 3) fma2(a3, b3, 3);
+        if constexpr (T > 4) fma2(a4, b4, 4);
+        if constexpr (T > 5) fma2(a5, b5, 5);
+    }
+    auto store2 = [&](__m256 lo, __m256 hi, int t) {
+        acc[2 * t] = lo;
+        acc[2 * t + 1] = hi;
+    };
+    store2(a0, b0, 0);
+    if constexpr (T > 1) store2(a1, b1, 1);
+    if constexpr (T > 2) store2(a2, b2, 2);
+    if constexpr (T > 3) store2(a3, b3, 3);
+    if constexpr (T > 4) store2(a4, b4, 4);
+    if constexpr (T > 5) store2(a5, b5, 5);
+}
+
+using FloatLaneTileFn = void (*)(const float*, const float*, int64_t, __m256*);
+FloatLaneTileFn floatLaneTileFor(int t) {
+    switch (t) {
+    case 6: return floatLaneTile<6>;
+    case 5: return floatLaneTile<5>;
+    case 4: return floatLaneTile<4>;
+    case 3: return floatLaneTile<3>;
+    case 2: return floatLaneTile<2>;
+    default: return floatLaneTile<1>;
+    }
+}
+
+// 8x8 transpose of f32 (v[i] row i in, v[j] column j out).
+inline void transpose8(__m256* v) {
+    __m256 t[8], u[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(v[i], v[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(v[i], v[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {
+        u[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int i = 0; i < 4; ++i) {
+        v[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+        v[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+    }
+}
+
+// Rows [r, r + n) (n <= 16), columns [kc, kc + len), as f32 in the weight
+// layout above (steps = len / 16).
+void packFloatWeights(const MatrixView& w, int64_t r, int n, int64_t kc, int64_t len, float* out) {
+    const int64_t steps = len / 16;
+    for (int h = 0; h < 2; ++h) {
+        const uint8_t* rows[8];
+        for (int i = 0; i < 8; ++i) rows[i] = 8 * h + i < n ? w.row(r + 8 * h + i) : nullptr;
+        for (int64_t k = 0; k < len; k += 8) {
+            __m256 v[8];
+            for (int i = 0; i < 8; ++i) v[i] = rows[i] ? load8(w.type, rows[i], kc + k) : _mm256_setzero_ps();
+            transpose8(v);
+            for (int j = 0; j < 8; ++j) {
+                const int64_t kk = k + j;
+                _mm256_store_ps(out + ((kk & 15) * steps + kk / 16) * kFloatTileRows + 8 * h, v[j]);
+            }
         }
     }
-    for (int r = 0; r < R; ++r)
-        for (int t = 0; t < T; ++t) acc[2 * (r * accStride + t) + H] = s[r][t];
 }
 
-template <int R, int T>
-void floatChunk(const float* wf, int64_t ldw, const float* x, int64_t ldx, int64_t len, __m256* acc, int accStride) {
-    floatHalfChunk<R, T, 0>(wf, ldw, x, ldx, len, acc, accStride);
-    floatHalfChunk<R, T, 1>(wf, ldw, x, ldx, len, acc, accStride);
+PackPlan floatPackPlan(const Activations& a) {
+    if (a.nTokens < 2 || a.cols % 16 != 0) return {};
+    return {(a.nTokens + kFloatTileTok - 1) / kFloatTileTok, size_t(kFloatTileTok * a.cols) * 4};
 }
 
-using FloatChunkFn = void (*)(const float*, int64_t, const float*, int64_t, int64_t, __m256*, int);
-template <int R>
-FloatChunkFn floatChunkForRows(int t) {
-    return t >= 3 ? floatChunk<R, 3> : t == 2 ? floatChunk<R, 2> : floatChunk<R, 1>;
-}
-FloatChunkFn floatChunkFor(int r, int t) {
-    switch (r) {
-    case 4: return floatChunkForRows<4>(t);
-    case 3: return floatChunkForRows<3>(t);
-    case 2: return floatChunkForRows<2>(t);
-    default: return floatChunkForRows<1>(t);
-    }
-}
-
-// Prefill with float weights (K a multiple of 16), blocked by
-// forEachFloatGemmGroup as on AVX-512: 4 rows x 3 tokens, each output's lane
-// halves in two passes (floatHalfChunk), K in chunks of 512 (both passes
-// over a chunk's 4 rows and 3 tokens stay in L1).
-// Measured CAIRN_KERNELS=avx2, F16 2048x2048, 512 tokens, 1 thread
-// (`cairn-cli bench-kernels --types F16 --rows 2048 --cols 2048 -p 512 -t 1
-// -r 8`): on an earlier machine 4x1 tiles through an f32 copy 44.0 GFLOP/s,
-// 3 x 2 tiles of ymm pairs 47.3; on an AMD EPYC Zen 3 class, 3 interleaved
-// runs: 3 x 2 ymm pairs 39.9, half passes with 1024-column chunks 46.9, with
-// 512 49.1; llama-1b F16 pp512 on 2 threads 33.7 -> 39.4 t/s.
-void floatGemm(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
-    constexpr int kRows = 4, kTok = 3, kBlockTok = 24;
-    constexpr int64_t kChunk = 512;
+void packFloatTokens(const Activations& a, uint8_t* p, int64_t g0, int64_t g1) {
     const int64_t K = a.cols;
-    const int64_t ldw = K + 16;
-    const int64_t panelRows = floatPanelRows(ldw, kRows);
-    auto* wf = reinterpret_cast<float*>(scratch(1, size_t(panelRows * ldw) * 4));
-    auto* acc = reinterpret_cast<__m256*>(scratch(2, size_t(kRows * kBlockTok) * 64));
-    auto convert = [&](int64_t p, int64_t pr) {
-        for (int64_t i = 0; i < pr; ++i)
-            for (int64_t k = 0; k < K; k += 8) _mm256_storeu_ps(wf + i * ldw + k, load8(w.type, w.row(p + i), k));
-    };
-    auto group = [&](int64_t p, int64_t g, int rr, int64_t tb, int nt) {
-        for (int i = 0; i < 2 * rr * kBlockTok; ++i) acc[i] = _mm256_setzero_ps();
-        for (int64_t kc = 0; kc < K; kc += kChunk) {
-            const int64_t len = std::min(kChunk, K - kc);
-            for (int t = 0; t < nt; t += kTok)
-                floatChunkFor(rr, std::min(kTok, nt - t))(wf + g * ldw + kc, ldw, a.x + (tb + t) * a.ldx + kc, a.ldx,
-                                                           len, acc + 2 * t, kBlockTok);
+    constexpr int64_t kSteps = 8;  // 6 tokens x 128 columns read per block, each lane's 48 floats written in order
+    for (int64_t g = g0; g < g1; ++g) {
+        const float* x[kFloatTileTok];
+        for (int t = 0; t < kFloatTileTok; ++t) {
+            const int64_t tok = g * kFloatTileTok + t;
+            x[t] = tok < a.nTokens ? a.x + tok * a.ldx : nullptr;
         }
-        for (int i = 0; i < rr; ++i)
-            for (int t = 0; t < nt; ++t)
-                y[(tb + t) * ldy + p + g + i] = reduce16v(acc[2 * (i * kBlockTok + t)], acc[2 * (i * kBlockTok + t) + 1]);
-    };
-    forEachFloatGemmGroup(r0, r1, a.nTokens, panelRows, kRows, kBlockTok, convert, group);
+        for (int64_t kc = 0; kc < K; kc += kFloatChunk) {
+            const int64_t cs = std::min(kFloatChunk, K - kc) / 16;
+            float* dst = reinterpret_cast<float*>(p) + (g * K + kc) * kFloatTileTok;
+            for (int64_t s0 = 0; s0 < cs; s0 += kSteps) {
+                const int64_t s1 = std::min(cs, s0 + kSteps);
+                for (int l = 0; l < 16; ++l) {
+                    float* d = dst + (l * cs + s0) * kFloatTileTok;
+                    for (int64_t s = s0; s < s1; ++s)
+                        for (int t = 0; t < kFloatTileTok; ++t) *d++ = x[t] ? x[t][kc + s * 16 + l] : 0.f;
+                }
+            }
+        }
+    }
+}
+
+// One token tile's 16 lanes reduced by the reduce16 tree, 8 rows per add;
+// rows [r, r + n) of tokens [tok, tok + nt) stored.
+void reduceFloatTile(const __m256* acc, int nt, int64_t tok, int64_t r, int n, float* y, int64_t ldy) {
+    constexpr int kLaneVecs = 2 * kFloatTileTok;
+    for (int t = 0; t < nt; ++t)
+        for (int h = 0; h < 2; ++h) {
+            const int o = 2 * t + h;
+            __m256 s8[8], s4[4];
+            for (int i = 0; i < 8; ++i) s8[i] = _mm256_add_ps(acc[i * kLaneVecs + o], acc[(i + 8) * kLaneVecs + o]);
+            for (int i = 0; i < 4; ++i) s4[i] = _mm256_add_ps(s8[i], s8[i + 4]);
+            const __m256 sum = _mm256_add_ps(_mm256_add_ps(s4[0], s4[2]), _mm256_add_ps(s4[1], s4[3]));
+            float* dst = y + (tok + t) * ldy + r + 8 * h;
+            const int m = std::min(8, n - 8 * h);
+            if (m == 8) {
+                _mm256_storeu_ps(dst, sum);
+            } else if (m > 0) {
+                alignas(32) float tmp[8];
+                _mm256_store_ps(tmp, sum);
+                std::memcpy(dst, tmp, size_t(m) * 4);
+            }
+        }
+}
+
+void floatGemm(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
+    const int64_t K = a.cols;
+    const int64_t tiles = (a.nTokens + kFloatTileTok - 1) / kFloatTileTok;
+    const int64_t chunk = std::min(K, kFloatChunk), chunks = (K + chunk - 1) / chunk;
+    constexpr int kTileVecs = 16 * 2 * kFloatTileTok;  // accumulators per token tile
+    const int64_t blockTiles = kFloatBlockRows / kFloatTileRows;
+    // One K chunk: each (row tile, token tile) is reduced as soon as it is
+    // done, so one slot per row tile; otherwise they live across chunks.
+    const int64_t accTiles = chunks == 1 ? 1 : tiles;
+    auto* wp = reinterpret_cast<float*>(scratch(1, size_t(kFloatBlockRows * chunk) * 4));
+    auto* acc = reinterpret_cast<__m256*>(scratch(2, size_t(blockTiles * accTiles * kTileVecs) * 32));
+    const auto* xp = reinterpret_cast<const float*>(a.packed);
+    for (int64_t rb = r0; rb < r1; rb += kFloatBlockRows) {
+        const int64_t rbEnd = std::min(r1, rb + kFloatBlockRows);
+        const int nrt = int((rbEnd - rb + kFloatTileRows - 1) / kFloatTileRows);
+        for (int64_t kc = 0; kc < K; kc += chunk) {
+            const int64_t len = std::min(chunk, K - kc), cs = len / 16;
+            for (int rt = 0; rt < nrt; ++rt) {
+                const int64_t r = rb + rt * kFloatTileRows;
+                packFloatWeights(w, r, int(std::min<int64_t>(kFloatTileRows, rbEnd - r)), kc, len,
+                                 wp + rt * kFloatTileRows * len);
+            }
+            for (int64_t tt = 0; tt < tiles; ++tt) {
+                const int nt = int(std::min<int64_t>(kFloatTileTok, a.nTokens - tt * kFloatTileTok));
+                const FloatLaneTileFn fn = floatLaneTileFor(nt);
+                const float* xt = xp + (tt * K + kc) * kFloatTileTok;
+                for (int rt = 0; rt < nrt; ++rt) {
+                    __m256* tacc = acc + (rt * accTiles + (chunks == 1 ? 0 : tt)) * kTileVecs;
+                    if (kc == 0)
+                        for (int i = 0; i < kTileVecs; ++i) tacc[i] = _mm256_setzero_ps();
+                    const float* wt = wp + rt * kFloatTileRows * len;
+                    // The next tile's accumulators (from L3 after the first chunk)
+                    // ahead of the loads at a call's start, which would stall it.
+                    const bool lastTile = rt + 1 == nrt && tt + 1 == tiles;
+                    const auto* nextAcc = kc == 0 || lastTile ? nullptr
+                                          : reinterpret_cast<const uint8_t*>(rt + 1 < nrt ? tacc + accTiles * kTileVecs
+                                                                                           : acc + (tt + 1) * kTileVecs);
+                    for (int l = 0; l < 16; ++l) {
+                        if (nextAcc) prefetchLines(nextAcc + l * 384 - 1, 384);
+                        fn(wt + l * cs * kFloatTileRows, xt + l * cs * kFloatTileTok, cs, tacc + l * 2 * kFloatTileTok);
+                    }
+                    if (kc + len == K) {
+                        const int64_t r = rb + rt * kFloatTileRows;
+                        reduceFloatTile(tacc, nt, tt * kFloatTileTok, r, int(std::min<int64_t>(kFloatTileRows, rbEnd - r)), y, ldy);
+                    }
+                }
+            }
+        }
+    }
 }
 
 void floatRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
@@ -646,11 +779,16 @@ constexpr size_t kPack32 = 256 + 3 * 32;        // codes, dx, xoff, sx
 constexpr size_t kPackK = 2048 + 32 + 256;      // codes, dx, bsum pairs [8][8 tokens][2]
 
 PackPlan packPlan(const Activations& a) {
-    if (a.blockSize == 0 || a.nTokens < gemmMinTokens(a.blockSize)) return {};
+    if (a.blockSize == 0) return floatPackPlan(a);
+    if (a.nTokens < gemmMinTokens(a.blockSize)) return {};
     return {(a.nTokens + 7) / 8, size_t(a.nBlocks) * (a.blockSize == 32 ? kPack32 : kPackK)};
 }
 
 void pack(const Activations& a, uint8_t* p, int64_t g0, int64_t g1) {
+    if (a.blockSize == 0) {
+        packFloatTokens(a, p, g0, g1);
+        return;
+    }
     const int64_t nb = a.nBlocks, bs = a.blockSize;
     const size_t per = bs == 32 ? kPack32 : kPackK;
     for (int64_t g = g0; g < g1; ++g) {

@@ -182,6 +182,33 @@ private slots:
         }
     }
 
+    // The float GEMM's blocking edges against the scalar bits: rows beyond
+    // whole 16-row tiles and 32-row blocks, token counts 2-13 (every partial
+    // 6-token tile), and K past one 2048-column chunk by a partial chunk
+    // (accumulators carried across chunks), on 1 and 2 threads.
+    void floatGemmEdgesAreBitExact() {
+        for (TensorType t : {TensorType::F32, TensorType::F16, TensorType::BF16}) {
+            const int64_t rows = 53, cols = 2048 + 48;
+            Weights w = makeWeights(t, rows, cols, 91);
+            const int64_t maxTokens = 13;
+            auto x = makeActivations(maxTokens, cols, 92);
+            QVERIFY(forceKernelPath("scalar"));
+            const auto reference = run(w.view, x, maxTokens, 1);
+            for (const std::string& path : availableKernelPaths()) {
+                QVERIFY(forceKernelPath(path));
+                for (int64_t n = 2; n <= maxTokens; ++n) {
+                    std::vector<float> part(x.begin(), x.begin() + n * cols);
+                    for (int threads : {1, 2}) {
+                        auto yp = run(w.view, part, n, threads);
+                        const std::string what = path + " " + std::string(tensorTypeName(t)) + " tokens " +
+                                                 std::to_string(n);
+                        QVERIFY2(std::memcmp(yp.data(), reference.data(), size_t(n * rows) * 4) == 0, what.c_str());
+                    }
+                }
+            }
+        }
+    }
+
     // Float weights with a row length that is no multiple of the 16 lanes:
     // the masked tails give the scalar bits on every path, batched or not.
     void raggedFloatRowsAreBitExact() {
