@@ -59,11 +59,29 @@ Dialog {
         color: Theme.text
     }
     component Name: Label { textFormat: Text.PlainText; color: Theme.mutedText; Layout.preferredWidth: 200 }
+    // A generation setting, its range from the C++ table (generation_limits.h):
+    // a whole number in a spin box, any other number in a text field.
+    component SettingSpinBox: SpinBox {
+        required property string key
+        readonly property var limit: root.s.generationLimits[key]
+        objectName: "setting_" + key
+        from: limit.min
+        to: limit.max
+        value: root.s[key]
+        onValueModified: root.s[key] = value
+        editable: true
+    }
     component NumberField: TextField {
+        required property string key
+        readonly property var limit: root.s.generationLimits[key]
+        objectName: "setting_" + key
         Layout.preferredWidth: 140
         color: Theme.text
-        validator: DoubleValidator { locale: "C" }
+        text: root.s[key]
+        // A number outside the range is not accepted, so it never reaches the settings.
+        validator: DoubleValidator { locale: "C"; bottom: limit.min; top: limit.max }
         inputMethodHints: Qt.ImhFormattedNumbersOnly
+        onEditingFinished: root.s[key] = Number(text)
     }
 
     ScrollView {
@@ -77,9 +95,9 @@ Dialog {
 
             Heading { text: qsTr("Engine") }
             Name { text: qsTr("Threads (0 = all cores)") }
-            SpinBox { from: 0; to: 256; value: root.s.threads; onValueModified: root.s.threads = value; editable: true }
+            SettingSpinBox { key: "threads" }
             Name { text: qsTr("Context size (tokens)") }
-            SpinBox { from: 256; to: 131072; stepSize: 256; value: root.s.contextSize; onValueModified: root.s.contextSize = value; editable: true }
+            SettingSpinBox { key: "contextSize"; stepSize: 256 }
             Name { visible: contextInEffect.visible }  // the grid's first column, so the note sits under the field
             Label {
                 id: contextInEffect
@@ -94,23 +112,23 @@ Dialog {
                 Layout.fillWidth: true
             }
             Name { text: qsTr("Prefill chunk (tokens)") }
-            SpinBox { from: 1; to: 4096; value: root.s.prefillChunk; onValueModified: root.s.prefillChunk = value; editable: true }
+            SettingSpinBox { key: "prefillChunk" }
 
             Heading { text: qsTr("Sampling (defaults for every conversation)") }
             Name { text: qsTr("Temperature (0 = greedy)") }
-            NumberField { text: root.s.temperature; onEditingFinished: root.s.temperature = Number(text) }
+            NumberField { key: "temperature" }
             Name { text: qsTr("Top-k (0 = off)") }
-            SpinBox { from: 0; to: 1000; value: root.s.topK; onValueModified: root.s.topK = value; editable: true }
+            SettingSpinBox { key: "topK" }
             Name { text: qsTr("Top-p (1 = off)") }
-            NumberField { text: root.s.topP; onEditingFinished: root.s.topP = Number(text) }
+            NumberField { key: "topP" }
             Name { text: qsTr("Min-p (0 = off)") }
-            NumberField { text: root.s.minP; onEditingFinished: root.s.minP = Number(text) }
+            NumberField { key: "minP" }
             Name { text: qsTr("Repetition penalty (1 = off)") }
-            NumberField { text: root.s.repeatPenalty; onEditingFinished: root.s.repeatPenalty = Number(text) }
+            NumberField { key: "repeatPenalty" }
             Name { text: qsTr("Seed (0 = random)") }
-            SpinBox { from: 0; to: 2147483647; value: root.s.seed; onValueModified: root.s.seed = value; editable: true }
+            SettingSpinBox { key: "seed" }
             Name { text: qsTr("Maximum reply tokens") }
-            SpinBox { from: 1; to: 32768; value: root.s.maxTokens; onValueModified: root.s.maxTokens = value; editable: true }
+            SettingSpinBox { key: "maxTokens" }
 
             Heading { text: qsTr("Chat") }
             Name { text: qsTr("Default system prompt"); Layout.alignment: Qt.AlignTop; Layout.topMargin: 6 }
@@ -227,7 +245,7 @@ Dialog {
 
             Heading { text: qsTr("Storage and appearance") }
             Name { text: qsTr("Snapshot budget (MiB)") }
-            SpinBox { from: 0; to: 1048576; stepSize: 256; value: root.s.snapshotBudgetMiB; onValueModified: root.s.snapshotBudgetMiB = value; editable: true }
+            SettingSpinBox { key: "snapshotBudgetMiB"; stepSize: 256 }
             Name { text: qsTr("Theme") }
             ComboBox {
                 Layout.fillWidth: true

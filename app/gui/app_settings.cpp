@@ -27,6 +27,15 @@ void AppSettings::resetToDefaults() {
     emit changed();
 }
 
+QVariantMap AppSettings::generationLimits() {
+    QVariantMap all;
+    for (const GenerationLimit* l : limits::all)
+        all[QLatin1String(l->key)] = QVariantMap{{QStringLiteral("min"), l->min}, {QStringLiteral("max"), l->max},
+                                                {QStringLiteral("defaultValue"), l->defaultValue},
+                                                {QStringLiteral("integer"), l->integer}};
+    return all;
+}
+
 QVariantMap AppSettings::generationSettings(const QVariantMap& overrides) const {
     QVariantMap m;
     int t = threads();

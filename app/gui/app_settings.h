@@ -2,7 +2,7 @@
 // in the database). One instance, owned by the controller and handed to QML.
 #pragma once
 
-#include "cairn/model.h"
+#include "generation_limits.h"
 
 #include <QObject>
 #include <QSettings>
@@ -26,19 +26,19 @@ class AppSettings : public QObject {
     QML_ELEMENT
     QML_UNCREATABLE("owned by the ChatController")
 
-    CAIRN_SETTING(int, threads, Threads, "engine/threads", 0)            // 0: all cores
-    CAIRN_SETTING(int, contextSize, ContextSize, "engine/contextSize", 4096)
-    CAIRN_SETTING(int, prefillChunk, PrefillChunk, "engine/prefillChunk", int(cairn::kDefaultPrefillChunk))
-    CAIRN_SETTING(double, temperature, Temperature, "sampling/temperature", 0.8)
-    CAIRN_SETTING(int, topK, TopK, "sampling/topK", 40)
-    CAIRN_SETTING(double, topP, TopP, "sampling/topP", 0.95)
-    CAIRN_SETTING(double, minP, MinP, "sampling/minP", 0.05)
-    CAIRN_SETTING(double, repeatPenalty, RepeatPenalty, "sampling/repeatPenalty", 1.0)
-    CAIRN_SETTING(int, seed, Seed, "sampling/seed", 0)                  // 0: a new seed per reply
-    CAIRN_SETTING(int, maxTokens, MaxTokens, "sampling/maxTokens", 512)
+    CAIRN_SETTING(int, threads, Threads, "engine/threads", int(limits::threads.defaultValue))            // 0: all cores
+    CAIRN_SETTING(int, contextSize, ContextSize, "engine/contextSize", int(limits::contextSize.defaultValue))
+    CAIRN_SETTING(int, prefillChunk, PrefillChunk, "engine/prefillChunk", int(limits::prefillChunk.defaultValue))
+    CAIRN_SETTING(double, temperature, Temperature, "sampling/temperature", limits::temperature.defaultValue)
+    CAIRN_SETTING(int, topK, TopK, "sampling/topK", int(limits::topK.defaultValue))
+    CAIRN_SETTING(double, topP, TopP, "sampling/topP", limits::topP.defaultValue)
+    CAIRN_SETTING(double, minP, MinP, "sampling/minP", limits::minP.defaultValue)
+    CAIRN_SETTING(double, repeatPenalty, RepeatPenalty, "sampling/repeatPenalty", limits::repeatPenalty.defaultValue)
+    CAIRN_SETTING(int, seed, Seed, "sampling/seed", int(limits::seed.defaultValue))                  // 0: a new seed per reply
+    CAIRN_SETTING(int, maxTokens, MaxTokens, "sampling/maxTokens", int(limits::maxTokens.defaultValue))
     CAIRN_SETTING(QString, systemPrompt, SystemPrompt, "chat/systemPrompt", QStringLiteral("You are a helpful assistant."))
     CAIRN_SETTING(bool, dropOldestTurns, DropOldestTurns, "chat/dropOldestTurns", false)
-    CAIRN_SETTING(int, snapshotBudgetMiB, SnapshotBudgetMiB, "store/snapshotBudgetMiB", 2048)
+    CAIRN_SETTING(int, snapshotBudgetMiB, SnapshotBudgetMiB, "store/snapshotBudgetMiB", int(limits::snapshotBudgetMiB.defaultValue))
     CAIRN_SETTING(QString, theme, Theme, "ui/theme", QStringLiteral("light"))
     CAIRN_SETTING(QStringList, modelFolders, ModelFolders, "models/folders", QStringList())
     CAIRN_SETTING(QStringList, extraModelFiles, ExtraModelFiles, "models/files", QStringList())
@@ -57,6 +57,9 @@ class AppSettings : public QObject {
     // Model downloads: the hub (Hugging Face or a mirror) and the unfinished downloads (JSON), resumed after a restart.
     CAIRN_SETTING(QString, hubUrl, HubUrl, "hub/url", QStringLiteral("https://huggingface.co"))
     CAIRN_SETTING(QString, hubDownloads, HubDownloads, "hub/downloads", QString())
+    // The generation settings' ranges and defaults (generation_limits.h) for the
+    // Settings panel: key -> {min, max, defaultValue, integer}.
+    Q_PROPERTY(QVariantMap generationLimits READ generationLimits CONSTANT)
 
 public:
     // fileName empty: the platform's default QSettings; otherwise an INI file.
@@ -66,6 +69,7 @@ public:
     // conversation's overrides (keys as in generationSettings()).
     Q_INVOKABLE QVariantMap generationSettings(const QVariantMap& overrides = {}) const;
     Q_INVOKABLE void resetToDefaults();
+    static QVariantMap generationLimits();
     void sync();
 
 signals:

@@ -10,16 +10,24 @@
 
 namespace cairn::app {
 
+namespace {
+
+ConversationSettingsModel::Field field(const GenerationLimit& limit, const char* label, const char* hint) {
+    return {limit.key, label, hint, limit.integer, limit.min, limit.max};
+}
+
+} // namespace
+
 const std::vector<ConversationSettingsModel::Field>& ConversationSettingsModel::fields() {
-    // Ranges as the settings panel and the sampler accept them.
+    // Keys and ranges from the one table the settings panel and the worker use too.
     static const std::vector<Field> f = {
-        {"temperature", QT_TR_NOOP("Temperature"), QT_TR_NOOP("0 = greedy"), false, 0, 10},
-        {"topK", QT_TR_NOOP("Top-k"), QT_TR_NOOP("0 = off"), true, 0, 100000},
-        {"topP", QT_TR_NOOP("Top-p"), QT_TR_NOOP("1 = off"), false, 0, 1},
-        {"minP", QT_TR_NOOP("Min-p"), QT_TR_NOOP("0 = off"), false, 0, 1},
-        {"repeatPenalty", QT_TR_NOOP("Repetition penalty"), QT_TR_NOOP("1 = off"), false, 0.01, 10},
-        {"seed", QT_TR_NOOP("Seed"), QT_TR_NOOP("0 = random"), true, 0, 2147483647.0},
-        {"maxTokens", QT_TR_NOOP("Maximum reply tokens"), QT_TR_NOOP("per reply"), true, 1, 1048576},
+        field(limits::temperature, QT_TR_NOOP("Temperature"), QT_TR_NOOP("0 = greedy")),
+        field(limits::topK, QT_TR_NOOP("Top-k"), QT_TR_NOOP("0 = off")),
+        field(limits::topP, QT_TR_NOOP("Top-p"), QT_TR_NOOP("1 = off")),
+        field(limits::minP, QT_TR_NOOP("Min-p"), QT_TR_NOOP("0 = off")),
+        field(limits::repeatPenalty, QT_TR_NOOP("Repetition penalty"), QT_TR_NOOP("1 = off")),
+        field(limits::seed, QT_TR_NOOP("Seed"), QT_TR_NOOP("0 = random")),
+        field(limits::maxTokens, QT_TR_NOOP("Maximum reply tokens"), QT_TR_NOOP("per reply")),
     };
     return f;
 }

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <mutex>
 
@@ -67,14 +68,22 @@ QString stopName(backend::Finish f) {
     return {};
 }
 
-// The sampling settings of a turn (every value set: the app's own defaults).
+// A setting from `s`: its default when absent or not a number, and within
+// its range whatever the settings file says (it can be edited by hand).
+double valueOf(const QVariantMap& s, const GenerationLimit& limit) {
+    bool ok = false;
+    const double v = s.value(QLatin1String(limit.key)).toDouble(&ok);
+    return limit.clamp(ok && std::isfinite(v) ? v : limit.defaultValue);
+}
+
+// The sampling settings of a turn.
 void samplingFrom(const QVariantMap& s, backend::TurnRequest& t) {
-    t.temperature = s.value(QStringLiteral("temperature"), 0.8).toFloat();
-    t.topK = s.value(QStringLiteral("topK"), 40).toInt();
-    t.topP = s.value(QStringLiteral("topP"), 0.95).toFloat();
-    t.minP = s.value(QStringLiteral("minP"), 0.05).toFloat();
-    t.repeatPenalty = s.value(QStringLiteral("repeatPenalty"), 1.0).toFloat();
-    qint64 seed = s.value(QStringLiteral("seed"), 0).toLongLong();
+    t.temperature = float(valueOf(s, limits::temperature));
+    t.topK = int32_t(valueOf(s, limits::topK));
+    t.topP = float(valueOf(s, limits::topP));
+    t.minP = float(valueOf(s, limits::minP));
+    t.repeatPenalty = float(valueOf(s, limits::repeatPenalty));
+    const auto seed = int64_t(valueOf(s, limits::seed));
     t.seed = seed != 0 ? uint64_t(seed) : QRandomGenerator::global()->generate64();
 }
 
@@ -130,14 +139,14 @@ void EngineWorker::shutdown() {
 }
 
 void EngineWorker::applySettings(const QVariantMap& s) {
-    // Bounded whatever the settings file says (it can be edited by hand).
-    int threads = std::clamp(s.value(QStringLiteral("threads"), 1).toInt(), 1, kMaxThreads);
+    // generationSettings() resolved 0 (all cores) already.
+    const int threads = std::max(1, int(valueOf(s, limits::threads)));
     // Background priority: the UI and its render threads take a core the moment
     // they need one during a long prefill (cairn/exec.h).
     if (!exec_ || exec_->threads() != threads) exec_ = std::make_unique<ExecContext>(threads, ThreadPriority::Background);
-    int64_t ctx = std::clamp<int64_t>(s.value(QStringLiteral("contextSize"), 4096).toLongLong(), 64, kMaxContext);
+    auto ctx = int64_t(valueOf(s, limits::contextSize));
     if (model_ && model_->info().trainedContext > 0) ctx = std::min(ctx, model_->info().trainedContext);
-    int64_t chunk = std::clamp<int64_t>(s.value(QStringLiteral("prefillChunk"), 64).toLongLong(), 1, std::max<int64_t>(ctx, 1));
+    const int64_t chunk = std::min(int64_t(valueOf(s, limits::prefillChunk)), ctx);
     if (chunk != chunk_ || ctx != contextSize_) {
         // The session's memory was sized for the old values: rebuild it on next use.
         session_.reset();
@@ -146,7 +155,7 @@ void EngineWorker::applySettings(const QVariantMap& s) {
         contextSize_ = ctx;
     }
     if (s.contains(QStringLiteral("snapshotBudgetMiB")))
-        db().setSnapshotBudget(uint64_t(std::max(0, s.value(QStringLiteral("snapshotBudgetMiB")).toInt())) << 20);
+        db().setSnapshotBudget(uint64_t(valueOf(s, limits::snapshotBudgetMiB)) << 20);
 }
 
 void EngineWorker::loadModel(const QString& path, const QVariantMap& settings) {
@@ -420,7 +429,7 @@ bool EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
     BusyScope busy(this);
     applyThinking(settings);
     auto messages = chatMessages(conversationId, parentId, settings);
-    const int64_t maxTokens = std::max<int64_t>(1, settings.value(QStringLiteral("maxTokens"), 512).toLongLong());
+    const auto maxTokens = int64_t(valueOf(settings, limits::maxTokens));
     const bool dropOldest = settings.value(QStringLiteral("dropOldestTurns")).toBool();
 
     // Context overflow: the prompt plus some room to answer must fit (a

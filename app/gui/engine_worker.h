@@ -11,6 +11,7 @@
 #include <QString>
 #include <QVariantMap>
 
+#include "generation_limits.h"
 #include "local_api_server.h"
 
 #include "cairn/reasoning.h"
@@ -42,10 +43,8 @@ public:
     static constexpr int kStreamIntervalMs = 16;
     // The partial reply is committed to the database this often.
     static constexpr int kPartialCommitMs = 2000;
-    // More engine threads than this are never started (the settings panel allows 256).
-    static constexpr int kMaxThreads = 256;
-    // Nor a longer context than this (the panel allows 131072; the model's own limit applies too).
-    static constexpr int64_t kMaxContext = int64_t(1) << 20;
+    // More engine threads than this are never started (the settings panel's limit).
+    static constexpr int kMaxThreads = int(limits::threads.max);
     // A prompt that took at least this many tokens of prefill is snapshotted
     // before the reply starts (a short follow-up is cheaper to read again than
     // the whole context is to write).

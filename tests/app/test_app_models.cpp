@@ -14,6 +14,8 @@
 #include "tiny_models.h"
 
 #include "cairn/gguf.h"
+#include "cairn/model.h"
+#include "cairn/sampler.h"
 
 #include "cairn/store/store.h"
 
@@ -144,7 +146,12 @@ private slots:
         QVERIFY(!model.setOverride(QStringLiteral("topP"), 1.5));
         QVERIFY(!model.setOverride(QStringLiteral("maxTokens"), 0));
         QVERIFY(!model.setOverrideText(QStringLiteral("topK"), QStringLiteral("2.5")));
-        QCOMPARE(model.refusal(), QStringLiteral("Top-k is a whole number from 0 to 100000."));
+        QCOMPARE(model.refusal(), QStringLiteral("Top-k is a whole number from 0 to 1000."));  // as the Settings panel
+        QVERIFY(!model.setOverride(QStringLiteral("topK"), 1001));
+        QVERIFY(!model.setOverride(QStringLiteral("maxTokens"), 32769));
+        QVERIFY(model.setOverride(QStringLiteral("maxTokens"), 32768));
+        model.resetOverride(QStringLiteral("maxTokens"));
+        QVERIFY(model.setOverrideText(QStringLiteral("maxTokens"), QStringLiteral("64")));
         QVERIFY(!model.setOverrideText(QStringLiteral("minP"), QStringLiteral("lots")));
         QCOMPARE(model.refusal(), QStringLiteral("Min-p is a number from 0 to 1."));
         QVERIFY(!model.setOverride(QStringLiteral("contextSize"), 100));
@@ -329,6 +336,38 @@ private slots:
         QCOMPARE(g.value(QStringLiteral("contextSize")).toInt(), 1024);
         QVERIFY(!g.contains(QStringLiteral("unknown")));
         QVERIFY(g.value(QStringLiteral("threads")).toInt() >= 1);
+    }
+
+    // The one table of generation settings: the app's defaults are the
+    // engine's own, every key it names is one generationSettings() gives, and
+    // the conversation overrides accept exactly the table's ranges.
+    void generationLimitsAreTheOneSource() {
+        QTemporaryDir dir;
+        AppSettings s(dir.filePath(QStringLiteral("settings.ini")));
+        const SamplerOptions engine;
+        QCOMPARE(float(s.temperature()), engine.temperature);
+        QCOMPARE(s.topK(), engine.topK);
+        QCOMPARE(float(s.topP()), engine.topP);
+        QCOMPARE(float(s.minP()), engine.minP);
+        QCOMPARE(float(s.repeatPenalty()), engine.repeatPenalty);
+        QCOMPARE(s.temperature(), 0.8);  // as a user would type it, not 0.800000011920929
+        QCOMPARE(s.prefillChunk(), int(kDefaultPrefillChunk));
+
+        const QVariantMap g = s.generationSettings();
+        const QVariantMap limits = AppSettings::generationLimits();
+        QCOMPARE(limits.size(), 11);
+        for (auto it = limits.begin(); it != limits.end(); ++it) {
+            QVERIFY2(g.contains(it.key()), qPrintable(it.key()));
+            const QVariantMap l = it.value().toMap();
+            QVERIFY(l.value(QStringLiteral("min")).toDouble() <= l.value(QStringLiteral("defaultValue")).toDouble());
+            QVERIFY(l.value(QStringLiteral("defaultValue")).toDouble() <= l.value(QStringLiteral("max")).toDouble());
+        }
+        for (const auto& f : ConversationSettingsModel::fields()) {
+            const QVariantMap l = limits.value(QLatin1String(f.key)).toMap();
+            QCOMPARE(f.min, l.value(QStringLiteral("min")).toDouble());
+            QCOMPARE(f.max, l.value(QStringLiteral("max")).toDouble());
+            QCOMPARE(f.integer, l.value(QStringLiteral("integer")).toBool());
+        }
     }
 };
 

@@ -33,6 +33,32 @@ Item {
             dialog.close()
         }
 
+        // Every generation setting of the C++ table (generation_limits.h) has
+        // its field in the panel, offering exactly the table's range.
+        function test_fieldsOfferTheTablesRanges() {
+            dialog.open()
+            tryCompare(dialog, "opened", true)
+            const limits = testController.settings.generationLimits
+            const keys = Object.keys(limits)
+            compare(keys.length, 11)
+            for (const key of keys) {
+                const field = findChild(dialog.contentItem, "setting_" + key)
+                verify(field, key)
+                const limit = limits[key]
+                if (limit.integer) {
+                    compare(field.from, limit.min, key)
+                    compare(field.to, limit.max, key)
+                } else {
+                    compare(field.validator.bottom, limit.min, key)
+                    compare(field.validator.top, limit.max, key)
+                }
+            }
+            // The figures users see, as the per-conversation overrides refuse them.
+            compare(findChild(dialog.contentItem, "setting_topK").to, 1000)
+            compare(findChild(dialog.contentItem, "setting_maxTokens").to, 32768)
+            dialog.close()
+        }
+
         // No model loaded: no "in effect" note.
         function test_contextNoteOnlyWhenCapped() {
             dialog.open()
