@@ -112,7 +112,9 @@ static inline float reduce16(const float* a) {
 // the tile: step i of n covers bytes [i * tile / n, (i + 1) * tile / n) of the
 // range ahead. Measured Q4_0 4096x2048 from memory, 1 thread, GB/s per
 // CPU-second: none 8.5, 4 KiB ahead 10.3, 8 KiB 10.9, 18 KiB 12.4, 36 KiB 11.2,
-// 64 KiB 10.6 (prefetcht1 at 8 KiB 10.5, prefetchnta 9.5).
+// 64 KiB 10.6 (prefetcht1 at 8 KiB 10.5, prefetchnta 9.5). 18 KiB is one
+// 2048-column Q4_0 tile; the AVX-512 Q8_0 tile prefetches one tile ahead
+// instead (matvec16Q8_0, measured there).
 constexpr int64_t kPrefetchAhead = 18432;
 static_assert(kPrefetchAhead % 64 == 0);
 
