@@ -63,6 +63,7 @@ void scoresT(const float* const* q, const uint8_t* keys, int64_t n, int64_t dim,
     for (int64_t j0 = 0; j0 < n; j0 += K) {
         const uint8_t* rows[K];
         for (int i = 0; i < K; ++i) rows[i] = keys + size_t(j0 + i < n ? j0 + i : n - 1) * rowBytes;
+        prefetchRowsAhead(keys + size_t(j0) * rowBytes, K * int64_t(rowBytes));
         __m256 lo[4], hi[4];
         for (int i = 0; i < 4; ++i) lo[i] = hi[i] = _mm256_setzero_ps();
         for (int64_t d0 = 0; d0 < full; d0 += 16) {
@@ -189,6 +190,7 @@ void accumulateBlock(const float* const* w, const uint8_t* values, size_t rowByt
         for (int c = 0; c < C; ++c) acc[h][c] = _mm256_setzero_ps();
     for (int64_t j = 0; j < n; ++j) {
         const uint8_t* row = values + size_t(j) * rowBytes;
+        prefetchRowsAhead(row + d0 * (F16 ? 2 : 4), 8 * C * (F16 ? 2 : 4));
         __m256 v[C];
         for (int c = 0; c < C; ++c) v[c] = load8<F16>(row, d0 + 8 * c);
         for (int h = 0; h < H; ++h) {
