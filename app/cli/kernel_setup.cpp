@@ -30,14 +30,25 @@ std::string setUpKernels(const KernelSetup& setup, int threads) {
         return "override";
     }
     ExecContext ctx(threads);
-    const KernelCalibration c = loadOrCalibrateKernels(*setup.cacheFile, ctx);
+    KernelCalibrationOptions options;
+    // Test hook: the share of the CPU other programs took while it measured,
+    // instead of /proc/stat's (tests run side by side, so the real figure
+    // would decide whether the cache is written). Never set in normal use.
+    if (const char* load = std::getenv("CAIRN_TEST_CALIBRATION_LOAD"); load && *load) {
+        const double share = std::strtod(load, nullptr);
+        options.measure = [share](ExecContext& c, const std::vector<std::string>& candidates) {
+            return KernelMeasurement{measureKernelTimings(c, candidates), share};
+        };
+    }
+    const KernelCalibration c = loadOrCalibrateKernels(*setup.cacheFile, ctx, options);
     if (!c.cacheNote.empty()) std::fprintf(stderr, "%s; measured again\n", c.cacheNote.c_str());
+    if (!c.notCached.empty()) std::fprintf(stderr, "%s\n", c.notCached.c_str());
     applyKernelChoice(c.choice);
     if (c.fromCache)
         std::fprintf(stderr, "kernels: calibration from %s\n", setup.cacheFile->c_str());
     else
         std::fprintf(stderr, "kernels: calibrated in %.0f ms on %d threads (%s)\n", c.measureMs, threads,
-                     setup.cacheFile->c_str());
+                     c.notCached.empty() ? setup.cacheFile->c_str() : "not cached");
     return c.fromCache ? "cache" : "measured";
 }
 

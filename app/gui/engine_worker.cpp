@@ -92,20 +92,24 @@ void samplingFrom(const QVariantMap& s, backend::TurnRequest& t) {
 // count and writes those timings to any other data folder it is given (tests
 // run many in one process).
 // Never fails a model load: without a calibration the default paths run.
+std::mutex kernelMeasureMutex;
+EngineWorker::KernelMeasure kernelMeasureOverride;  // EngineWorker::setKernelMeasure
+
 void calibrateKernels(const QString& cacheFile, ExecContext& ctx) {
     if (kernelPathOverridden()) return;
     KernelCalibrationOptions options;
     options.measure = [](ExecContext& c, const std::vector<std::string>& candidates) {
-        static std::mutex mutex;
-        static std::map<int, std::vector<KernelTiming>> measured;
-        const std::lock_guard lock(mutex);
+        static std::map<int, KernelMeasurement> measured;
+        const std::lock_guard lock(kernelMeasureMutex);
+        if (kernelMeasureOverride) return kernelMeasureOverride(c, candidates);
         auto it = measured.find(c.threads());
-        if (it == measured.end()) it = measured.emplace(c.threads(), measureKernelTimings(c, candidates)).first;
+        if (it == measured.end()) it = measured.emplace(c.threads(), measureKernels(c, candidates)).first;
         return it->second;
     };
     try {
         const KernelCalibration k = loadOrCalibrateKernels(cacheFile.toStdString(), ctx, options);
         if (!k.cacheNote.empty()) qWarning("%s; measured again", k.cacheNote.c_str());
+        if (!k.notCached.empty()) qWarning("%s", k.notCached.c_str());
         applyKernelChoice(k.choice);
         if (!k.fromCache)
             qInfo("kernels calibrated in %.0f ms on %d threads: %s", k.measureMs, ctx.threads(),
@@ -121,6 +125,11 @@ EngineWorker::EngineWorker(QString databasePath, QString kernelCachePath, std::s
     : databasePath_(std::move(databasePath)), kernelCachePath_(std::move(kernelCachePath)), cancel_(std::move(cancel)) {}
 
 EngineWorker::~EngineWorker() { shutdown(); }
+
+void EngineWorker::setKernelMeasure(KernelMeasure measure) {
+    const std::lock_guard lock(kernelMeasureMutex);
+    kernelMeasureOverride = std::move(measure);
+}
 
 store::Store& EngineWorker::db() {
     // Opened lazily so the connection belongs to the worker thread.

@@ -14,9 +14,11 @@
 #include "generation_limits.h"
 #include "local_api_server.h"
 
+#include "cairn/kernel_calibration.h"
 #include "cairn/reasoning.h"
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -49,6 +51,12 @@ public:
     // before the reply starts (a short follow-up is cheaper to read again than
     // the whole context is to write).
     static constexpr int64_t kPromptSnapshotMinTokens = 64;
+
+    // The kernel calibration's measurement for every worker of this process
+    // (tests inject timings and how busy the machine was); empty: measured,
+    // once per thread count.
+    using KernelMeasure = std::function<KernelMeasurement(ExecContext&, const std::vector<std::string>&)>;
+    static void setKernelMeasure(KernelMeasure measure);
 
 public slots:
     void loadModel(const QString& path, const QVariantMap& settings);

@@ -208,10 +208,18 @@ KernelCalibration loadOrCalibrateKernels(const std::filesystem::path& cacheFile,
     c.paths = supported;
     const auto t0 = std::chrono::steady_clock::now();
     const auto candidates = kernelCalibrationCandidates(supported);
-    c.timings = options.measure ? options.measure(ctx, candidates) : measureKernelTimings(ctx, candidates);
+    KernelMeasurement m = options.measure ? options.measure(ctx, candidates) : measureKernels(ctx, candidates);
+    c.timings = std::move(m.timings);
+    c.othersCpuShare = m.othersCpuShare;
     c.measureMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     c.choice = chooseKernels(c.timings, supported);
     c.cacheNote = note;
+    if (c.othersCpuShare > kCalibrationBusyShare) {
+        c.notCached = "kernel calibration not cached: other programs took " +
+                      std::to_string(int(c.othersCpuShare * 100 + 0.5)) +
+                      " % of the CPU while it measured, so the next load measures again";
+        return c;
+    }
     try {
         writeAtomically(cacheFile, kernelCalibrationToJson(c), where);
     } catch (const Error& e) {

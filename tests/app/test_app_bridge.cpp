@@ -50,6 +50,8 @@ class TestAppBridge : public QObject {
     }
 
 private slots:
+    void cleanup() { EngineWorker::setKernelMeasure({}); }
+
     void initTestCase() {
         QVERIFY(dir_.isValid());
         model_ = test::writeTinyAppModel(dir_.path(), 4);
@@ -626,8 +628,24 @@ private slots:
     // Loading a model leaves the calibration in the data folder, for this CPU
     // and thread count; the next start reuses it (the file is not rewritten:
     // a new measurement would change measure_ms) and a hostile file is replaced.
+    // A measurement that favours the first candidate, with `othersShare` of
+    // the CPU taken by other programs meanwhile (the suite runs tests side by
+    // side, so the real figure would decide whether the file is written).
+    static EngineWorker::KernelMeasure fakeMeasure(double othersShare) {
+        return [othersShare](ExecContext&, const std::vector<std::string>& candidates) {
+            KernelMeasurement m;
+            m.othersCpuShare = othersShare;
+            for (KernelFamily f : kKernelFamilies)
+                for (KernelRegime r : kKernelRegimes)
+                    for (const std::string& p : candidates)
+                        m.timings.push_back({f, r, p, p == candidates.front() ? 0.001 : 0.002, 1e6});
+            return m;
+        };
+    }
+
     void loadWritesTheKernelCalibration() {
         if (kernelPathOverridden()) QSKIP("CAIRN_KERNELS overrides the calibration");
+        EngineWorker::setKernelMeasure(fakeMeasure(0.0));
         auto c = makeController(QStringLiteral("calibration"));
         const QString file = c->paths().kernelCalibrationPath();
         QVERIFY(!QFile::exists(file));
@@ -656,6 +674,16 @@ private slots:
         QVERIFY(waitReady(*third));
         QVERIFY(f.open(QIODevice::ReadOnly));
         QCOMPARE(kernelCalibrationFromJson(f.readAll().toStdString(), "test", supportedKernelPaths()).threads, 1);
+    }
+
+    // Measured while other programs took most of the CPU: the model still
+    // loads, and nothing is cached for the next start.
+    void busyMachineLeavesNoKernelCalibration() {
+        if (kernelPathOverridden()) QSKIP("CAIRN_KERNELS overrides the calibration");
+        EngineWorker::setKernelMeasure(fakeMeasure(0.8));
+        auto c = makeController(QStringLiteral("calibration-busy"));
+        QVERIFY(waitReady(*c));
+        QVERIFY(!QFile::exists(c->paths().kernelCalibrationPath()));
     }
 
     void pinning() {

@@ -1,6 +1,7 @@
 // cairn-cli bench on a tiny model: the JSON report, -d (tests that start
 // from a context already holding D tokens, like llama-bench -d), and the
-// kernel calibration (--kernel-cache: measured once, then from the cache).
+// kernel calibration (--kernel-cache: measured once, then from the cache;
+// not cached when measured on a busy machine).
 #include "tiny_models.h"
 
 #include <nlohmann/json.hpp>
@@ -20,8 +21,13 @@ class TestBenchCli : public QObject {
     QString cli_, model_;
 
     // Runs bench with `args`; the exit code, and stdout parsed when it is JSON.
-    std::pair<int, json> bench(const QStringList& args, QByteArray* err = nullptr) {
+    // The calibration sees `calibrationLoad` as the share of the CPU other
+    // programs took (the real one depends on the tests running beside).
+    std::pair<int, json> bench(const QStringList& args, QByteArray* err = nullptr, double calibrationLoad = 0) {
         QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("CAIRN_TEST_CALIBRATION_LOAD"), QString::number(calibrationLoad));
+        p.setProcessEnvironment(env);
         p.start(cli_, QStringList{"bench", "-m", model_, "-t", "2", "-r", "1", "--json"} + args);
         if (!p.waitForFinished(120000)) return {-1, {}};
         if (err) *err = p.readAllStandardError();
@@ -70,6 +76,18 @@ private slots:
                 for (const char* family : {"q4", "q8", "k", "float"})
                     QVERIFY(!j["kernel_choice"][regime][family].get<std::string>().empty());
         }
+    }
+
+    // Measured on a busy machine: used for the run, not cached.
+    void aBusyCalibrationIsNotCached() {
+        if (qEnvironmentVariableIsSet("CAIRN_KERNELS")) QSKIP("CAIRN_KERNELS overrides the calibration");
+        const QString cache = dir_.filePath("kernels/busy.json");
+        QByteArray err;
+        auto [code, j] = bench({"-p", "16", "-n", "2", "--kernel-cache", cache}, &err, 0.7);
+        QCOMPARE(code, 0);
+        QCOMPARE(j["kernel_calibration"].get<std::string>(), std::string("measured"));
+        QVERIFY2(err.contains("not cached: other programs took 70 % of the CPU"), err.constData());
+        QVERIFY(!QFileInfo::exists(cache));
     }
 
     void aNegativeDepthIsRefused() {

@@ -36,15 +36,17 @@ std::vector<KernelTiming> timingsFavouring(const std::string& winner, const std:
     return t;
 }
 
-// Options whose measurement only counts its calls and favours the first candidate.
+// Options whose measurement only counts its calls, favours the first
+// candidate and reports `othersShare` of the CPU taken by other programs.
 struct CountingMeasure {
     int calls = 0;
+    double othersShare = 0;
     KernelCalibrationOptions options(const std::string& cpu) {
         KernelCalibrationOptions o;
         o.cpuModel = cpu;
         o.measure = [this](ExecContext&, const std::vector<std::string>& candidates) {
             ++calls;
-            return timingsFavouring(candidates.front(), candidates);
+            return KernelMeasurement{timingsFavouring(candidates.front(), candidates), othersShare};
         };
         return o;
     }
@@ -104,9 +106,11 @@ private slots:
         const auto candidates = kernelCalibrationCandidates(supportedKernelPaths());
         QElapsedTimer timer;
         timer.start();
-        const auto timings = measureKernelTimings(ctx, candidates);
-        qInfo("measured %zu timings on %zu candidates in %lld ms (2 threads)", timings.size(), candidates.size(),
-              (long long)timer.elapsed());
+        const KernelMeasurement measurement = measureKernels(ctx, candidates);
+        const auto& timings = measurement.timings;
+        qInfo("measured %zu timings on %zu candidates in %lld ms (2 threads), others took %.0f %% of the CPU",
+              timings.size(), candidates.size(), (long long)timer.elapsed(), measurement.othersCpuShare * 100);
+        QVERIFY(measurement.othersCpuShare >= 0 && measurement.othersCpuShare <= 1);
         QCOMPARE(timings.size(), 4 * 2 * candidates.size());
         for (KernelFamily f : kKernelFamilies)
             for (KernelRegime r : kKernelRegimes)
@@ -275,6 +279,77 @@ private slots:
         QCOMPARE(m.calls, 2);
         QVERIFY2(c.cacheNote.find(reason.toStdString()) != std::string::npos, c.cacheNote.c_str());
         QVERIFY(c.cacheNote.find('\n') == std::string::npos);
+    }
+
+    // A measurement taken while other programs took much of the CPU is used
+    // for this load but not cached; a later quiet one is, and is then reused.
+    void busyMeasurementIsUsedButNotCached() {
+        const std::string path = file("busy.json");
+        ExecContext ctx(2);
+        CountingMeasure m;
+        m.othersShare = 0.6;
+        const auto busy = loadOrCalibrateKernels(path, ctx, m.options("CPU A"));
+        QCOMPARE(m.calls, 1);
+        QVERIFY(!busy.fromCache);
+        QCOMPARE(busy.othersCpuShare, 0.6);
+        QVERIFY2(busy.notCached.find("other programs took 60 % of the CPU") != std::string::npos, busy.notCached.c_str());
+        QVERIFY(busy.notCached.find('\n') == std::string::npos);
+        QCOMPARE(busy.choice.at(KernelFamily::Q4, KernelRegime::Decode),
+                 kernelCalibrationCandidates(supportedKernelPaths()).front());
+        QVERIFY(!QFile::exists(QString::fromStdString(path)));
+
+        QVERIFY(!loadOrCalibrateKernels(path, ctx, m.options("CPU A")).fromCache);  // measured again, still busy
+        QCOMPARE(m.calls, 2);
+
+        m.othersShare = kCalibrationBusyShare;  // at the limit: quiet enough
+        const auto quiet = loadOrCalibrateKernels(path, ctx, m.options("CPU A"));
+        QCOMPARE(m.calls, 3);
+        QVERIFY2(quiet.notCached.empty(), quiet.notCached.c_str());
+        QVERIFY(QFile::exists(QString::fromStdString(path)));
+        const std::string text = readText(path);
+
+        // A busy measurement for another CPU leaves the cached one alone.
+        m.othersShare = 0.9;
+        QVERIFY(!loadOrCalibrateKernels(path, ctx, m.options("CPU B")).notCached.empty());
+        QCOMPARE(readText(path), text);
+        QVERIFY(loadOrCalibrateKernels(path, ctx, m.options("CPU A")).fromCache);
+        QCOMPARE(m.calls, 4);
+    }
+
+    void procStatIsParsed_data() {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<bool>("valid");
+        QTest::addColumn<qulonglong>("busy");
+        QTest::addColumn<qulonglong>("total");
+        // user nice system idle iowait irq softirq steal guest guest_nice
+        QTest::newRow("linux 6") << QString("cpu  100 20 30 400 50 6 7 8 9 10\ncpu0 1 2 3 4\n") << true
+                                 << qulonglong(171) << qulonglong(621);
+        QTest::newRow("four fields") << QString("cpu 1 2 3 4") << true << qulonglong(6) << qulonglong(10);
+        QTest::newRow("three fields") << QString("cpu 1 2 3") << false << qulonglong(0) << qulonglong(0);
+        QTest::newRow("per-core line") << QString("cpu0 1 2 3 4") << false << qulonglong(0) << qulonglong(0);
+        QTest::newRow("not a number") << QString("cpu 1 2 x 4") << false << qulonglong(0) << qulonglong(0);
+        QTest::newRow("negative") << QString("cpu 1 -2 3 4") << false << qulonglong(0) << qulonglong(0);
+        QTest::newRow("too large") << QString("cpu 1 2 3 99999999999999999999") << false << qulonglong(0) << qulonglong(0);
+        QTest::newRow("near overflow") << QString("cpu 72057594037927937 0 0 0") << false << qulonglong(0) << qulonglong(0);
+        QTest::newRow("empty") << QString() << false << qulonglong(0) << qulonglong(0);
+    }
+    void procStatIsParsed() {
+        QFETCH(QString, text);
+        QFETCH(bool, valid);
+        const auto t = parseProcStatCpu(text.toStdString());
+        QCOMPARE(t.has_value(), valid);
+        if (!t) return;
+        QTEST(qulonglong(t->busy), "busy");
+        QTEST(qulonglong(t->total), "total");
+    }
+
+    void othersShareLeavesOutThisProcess() {
+        const MachineCpuTicks before{1000, 5000}, after{1150, 5200};  // 150 of 200 ticks busy
+        QCOMPARE(othersCpuShare(before, after, 100), 0.25);  // 100 of them ours
+        QCOMPARE(othersCpuShare(before, after, 0), 0.75);
+        QCOMPARE(othersCpuShare(before, after, 400), 0.0);  // tick accounting lags: never below 0
+        QCOMPARE(othersCpuShare(before, before, 0), 0.0);   // no tick passed
+        QCOMPARE(othersCpuShare(after, before, 0), 0.0);    // a counter that went back
     }
 
     void unwritableCacheStillCalibrates() {

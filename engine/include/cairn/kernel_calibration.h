@@ -12,7 +12,9 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cairn {
@@ -39,7 +41,25 @@ struct KernelCalibration {
     double measureMs = 0;   // wall time of the measurement (from the cache: of the one that wrote it)
     bool fromCache = false;
     std::string cacheNote;  // one line: why the cache was not used (empty when it was, or when there was none)
+    double othersCpuShare = 0;  // of the measurement (kernelMeasurement)
+    std::string notCached;      // one line: why this measurement was not cached (empty when it was, or from the cache)
 };
+
+// A measurement and how busy the machine was while it ran.
+struct KernelMeasurement {
+    std::vector<KernelTiming> timings;
+    // The share (0 … 1) of the machine's CPU time that other programs took
+    // meanwhile (on a virtual machine, time the host gave to others counts too).
+    double othersCpuShare = 0;
+};
+
+// Other programs taking more than this share of the CPU while the
+// calibration measures make its timings unreliable: on a busy 2-core Zen 5
+// the choice flipped between app starts (once avx2 for q8 and k decode, once
+// for q4 and float), and a cached choice stays for good. So such a
+// measurement is used for this load only and not cached: the next load
+// measures again.
+inline constexpr double kCalibrationBusyShare = 0.25;
 
 // "AMD EPYC (family 25, model 1, stepping 1)": /proc/cpuinfo's model name with
 // the numbers that tell CPUs of one brand string apart; "unknown CPU" without it.
@@ -54,6 +74,22 @@ std::vector<std::string> kernelCalibrationCandidates(const std::vector<std::stri
 // (so weights come from memory), prefill as 64-token products on a matrix
 // that stays in cache. Synthetic data from a fixed seed.
 std::vector<KernelTiming> measureKernelTimings(ExecContext& ctx, const std::vector<std::string>& candidates);
+
+// measureKernelTimings with the share of the CPU others took meanwhile (from
+// /proc/stat and this process's CPU time; 0 where /proc/stat is missing).
+KernelMeasurement measureKernels(ExecContext& ctx, const std::vector<std::string>& candidates);
+
+// The CPU time of the whole machine so far, from /proc/stat's "cpu" line, in
+// clock ticks: `busy` is everything but idle and I/O wait (steal included).
+struct MachineCpuTicks {
+    uint64_t busy = 0, total = 0;
+};
+// Nothing when the text has no well-formed "cpu" line.
+std::optional<MachineCpuTicks> parseProcStatCpu(std::string_view procStat);
+// The share of the machine's time between `before` and `after` that went to
+// others than this process, which used `ownTicks` meanwhile; 0 … 1, and 0 when
+// no tick passed.
+double othersCpuShare(const MachineCpuTicks& before, const MachineCpuTicks& after, double ownTicks);
 
 // The fastest path per family and regime. `supported` is best first; its
 // first candidate that was timed is the default, and another path replaces it
@@ -70,14 +106,15 @@ KernelCalibration kernelCalibrationFromJson(std::string_view text, const std::st
 
 struct KernelCalibrationOptions {
     std::string cpuModel;  // empty: cpuModelName() (tests inject another)
-    // Empty: measureKernelTimings (tests inject timings).
-    std::function<std::vector<KernelTiming>(ExecContext&, const std::vector<std::string>&)> measure;
+    // Empty: measureKernels (tests inject timings and a load figure).
+    std::function<KernelMeasurement(ExecContext&, const std::vector<std::string>&)> measure;
 };
 
 // The cached calibration when `cacheFile` holds one for this CPU model,
 // thread count, format and path list; otherwise measures, chooses and writes
 // the file (atomically; a file that cannot be written leaves a cacheNote and the
-// result is still returned). Never throws for the file's content. Does not apply
+// result is still returned) unless the machine was busy (kCalibrationBusyShare:
+// then notCached says so and nothing is written). Never throws for the file's content. Does not apply
 // the choice (applyKernelChoice(result.choice) does).
 KernelCalibration loadOrCalibrateKernels(const std::filesystem::path& cacheFile, ExecContext& ctx,
                                          const KernelCalibrationOptions& options = {});
