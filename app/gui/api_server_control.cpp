@@ -51,17 +51,16 @@ void ApiServerControl::configure(const QString& key) {
     const bool enabled = settings_->apiServerEnabled();
     const QString host = settings_->apiServerHost().trimmed();
     const int port = settings_->apiServerPort();
-    QVariantMap config;
-    config[QStringLiteral("enabled")] = enabled;
+    bool serve = enabled;
     refused_ = false;
     if (enabled) {
         // Said here, in the settings' words, before the worker would refuse it.
         if (host.isEmpty() || port < 0 || port > 65535) {
-            config[QStringLiteral("enabled")] = false;
+            serve = false;
             refused_ = true;
             show(tr("Not serving: give a host and a port between 1 and 65535."), true);
         } else if (!server::isLoopbackHost(host.toStdString()) && key.isEmpty()) {
-            config[QStringLiteral("enabled")] = false;
+            serve = false;
             refused_ = true;
             show(tr("Not serving: %1 is reachable from other machines, so it needs an API key "
                     "(or use 127.0.0.1 for this machine only).").arg(host), true);
@@ -69,11 +68,15 @@ void ApiServerControl::configure(const QString& key) {
             show(tr("Starting…"), false);
         }
     }
-    config[QStringLiteral("host")] = host;
-    config[QStringLiteral("port")] = port;
-    config[QStringLiteral("apiKey")] = key;
-    const int threads = settings_->threads();
-    config[QStringLiteral("threads")] = threads > 0 ? threads : std::max(1, QThread::idealThreadCount());
+    std::optional<LocalServerConfig> config;
+    if (serve) {
+        config.emplace();
+        config->host = host.toStdString();
+        config->port = port;
+        config->apiKey = key.toStdString();
+        const int threads = settings_->threads();
+        config->threads = threads > 0 ? threads : std::max(1, QThread::idealThreadCount());
+    }
     QMetaObject::invokeMethod(worker_, [w = worker_, config] { w->configureApiServer(config); }, Qt::QueuedConnection);
     if (!enabled) show(tr("Off"), false);
 }

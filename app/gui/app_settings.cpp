@@ -36,25 +36,23 @@ QVariantMap AppSettings::generationLimits() {
     return all;
 }
 
-QVariantMap AppSettings::generationSettings(const QVariantMap& overrides) const {
-    QVariantMap m;
-    int t = threads();
-    m[QStringLiteral("threads")] = t > 0 ? t : std::max(1, QThread::idealThreadCount());
-    m[QStringLiteral("contextSize")] = contextSize();
-    m[QStringLiteral("prefillChunk")] = prefillChunk();
-    m[QStringLiteral("temperature")] = temperature();
-    m[QStringLiteral("topK")] = topK();
-    m[QStringLiteral("topP")] = topP();
-    m[QStringLiteral("minP")] = minP();
-    m[QStringLiteral("repeatPenalty")] = repeatPenalty();
-    m[QStringLiteral("seed")] = seed();
-    m[QStringLiteral("maxTokens")] = maxTokens();
-    m[QStringLiteral("systemPrompt")] = systemPrompt();
-    m[QStringLiteral("dropOldestTurns")] = dropOldestTurns();
-    m[QStringLiteral("snapshotBudgetMiB")] = snapshotBudgetMiB();
-    for (auto it = overrides.begin(); it != overrides.end(); ++it)
-        if (m.contains(it.key()) && it.value().isValid()) m[it.key()] = it.value();
-    return m;
+GenerationSettings AppSettings::generationSettings(const GenerationOverrides& overrides) const {
+    GenerationSettings g;
+    g.set(limits::threads, threads() > 0 ? threads() : std::max(1, QThread::idealThreadCount()));
+    g.set(limits::contextSize, contextSize());
+    g.set(limits::prefillChunk, prefillChunk());
+    g.set(limits::temperature, temperature());
+    g.set(limits::topK, topK());
+    g.set(limits::topP, topP());
+    g.set(limits::minP, minP());
+    g.set(limits::repeatPenalty, repeatPenalty());
+    g.set(limits::seed, seed());
+    g.set(limits::maxTokens, maxTokens());
+    g.set(limits::snapshotBudgetMiB, snapshotBudgetMiB());
+    g.systemPrompt = systemPrompt();
+    g.dropOldestTurns = dropOldestTurns();
+    g.apply(overrides);
+    return g;
 }
 
 } // namespace cairn::app

@@ -2,7 +2,7 @@
 // in the database). One instance, owned by the controller and handed to QML.
 #pragma once
 
-#include "generation_limits.h"
+#include "generation_settings.h"
 
 #include <QObject>
 #include <QSettings>
@@ -66,8 +66,8 @@ public:
     explicit AppSettings(const QString& fileName = {}, QObject* parent = nullptr);
 
     // Everything the engine worker needs for a reply, merged with a
-    // conversation's overrides (keys as in generationSettings()).
-    Q_INVOKABLE QVariantMap generationSettings(const QVariantMap& overrides = {}) const;
+    // conversation's overrides, each number within its range.
+    GenerationSettings generationSettings(const GenerationOverrides& overrides = {}) const;
     Q_INVOKABLE void resetToDefaults();
     static QVariantMap generationLimits();
     void sync();

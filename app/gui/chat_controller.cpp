@@ -178,38 +178,37 @@ void ChatController::connectWorker() {
         if (done >= total) setProgress(-1, {});
         else setProgress(double(done) / double(total), tr("Reading the conversation: %1 / %2 tokens").arg(done).arg(total));
     });
-    connect(worker_, &EngineWorker::replyFinished, this, [this](qint64 conv, qint64 id, const QVariantMap& s) {
+    connect(worker_, &EngineWorker::replyFinished, this, [this](qint64 conv, qint64 id, const ReplyStats& s) {
         messages_->setStreaming(id, false);
         if (conv == current_) messages_->load(conv);
-        double prefillMs = s.value(QStringLiteral("prefillMs")).toDouble();
-        double decodeMs = s.value(QStringLiteral("decodeMs")).toDouble();
-        qint64 prefilled = s.value(QStringLiteral("prefilledTokens")).toLongLong();
-        qint64 generated = s.value(QStringLiteral("generatedTokens")).toLongLong();
         QStringList parts;
-        if (prefilled > 0 && prefillMs > 0) parts << tr("prefill %1 tok/s").arg(prefilled * 1000.0 / prefillMs, 0, 'f', 1);
-        if (generated > 1 && decodeMs > 0) parts << tr("decode %1 tok/s").arg((generated - 1) * 1000.0 / decodeMs, 0, 'f', 1);
+        if (s.prefilledTokens > 0 && s.prefillMs > 0)
+            parts << tr("prefill %1 tok/s").arg(double(s.prefilledTokens) * 1000.0 / s.prefillMs, 0, 'f', 1);
+        if (s.generatedTokens > 1 && s.decodeMs > 0)
+            parts << tr("decode %1 tok/s").arg(double(s.generatedTokens - 1) * 1000.0 / s.decodeMs, 0, 'f', 1);
         speedText_ = parts.join(QStringLiteral(" · "));
-        contextUsed_ = s.value(QStringLiteral("contextUsed")).toLongLong();
-        contextSize_ = s.value(QStringLiteral("contextSize")).toLongLong();
-        if (s.value(QStringLiteral("remote")).toBool())
-            resumeNote_ = tr("Remote: the state lives on the server (no snapshots)");
+        contextUsed_ = s.contextUsed;
+        contextSize_ = s.contextSize;
+        if (s.remote) resumeNote_ = tr("Remote: the state lives on the server (no snapshots)");
         else resumeNote_.clear();
         emit statusChanged();
-        QString note = s.value(QStringLiteral("note")).toString();
-        setNotice(note);
+        setNotice(s.note);
         setProgress(-1, {});
         setGenerating(false);
         emit replyFinished(conv, id, s);
     });
     connect(worker_, &EngineWorker::conversationReady, this,
-            [this](qint64 conv, const QString& how, double ms, qint64 tokens, qint64 ctx) {
+            [this](qint64 conv, RestoreKind how, double ms, qint64 tokens, qint64 ctx) {
                 if (conv != current_) return;
                 contextUsed_ = tokens;
                 contextSize_ = ctx;
-                if (how == QLatin1String("remote")) resumeNote_ = tr("Remote: the state lives on the server (no snapshots)");
-                else if (how == QLatin1String("snapshot")) resumeNote_ = tr("Resumed from snapshot in %1 ms").arg(ms, 0, 'f', 0);
-                else if (how == QLatin1String("prefill")) resumeNote_ = tr("Read the conversation in %1 ms").arg(ms, 0, 'f', 0);
-                else resumeNote_.clear();
+                switch (how) {
+                case RestoreKind::Remote: resumeNote_ = tr("Remote: the state lives on the server (no snapshots)"); break;
+                case RestoreKind::Snapshot: resumeNote_ = tr("Resumed from snapshot in %1 ms").arg(ms, 0, 'f', 0); break;
+                case RestoreKind::Prefill: resumeNote_ = tr("Read the conversation in %1 ms").arg(ms, 0, 'f', 0); break;
+                case RestoreKind::Empty:
+                case RestoreKind::Live: resumeNote_.clear(); break;
+                }
                 emit statusChanged();
                 setProgress(-1, {});
                 emit conversationReady(conv, how, ms);
@@ -264,16 +263,16 @@ void ChatController::start() {
     else setError(tr("No model found. Use the model picker to add a folder or open a GGUF file."));
 }
 
-QVariantMap ChatController::generationSettings() const {
-    QVariantMap overrides;
+GenerationSettings ChatController::generationSettings() const {
+    GenerationOverrides overrides;
     if (current_ >= 0) {
         try {
             overrides = ConversationSettingsModel::overridesFrom(store_->settings(current_));
         } catch (const std::exception&) {
         }
     }
-    QVariantMap s = settings_->generationSettings(overrides);
-    if (thinkingAvailable_) s[QStringLiteral("thinking")] = thinking();
+    GenerationSettings s = settings_->generationSettings(overrides);
+    if (thinkingAvailable_) s.thinking = thinking();
     return s;
 }
 
@@ -311,10 +310,10 @@ bool ChatController::reportFailure(const std::function<void()>& action) {
     }
 }
 
-void ChatController::startGeneration(std::function<void(EngineWorker&, qint64, const QVariantMap&)> work) {
+void ChatController::startGeneration(std::function<void(EngineWorker&, qint64, const GenerationSettings&)> work) {
     clearError();
     setGenerating(true);
-    const QVariantMap s = generationSettings();
+    const GenerationSettings s = generationSettings();
     const qint64 conv = current_;
     cancel_->store(false);
     QMetaObject::invokeMethod(worker_, [w = worker_, conv, s, work = std::move(work)] { work(*w, conv, s); },
@@ -450,7 +449,7 @@ void ChatController::send(const QString& text) {
         messages_->load(current_);
         emit currentConversationChanged();
     }
-    startGeneration([trimmed](EngineWorker& w, qint64 conv, const QVariantMap& s) { w.send(conv, trimmed, s); });
+    startGeneration([trimmed](EngineWorker& w, qint64 conv, const GenerationSettings& s) { w.send(conv, trimmed, s); });
 }
 
 void ChatController::stop() {
@@ -459,17 +458,17 @@ void ChatController::stop() {
 
 void ChatController::regenerate(qint64 messageId) {
     if (generating_ || current_ < 0) return;
-    startGeneration([messageId](EngineWorker& w, qint64 conv, const QVariantMap& s) { w.regenerate(conv, messageId, s); });
+    startGeneration([messageId](EngineWorker& w, qint64 conv, const GenerationSettings& s) { w.regenerate(conv, messageId, s); });
 }
 
 void ChatController::continueReply(qint64 messageId) {
     if (generating_ || current_ < 0) return;
-    startGeneration([messageId](EngineWorker& w, qint64 conv, const QVariantMap& s) { w.continueReply(conv, messageId, s); });
+    startGeneration([messageId](EngineWorker& w, qint64 conv, const GenerationSettings& s) { w.continueReply(conv, messageId, s); });
 }
 
 void ChatController::editMessage(qint64 messageId, const QString& text) {
     if (generating_ || current_ < 0 || text.trimmed().isEmpty()) return;
-    startGeneration([messageId, t = text.trimmed()](EngineWorker& w, qint64 conv, const QVariantMap& s) {
+    startGeneration([messageId, t = text.trimmed()](EngineWorker& w, qint64 conv, const GenerationSettings& s) {
         w.editMessage(conv, messageId, t, s);
     });
 }

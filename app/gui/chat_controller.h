@@ -195,10 +195,10 @@ signals:
     void importingChanged();
     // conversationId -1 on failure (then errorText says why).
     void importFinished(qint64 conversationId, const QString& title);
-    // A reply is done (also when stopped); stats as EngineWorker::replyFinished.
-    void replyFinished(qint64 conversationId, qint64 messageId, const QVariantMap& stats);
-    // The engine is at the open conversation (how: "snapshot", "prefill", "empty", "live").
-    void conversationReady(qint64 conversationId, const QString& how, double ms);
+    // A reply is done (also when stopped).
+    void replyFinished(qint64 conversationId, qint64 messageId, const cairn::app::ReplyStats& stats);
+    // The engine is at the open conversation.
+    void conversationReady(qint64 conversationId, cairn::app::RestoreKind how, double ms);
     // The chat view should scroll to this message (it is in the message list).
     void messageFocusRequested(qint64 messageId);
     // The view should open the model picker (start() found no model it may load).
@@ -210,7 +210,7 @@ signals:
 public:
     // What the next reply of the open conversation uses: the app settings
     // merged with the conversation's stored overrides.
-    QVariantMap generationSettings() const;
+    GenerationSettings generationSettings() const;
 
 private:
     void setError(const QString& text);
@@ -218,7 +218,7 @@ private:
     bool reportFailure(const std::function<void()>& action);
     // Send, regenerate, continue, edit: the reply starts with this
     // conversation's settings, Stop re-armed, `work` run on the worker's thread.
-    void startGeneration(std::function<void(EngineWorker&, qint64 conversation, const QVariantMap& settings)> work);
+    void startGeneration(std::function<void(EngineWorker&, qint64 conversation, const GenerationSettings& settings)> work);
     void setNotice(const QString& text);
     void setProgress(double value, const QString& text);
     void setGenerating(bool on);

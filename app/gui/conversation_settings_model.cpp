@@ -13,7 +13,7 @@ namespace cairn::app {
 namespace {
 
 ConversationSettingsModel::Field field(const GenerationLimit& limit, const char* label, const char* hint) {
-    return {limit.key, label, hint, limit.integer, limit.min, limit.max};
+    return {limit.key, label, hint, limit.integer, limit.min, limit.max, &limit};
 }
 
 } // namespace
@@ -58,11 +58,12 @@ QString ConversationSettingsModel::format(const Field& field, const QVariant& va
 
 QVariant ConversationSettingsModel::defaultValue(const Field& field) const {
     if (!defaults_) return {};
-    return defaults_->generationSettings().value(QLatin1String(field.key));
+    const double v = defaults_->generationSettings().value(*field.limit);
+    return field.integer ? QVariant(qint64(v)) : QVariant(v);
 }
 
-QVariantMap ConversationSettingsModel::overridesFrom(const nlohmann::json& json) {
-    QVariantMap overrides;
+GenerationOverrides ConversationSettingsModel::overridesFrom(const nlohmann::json& json) {
+    GenerationOverrides overrides;
     if (!json.is_object()) return overrides;
     for (const auto& field : fields()) {
         auto it = json.find(field.key);
@@ -70,7 +71,7 @@ QVariantMap ConversationSettingsModel::overridesFrom(const nlohmann::json& json)
         double v = it->get<double>();
         if (!std::isfinite(v) || v < field.min || v > field.max) continue;
         if (field.integer && v != std::floor(v)) continue;
-        overrides[QLatin1String(field.key)] = field.integer ? QVariant(qint64(v)) : QVariant(v);
+        overrides.emplace_back(field.limit, v);
     }
     return overrides;
 }
@@ -79,7 +80,8 @@ void ConversationSettingsModel::load(qint64 conversationId) {
     QVariantMap overrides;
     if (store_ && conversationId >= 0) {
         try {
-            overrides = overridesFrom(store_->settings(conversationId));
+            for (const auto& [limit, v] : overridesFrom(store_->settings(conversationId)))
+                overrides[QLatin1String(limit->key)] = limit->integer ? QVariant(qint64(v)) : QVariant(v);
         } catch (const std::exception& e) {
             emit errorOccurred(QString::fromUtf8(e.what()));
         }

@@ -2,12 +2,14 @@
 // conversation may override (temperature, top-k, top-p, min-p, repetition
 // penalty, seed, maximum reply tokens). Each row either uses the app default
 // or holds an override, stored in the conversation's settings JSON under the
-// same key as AppSettings::generationSettings(), so the controller's merge
+// same key as its row of generation_limits.h, so the controller's merge
 // applies it to the next reply. Keys it does not know are left untouched.
 //
 // Before the first message there is no conversation yet: overrides made then
 // are kept here and written when the controller attaches the new one.
 #pragma once
+
+#include "generation_settings.h"
 
 #include <QAbstractListModel>
 #include <QVariantMap>
@@ -45,12 +47,13 @@ public:
         const char* hint;
         bool integer;
         double min, max;
+        const GenerationLimit* limit;  // the table row it is
     };
     static const std::vector<Field>& fields();
     // The overrides a conversation's settings JSON holds: only the fields
     // above, only in range (an imported or hand-edited file cannot set the
     // thread count or the context size this way).
-    static QVariantMap overridesFrom(const nlohmann::json& settings);
+    static GenerationOverrides overridesFrom(const nlohmann::json& settings);
 
     explicit ConversationSettingsModel(QObject* parent = nullptr);
     void setStore(store::Store* store) { store_ = store; }
@@ -71,7 +74,7 @@ public:
     Q_INVOKABLE bool setOverrideText(const QString& key, const QString& text);
     Q_INVOKABLE void resetOverride(const QString& key);
     Q_INVOKABLE void resetAll();
-    // The overrides of the shown conversation, keyed as generationSettings().
+    // The overrides of the shown conversation, keyed as generation_limits.h.
     QVariantMap overrides() const { return overrides_; }
     int overrideCount() const { return int(overrides_.size()); }
     QString summary() const;

@@ -57,34 +57,14 @@ double msSince(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-QString stopName(backend::Finish f) {
-    switch (f) {
-    case backend::Finish::Stop: return QStringLiteral("end");
-    case backend::Finish::Length: return QStringLiteral("max");
-    case backend::Finish::Cancelled: return QStringLiteral("cancelled");
-    case backend::Finish::ContextFull: return QStringLiteral("context");
-    case backend::Finish::Incomplete: return QStringLiteral("incomplete");
-    }
-    return {};
-}
-
-// A setting from `s`: its default when absent or not a number, and within
-// its range whatever the settings file says (it can be edited by hand).
-double valueOf(const QVariantMap& s, const GenerationLimit& limit) {
-    bool ok = false;
-    const double v = s.value(QLatin1String(limit.key)).toDouble(&ok);
-    return limit.clamp(ok && std::isfinite(v) ? v : limit.defaultValue);
-}
-
 // The sampling settings of a turn.
-void samplingFrom(const QVariantMap& s, backend::TurnRequest& t) {
-    t.temperature = float(valueOf(s, limits::temperature));
-    t.topK = int32_t(valueOf(s, limits::topK));
-    t.topP = float(valueOf(s, limits::topP));
-    t.minP = float(valueOf(s, limits::minP));
-    t.repeatPenalty = float(valueOf(s, limits::repeatPenalty));
-    const auto seed = int64_t(valueOf(s, limits::seed));
-    t.seed = seed != 0 ? uint64_t(seed) : QRandomGenerator::global()->generate64();
+void samplingFrom(const GenerationSettings& s, backend::TurnRequest& t) {
+    t.temperature = s.temperature;
+    t.topK = s.topK;
+    t.topP = s.topP;
+    t.minP = s.minP;
+    t.repeatPenalty = s.repeatPenalty;
+    t.seed = s.seed != 0 ? uint64_t(s.seed) : QRandomGenerator::global()->generate64();
 }
 
 // The kernel paths measured on this machine (cairn/kernel_calibration.h),
@@ -122,7 +102,11 @@ void calibrateKernels(const QString& cacheFile, ExecContext& ctx) {
 } // namespace
 
 EngineWorker::EngineWorker(QString databasePath, QString kernelCachePath, std::shared_ptr<std::atomic<bool>> cancel)
-    : databasePath_(std::move(databasePath)), kernelCachePath_(std::move(kernelCachePath)), cancel_(std::move(cancel)) {}
+    : databasePath_(std::move(databasePath)), kernelCachePath_(std::move(kernelCachePath)), cancel_(std::move(cancel)) {
+    // Its signals cross threads with these (queued connections copy them).
+    qRegisterMetaType<ReplyStats>();
+    qRegisterMetaType<RestoreKind>();
+}
 
 EngineWorker::~EngineWorker() { shutdown(); }
 
@@ -147,15 +131,15 @@ void EngineWorker::shutdown() {
     sessionConversation_ = -1;
 }
 
-void EngineWorker::applySettings(const QVariantMap& s) {
+void EngineWorker::applySettings(const GenerationSettings& s) {
     // generationSettings() resolved 0 (all cores) already.
-    const int threads = std::max(1, int(valueOf(s, limits::threads)));
+    const int threads = std::max(1, s.threads);
     // Background priority: the UI and its render threads take a core the moment
     // they need one during a long prefill (cairn/exec.h).
     if (!exec_ || exec_->threads() != threads) exec_ = std::make_unique<ExecContext>(threads, ThreadPriority::Background);
-    auto ctx = int64_t(valueOf(s, limits::contextSize));
+    int64_t ctx = s.contextSize;
     if (model_ && model_->info().trainedContext > 0) ctx = std::min(ctx, model_->info().trainedContext);
-    const int64_t chunk = std::min(int64_t(valueOf(s, limits::prefillChunk)), ctx);
+    const int64_t chunk = std::min(s.prefillChunk, ctx);
     if (chunk != chunk_ || ctx != contextSize_) {
         // The session's memory was sized for the old values: rebuild it on next use.
         session_.reset();
@@ -163,11 +147,10 @@ void EngineWorker::applySettings(const QVariantMap& s) {
         chunk_ = chunk;
         contextSize_ = ctx;
     }
-    if (s.contains(QStringLiteral("snapshotBudgetMiB")))
-        db().setSnapshotBudget(uint64_t(valueOf(s, limits::snapshotBudgetMiB)) << 20);
+    db().setSnapshotBudget(uint64_t(s.snapshotBudgetMiB) << 20);
 }
 
-void EngineWorker::loadModel(const QString& path, const QVariantMap& settings) {
+void EngineWorker::loadModel(const QString& path, const GenerationSettings& settings) {
     BusyScope busy(this);
     emit modelLoading(path);
     // Test hook: a load that takes this long, so a test can kill the app while
@@ -232,24 +215,21 @@ void EngineWorker::selectRemote(const QString& id, const QString& baseUrl, const
     restartApiServer();
 }
 
-void EngineWorker::configureApiServer(const QVariantMap& config) {
+void EngineWorker::configureApiServer(const std::optional<LocalServerConfig>& config) {
     apiConfig_ = config;
     restartApiServer();
 }
 
 void EngineWorker::restartApiServer() {
     apiServer_.stop();
-    if (!apiConfig_.value(QStringLiteral("enabled")).toBool()) return emit apiServerState(QStringLiteral("off"), {});
+    if (!apiConfig_) return emit apiServerState(QStringLiteral("off"), {});
     if (!model_)
         return emit apiServerState(QStringLiteral("waiting"),
                                    remote_ ? QStringLiteral("a remote model is picked; the server serves a local one")
                                            : QStringLiteral("no local model is loaded"));
-    LocalServerConfig c;
-    c.host = apiConfig_.value(QStringLiteral("host")).toString().trimmed().toStdString();
-    c.port = apiConfig_.value(QStringLiteral("port")).toInt();
-    c.apiKey = apiConfig_.value(QStringLiteral("apiKey")).toString().toStdString();
+    LocalServerConfig c = *apiConfig_;
     c.modelId = QFileInfo(modelPath_).completeBaseName().toStdString();
-    c.threads = std::clamp(apiConfig_.value(QStringLiteral("threads"), 1).toInt(), 1, kMaxThreads);
+    c.threads = std::clamp(c.threads, 1, kMaxThreads);
     c.contextSize = contextSize_;
     c.chunk = chunk_;
     try {
@@ -265,11 +245,10 @@ void EngineWorker::restartApiServer() {
 }
 
 std::vector<ChatMessage> EngineWorker::chatMessages(qint64 conversationId, std::optional<int64_t> leaf,
-                                                    const QVariantMap& settings) {
+                                                    const GenerationSettings& settings) {
     std::vector<ChatMessage> out;
     auto conv = db().conversation(conversationId);
-    std::string system = conv.systemPrompt.empty() ? settings.value(QStringLiteral("systemPrompt")).toString().toStdString()
-                                                   : conv.systemPrompt;
+    std::string system = conv.systemPrompt.empty() ? settings.systemPrompt.toStdString() : conv.systemPrompt;
     if (!system.empty()) out.push_back({"system", system});
     if (!leaf) return out;
     for (const auto& m : db().pathTo(*leaf)) {
@@ -281,13 +260,12 @@ std::vector<ChatMessage> EngineWorker::chatMessages(qint64 conversationId, std::
     return out;
 }
 
-void EngineWorker::applyThinking(const QVariantMap& settings) {
+void EngineWorker::applyThinking(const GenerationSettings& settings) {
     if (!session_) return;
-    const QVariant v = settings.value(QStringLiteral("thinking"));
-    session_->setThinking(thinkingSwitch_ && v.isValid() ? std::optional<bool>(v.toBool()) : std::nullopt);
+    session_->setThinking(thinkingSwitch_ ? settings.thinking : std::nullopt);
 }
 
-bool EngineWorker::ensureSession(qint64 conversationId, const QVariantMap& settings) {
+bool EngineWorker::ensureSession(qint64 conversationId, const GenerationSettings& settings) {
     if (remote_) return true;  // the server keeps its own state
     if (!model_) {
         emit errorOccurred(QStringLiteral("No model is loaded: pick one in the model picker."));
@@ -299,13 +277,13 @@ bool EngineWorker::ensureSession(qint64 conversationId, const QVariantMap& setti
     return session_ != nullptr;
 }
 
-void EngineWorker::openConversation(qint64 conversationId, const QVariantMap& settings) {
-    if (remote_) return emit conversationReady(conversationId, QStringLiteral("remote"), 0, 0, 0);
+void EngineWorker::openConversation(qint64 conversationId, const GenerationSettings& settings) {
+    if (remote_) return emit conversationReady(conversationId, RestoreKind::Remote, 0, 0, 0);
     if (!model_) return;
     open(conversationId, settings, true);
 }
 
-void EngineWorker::open(qint64 conversationId, const QVariantMap& settings, bool prefillNow) {
+void EngineWorker::open(qint64 conversationId, const GenerationSettings& settings, bool prefillNow) {
     BusyScope busy(this);
     try {
         applySettings(settings);
@@ -315,7 +293,7 @@ void EngineWorker::open(qint64 conversationId, const QVariantMap& settings, bool
             // session still holds the other one until the next reply).
             auto leaf = db().activeLeaf(conversationId);
             const int64_t used = leaf ? int64_t(session_->promptTokens(chatMessages(conversationId, leaf, settings), false).size()) : 0;
-            emit conversationReady(conversationId, QStringLiteral("live"), 0, used, contextSize_);
+            emit conversationReady(conversationId, RestoreKind::Live, 0, used, contextSize_);
             return;
         }
         session_.reset();
@@ -328,7 +306,7 @@ void EngineWorker::open(qint64 conversationId, const QVariantMap& settings, bool
 
         auto leaf = db().activeLeaf(conversationId);
         if (!leaf) {
-            emit conversationReady(conversationId, QStringLiteral("empty"), 0, 0, contextSize_);
+            emit conversationReady(conversationId, RestoreKind::Empty, 0, 0, contextSize_);
             return;
         }
         std::vector<int64_t> ids;
@@ -338,7 +316,7 @@ void EngineWorker::open(qint64 conversationId, const QVariantMap& settings, bool
             try {
                 session_->session().restore(db().snapshotData(best->id));
                 db().touchSnapshot(best->id);
-                emit conversationReady(conversationId, QStringLiteral("snapshot"), msSince(t0),
+                emit conversationReady(conversationId, RestoreKind::Snapshot, msSince(t0),
                                        int64_t(session_->session().tokens().size()), contextSize_);
                 return;
             } catch (const Error& e) {
@@ -350,7 +328,7 @@ void EngineWorker::open(qint64 conversationId, const QVariantMap& settings, bool
         }
         auto prompt = session_->promptTokens(chatMessages(conversationId, leaf, settings), false);
         if (!prefillNow || int64_t(prompt.size()) >= contextSize_) {
-            emit conversationReady(conversationId, QStringLiteral("empty"), 0, 0, contextSize_);
+            emit conversationReady(conversationId, RestoreKind::Empty, 0, 0, contextSize_);
             return;
         }
         const auto t0 = std::chrono::steady_clock::now();
@@ -364,7 +342,7 @@ void EngineWorker::open(qint64 conversationId, const QVariantMap& settings, bool
             session_->session().feed(prompt, *exec_, progress);
         } catch (const Cancelled&) {
         }
-        emit conversationReady(conversationId, QStringLiteral("prefill"), msSince(t0),
+        emit conversationReady(conversationId, RestoreKind::Prefill, msSince(t0),
                                int64_t(session_->session().tokens().size()), contextSize_);
     } catch (const std::exception& e) {
         session_.reset();
@@ -373,7 +351,7 @@ void EngineWorker::open(qint64 conversationId, const QVariantMap& settings, bool
     }
 }
 
-void EngineWorker::send(qint64 conversationId, const QString& text, const QVariantMap& settings) {
+void EngineWorker::send(qint64 conversationId, const QString& text, const GenerationSettings& settings) {
     try {
         auto parent = db().activeLeaf(conversationId);
         // Committed before anything else can fail: the user's words are never lost.
@@ -391,7 +369,7 @@ void EngineWorker::send(qint64 conversationId, const QString& text, const QVaria
     }
 }
 
-void EngineWorker::regenerate(qint64 conversationId, qint64 messageId, const QVariantMap& settings) {
+void EngineWorker::regenerate(qint64 conversationId, qint64 messageId, const GenerationSettings& settings) {
     try {
         auto m = db().message(messageId);
         if (m.role != store::Role::Assistant || !m.parentId) throw Error("regenerate", "not an assistant reply");
@@ -404,7 +382,7 @@ void EngineWorker::regenerate(qint64 conversationId, qint64 messageId, const QVa
     }
 }
 
-void EngineWorker::continueReply(qint64 conversationId, qint64 messageId, const QVariantMap& settings) {
+void EngineWorker::continueReply(qint64 conversationId, qint64 messageId, const GenerationSettings& settings) {
     try {
         auto m = db().message(messageId);
         if (m.role != store::Role::Assistant || !m.parentId || m.complete)
@@ -420,7 +398,7 @@ void EngineWorker::continueReply(qint64 conversationId, qint64 messageId, const 
     }
 }
 
-void EngineWorker::editMessage(qint64 conversationId, qint64 messageId, const QString& text, const QVariantMap& settings) {
+void EngineWorker::editMessage(qint64 conversationId, qint64 messageId, const QString& text, const GenerationSettings& settings) {
     try {
         auto m = db().message(messageId);
         if (m.role != store::Role::User) throw Error("edit", "only user messages can be edited");
@@ -433,13 +411,13 @@ void EngineWorker::editMessage(qint64 conversationId, qint64 messageId, const QS
     }
 }
 
-bool EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parentId, const QVariantMap& settings,
+bool EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parentId, const GenerationSettings& settings,
                             std::optional<int64_t> continueId) {
     BusyScope busy(this);
     applyThinking(settings);
     auto messages = chatMessages(conversationId, parentId, settings);
-    const auto maxTokens = int64_t(valueOf(settings, limits::maxTokens));
-    const bool dropOldest = settings.value(QStringLiteral("dropOldestTurns")).toBool();
+    const int64_t maxTokens = settings.maxTokens;
+    const bool dropOldest = settings.dropOldestTurns;
 
     // Context overflow: the prompt plus some room to answer must fit (a
     // remote server checks its own context and says so).
@@ -580,23 +558,22 @@ bool EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
     const std::string storedAnswer = raw.substr(storedReasoning.size());
     showText({storedReasoning, storedAnswer, false});
 
-    QVariantMap stats;
-    stats[QStringLiteral("promptTokens")] = qint64(r.promptTokens.value_or(0));
-    stats[QStringLiteral("reusedTokens")] = qint64(r.cachedTokens.value_or(0));
-    stats[QStringLiteral("prefilledTokens")] = qint64(r.prefilledTokens);
-    stats[QStringLiteral("generatedTokens")] = qint64(r.completionTokens.value_or(0));
-    stats[QStringLiteral("prefillMs")] = r.prefillMs;
-    stats[QStringLiteral("decodeMs")] = r.decodeMs;
-    stats[QStringLiteral("stop")] = stopName(r.finish);
-    stats[QStringLiteral("contextUsed")] = session_ ? qint64(session_->session().tokens().size()) : 0;
-    stats[QStringLiteral("remote")] = remote_ != nullptr;
-    stats[QStringLiteral("contextSize")] = qint64(contextSize_);
-    stats[QStringLiteral("droppedTurns")] = dropped;
-    stats[QStringLiteral("fallbackTemplate")] = r.usedFallbackTemplate;
-    stats[QStringLiteral("templateNote")] = QString::fromStdString(r.templateNote);
-    QString note = QString::fromStdString(r.note);
-    if (dropped > 0) note = QStringLiteral("The oldest %1 turn(s) were left out to fit the context.").arg(dropped);
-    stats[QStringLiteral("note")] = note;
+    ReplyStats stats;
+    stats.promptTokens = r.promptTokens.value_or(0);
+    stats.reusedTokens = r.cachedTokens.value_or(0);
+    stats.prefilledTokens = r.prefilledTokens;
+    stats.generatedTokens = r.completionTokens.value_or(0);
+    stats.prefillMs = r.prefillMs;
+    stats.decodeMs = r.decodeMs;
+    stats.stop = r.finish;
+    stats.contextUsed = session_ ? int64_t(session_->session().tokens().size()) : 0;
+    stats.remote = remote_ != nullptr;
+    stats.contextSize = contextSize_;
+    stats.droppedTurns = dropped;
+    stats.fallbackTemplate = r.usedFallbackTemplate;
+    stats.templateNote = QString::fromStdString(r.templateNote);
+    stats.note = dropped > 0 ? QStringLiteral("The oldest %1 turn(s) were left out to fit the context.").arg(dropped)
+                             : QString::fromStdString(r.note);
 
     if (r.finish == backend::Finish::Cancelled && raw.empty()) {
         // Stopped before any text: kept unfinished (complete = 0), so the view

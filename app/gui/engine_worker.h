@@ -9,9 +9,8 @@
 #include <QElapsedTimer>
 #include <QObject>
 #include <QString>
-#include <QVariantMap>
 
-#include "generation_limits.h"
+#include "generation_settings.h"
 #include "local_api_server.h"
 
 #include "cairn/kernel_calibration.h"
@@ -59,25 +58,26 @@ public:
     static void setKernelMeasure(KernelMeasure measure);
 
 public slots:
-    void loadModel(const QString& path, const QVariantMap& settings);
+    void loadModel(const QString& path, const GenerationSettings& settings);
     // Replies go to an OpenAI-compatible server instead (no local model, no
     // snapshots: the state lives on the server). `id` names it like a path.
     void selectRemote(const QString& id, const QString& baseUrl, const QString& apiKey, const QString& model);
-    // The "Local API server" setting: enabled, host, port, apiKey, threads.
-    // It serves the loaded local model, and follows it when another is loaded.
-    void configureApiServer(const QVariantMap& config);
+    // The "Local API server" setting (nothing: off; its host, port, key and
+    // threads). It serves the loaded local model, and follows it when another
+    // is loaded (the model's name, context and chunk are the worker's).
+    void configureApiServer(const std::optional<LocalServerConfig>& config);
     // Brings the engine to the conversation's active branch: restores its
     // snapshot when one matches the model, else prefills with progress.
-    void openConversation(qint64 conversationId, const QVariantMap& settings);
+    void openConversation(qint64 conversationId, const GenerationSettings& settings);
     // Adds a user message under the active leaf and replies to it.
-    void send(qint64 conversationId, const QString& text, const QVariantMap& settings);
+    void send(qint64 conversationId, const QString& text, const GenerationSettings& settings);
     // A new sibling of the assistant message `messageId`.
-    void regenerate(qint64 conversationId, qint64 messageId, const QVariantMap& settings);
+    void regenerate(qint64 conversationId, qint64 messageId, const GenerationSettings& settings);
     // Continue: the interrupted reply `messageId` goes on after its stored text
     // (the same message; only what the session does not hold is prefilled).
-    void continueReply(qint64 conversationId, qint64 messageId, const QVariantMap& settings);
+    void continueReply(qint64 conversationId, qint64 messageId, const GenerationSettings& settings);
     // A new sibling of the user message `messageId` with `text` (a branch), then a reply.
-    void editMessage(qint64 conversationId, qint64 messageId, const QString& text, const QVariantMap& settings);
+    void editMessage(qint64 conversationId, qint64 messageId, const QString& text, const GenerationSettings& settings);
     // Drops the model and the store connection (before the thread quits).
     void shutdown();
 
@@ -97,11 +97,10 @@ signals:
     void replyText(qint64 messageId, const QString& text, const QString& reasoning, bool thinking, qint64 reasoningMs);
     // While a reply streams: the tokens its conversation holds now.
     void contextUsed(qint64 conversationId, qint64 tokens);
-    // stats: promptTokens, reusedTokens, prefilledTokens, generatedTokens,
-    // prefillMs, decodeMs, stop ("end", "max", "cancelled", "context"), contextUsed, contextSize, note
-    void replyFinished(qint64 conversationId, qint64 messageId, const QVariantMap& stats);
-    // how: "snapshot" (ms = restore time), "prefill" (ms = prefill time), "empty"
-    void conversationReady(qint64 conversationId, const QString& how, double ms, qint64 tokens, qint64 contextSize);
+    void replyFinished(qint64 conversationId, qint64 messageId, const cairn::app::ReplyStats& stats);
+    // ms: the restore time (Snapshot) or the prefill time (Prefill), else 0.
+    void conversationReady(qint64 conversationId, cairn::app::RestoreKind how, double ms, qint64 tokens,
+                           qint64 contextSize);
     void errorOccurred(const QString& message);
     void busyChanged(bool busy);
     // A remote reply failed before any text: the user message `text` was taken
@@ -112,17 +111,17 @@ signals:
 
 private:
     store::Store& db();
-    void applySettings(const QVariantMap& settings);
-    bool ensureSession(qint64 conversationId, const QVariantMap& settings);
+    void applySettings(const GenerationSettings& settings);
+    bool ensureSession(qint64 conversationId, const GenerationSettings& settings);
     // openConversation's work; without prefillNow the next reply prefills (one progress run, one set of figures).
-    void open(qint64 conversationId, const QVariantMap& settings, bool prefillNow);
-    std::vector<ChatMessage> chatMessages(qint64 conversationId, std::optional<int64_t> leaf, const QVariantMap& settings);
+    void open(qint64 conversationId, const GenerationSettings& settings, bool prefillNow);
+    std::vector<ChatMessage> chatMessages(qint64 conversationId, std::optional<int64_t> leaf, const GenerationSettings& settings);
     // False when a remote reply failed before any text (the error was emitted).
     // `continueId`: the interrupted reply to continue instead of adding a new one.
-    bool generate(qint64 conversationId, std::optional<int64_t> parentId, const QVariantMap& settings,
+    bool generate(qint64 conversationId, std::optional<int64_t> parentId, const GenerationSettings& settings,
                   std::optional<int64_t> continueId = std::nullopt);
-    // The per-chat "Thinking" switch (settings "thinking") as the template variable.
-    void applyThinking(const QVariantMap& settings);
+    // The per-chat "Thinking" switch as the template variable.
+    void applyThinking(const GenerationSettings& settings);
     void restartApiServer();
     // The snapshot's id, or nothing when it was not stored (over the budget, an error).
     std::optional<int64_t> saveSnapshot(qint64 conversationId, qint64 messageId);
@@ -143,7 +142,7 @@ private:
     int64_t chunk_ = 64;
     std::unique_ptr<backend::RemoteBackend> remote_;  // set: replies go to a server, model_ is empty
     LocalApiServer apiServer_;
-    QVariantMap apiConfig_;
+    std::optional<LocalServerConfig> apiConfig_;  // nothing: off
 };
 
 } // namespace cairn::app

@@ -73,8 +73,8 @@ private slots:
             QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, 30000);
             QTRY_COMPARE_WITH_TIMEOUT(list->property("count").toInt(), 2, 5000);
             conversation = app.controller->currentConversation();
-            const auto stats = finished[0][2].toMap();
-            firstPrompt = stats.value(QStringLiteral("promptTokens")).toLongLong();
+            const auto stats = finished[0][2].value<app::ReplyStats>();
+            firstPrompt = stats.promptTokens;
             ChatRendering rendering;
             const auto ids = expected.promptTokens({{"user", first}}, true, &rendering);
             QVERIFY2(!rendering.usedFallback, rendering.fallbackReason.c_str());
@@ -95,14 +95,14 @@ private slots:
         QSignalSpy ready(app.controller.get(), &app::ChatController::conversationReady);
         app.controller->openConversation(conversation);
         QVERIFY(ready.wait(20000));
-        QCOMPARE(ready[0][1].toString(), QStringLiteral("snapshot"));
+        QCOMPARE(ready[0][1].value<app::RestoreKind>(), app::RestoreKind::Snapshot);
         QSignalSpy finished(app.controller.get(), &app::ChatController::replyFinished);
         app.controller->send(QStringLiteral("And the highest one in Africa?"));
         QVERIFY(finished.wait(30000));
-        const auto stats = finished[0][2].toMap();
-        const qint64 prompt = stats.value(QStringLiteral("promptTokens")).toLongLong();
-        const qint64 reused = stats.value(QStringLiteral("reusedTokens")).toLongLong();
-        QCOMPARE(reused + stats.value(QStringLiteral("prefilledTokens")).toLongLong(), prompt);
+        const auto stats = finished[0][2].value<app::ReplyStats>();
+        const qint64 prompt = stats.promptTokens;
+        const qint64 reused = stats.reusedTokens;
+        QCOMPARE(reused + stats.prefilledTokens, prompt);
         QVERIFY2(reused >= firstPrompt, qPrintable(QStringLiteral("reused %1 of the first %2").arg(reused).arg(firstPrompt)));
     }
 };

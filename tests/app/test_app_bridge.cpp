@@ -86,21 +86,21 @@ private slots:
         QCOMPARE(events.last(), QStringLiteral("finished"));
         QVERIFY(!c->generating());
 
-        auto stats = finished[0][2].toMap();
-        QVERIFY(stats.value(QStringLiteral("promptTokens")).toLongLong() >= 300);
-        QCOMPARE(stats.value(QStringLiteral("prefilledTokens")).toLongLong(),
-                 stats.value(QStringLiteral("promptTokens")).toLongLong());
+        auto stats = finished[0][2].value<ReplyStats>();
+        QVERIFY(stats.promptTokens >= 300);
+        QCOMPARE(stats.prefilledTokens,
+                 stats.promptTokens);
         // The streamed text is what was stored.
         store::Store db(c->paths().databasePath().toStdString());
         auto msg = db.message(finished[0][1].toLongLong());
         QVERIFY(msg.complete);
         QCOMPARE(c->messages()->contentAt(1), QString::fromStdString(msg.content));
-        QCOMPARE(msg.stats.tokenCount, stats.value(QStringLiteral("generatedTokens")).toLongLong());
+        QCOMPARE(msg.stats.tokenCount, stats.generatedTokens);
         QVERIFY(!c->speedText().isEmpty());
         // The tiny model has no chat template: the model note says so.
         QVERIFY(c->modelNote().contains(QStringLiteral("ChatML")));
         // Streaming is coalesced: at most one text update per interval (plus the final one).
-        const double replyMs = stats.value(QStringLiteral("prefillMs")).toDouble() + stats.value(QStringLiteral("decodeMs")).toDouble();
+        const double replyMs = stats.prefillMs + stats.decodeMs;
         QVERIFY(events.count(QStringLiteral("text")) <= int(replyMs / EngineWorker::kStreamIntervalMs) + 2);
         QCOMPARE(c->contextSize(), 4096);
         QVERIFY(c->contextUsed() > 300);
@@ -141,9 +141,9 @@ private slots:
         c->send(longText(3000));
         QVERIFY(finished.wait(60000));
         timer.stop();
-        auto stats = finished[0][2].toMap();
-        QCOMPARE(stats.value(QStringLiteral("stop")).toString(), QStringLiteral("cancelled"));
-        QCOMPARE(stats.value(QStringLiteral("generatedTokens")).toLongLong(), 0);
+        auto stats = finished[0][2].value<ReplyStats>();
+        QCOMPARE(stats.stop, backend::Finish::Cancelled);
+        QCOMPARE(stats.generatedTokens, 0);
         QVERIFY(stopped);
         QVERIFY2(lastDone < total, qPrintable(QStringLiteral("%1 of %2").arg(lastDone).arg(total)));
         QVERIFY(ticks >= 3);
@@ -186,11 +186,10 @@ private slots:
         QSignalSpy finished(c.get(), &ChatController::replyFinished);
         c->send(longText(400));
         QVERIFY(finished.wait(60000));
-        auto stats = finished[0][2].toMap();
-        const QString stop = stats.value(QStringLiteral("stop")).toString();
-        if (stop == QStringLiteral("end")) QSKIP("the model ended its reply before Stop arrived");
-        QCOMPARE(stop, QStringLiteral("cancelled"));
-        const qint64 generated = stats.value(QStringLiteral("generatedTokens")).toLongLong();
+        auto stats = finished[0][2].value<ReplyStats>();
+        if (stats.stop == backend::Finish::Stop) QSKIP("the model ended its reply before Stop arrived");
+        QCOMPARE(stats.stop, backend::Finish::Cancelled);
+        const qint64 generated = stats.generatedTokens;
         QVERIFY(generated > 0);
         QVERIFY(generated < 3000);
         // The partial reply is committed, complete, with what was generated.
@@ -474,7 +473,7 @@ private slots:
         QVERIFY(finished.wait(20000));
         c->openConversation(conv);
         QVERIFY(ready.wait(20000));
-        QCOMPARE(ready.last()[1].toString(), QStringLiteral("snapshot"));
+        QCOMPARE(ready.last()[1].value<RestoreKind>(), RestoreKind::Snapshot);
         QCOMPARE(c->contextUsed(), used);
 
         c->newChat();
@@ -484,7 +483,7 @@ private slots:
         QSignalSpy progress(c->worker(), &EngineWorker::prefillProgress);
         c->openConversation(conv);
         QVERIFY(ready.wait(20000));
-        QCOMPARE(ready.last()[1].toString(), QStringLiteral("prefill"));
+        QCOMPARE(ready.last()[1].value<RestoreKind>(), RestoreKind::Prefill);
         QVERIFY(progress.count() >= 2);
         QVERIFY(c->resumeNote().startsWith(QStringLiteral("Read the conversation")));
         QCOMPARE(int(c->store().messages(conv).size()), 2);
@@ -504,40 +503,39 @@ private slots:
             QVERIFY(o->setOverride(QStringLiteral("temperature"), 0));
             c->setConversationSystemPrompt(QStringLiteral("Answer in one word."));
             QCOMPARE(c->conversationSystemPrompt(), QStringLiteral("Answer in one word."));
-            QCOMPARE(c->generationSettings().value(QStringLiteral("maxTokens")).toInt(), 24);  // no conversation yet
+            QCOMPARE(c->generationSettings().maxTokens, 24);  // no conversation yet
             QSignalSpy finished(c.get(), &ChatController::replyFinished);
             c->send(QStringLiteral("short answers please"));
             QVERIFY(finished.wait(20000));
             conv = c->currentConversation();
             QCOMPARE(c->store().settings(conv).value("maxTokens", 0), 3);
             QCOMPARE(c->store().conversation(conv).systemPrompt, std::string("Answer in one word."));
-            auto stats = finished.last()[2].toMap();
-            QCOMPARE(stats.value(QStringLiteral("generatedTokens")).toLongLong(), 3);
-            QCOMPARE(stats.value(QStringLiteral("stop")).toString(), QStringLiteral("max"));
+            auto stats = finished.last()[2].value<ReplyStats>();
+            QCOMPARE(stats.generatedTokens, 3);
+            QCOMPARE(stats.stop, backend::Finish::Length);
             // A new chat starts from the defaults.
             c->newChat();
             QCOMPARE(c->conversationSettings()->overrideCount(), 0);
             QVERIFY(c->conversationSystemPrompt().isEmpty());
-            QCOMPARE(c->generationSettings().value(QStringLiteral("maxTokens")).toInt(), 24);
+            QCOMPARE(c->generationSettings().maxTokens, 24);
         }
         auto c = makeController(QStringLiteral("overrides"));
         QVERIFY(waitReady(*c));
         c->openConversation(conv);
         QCOMPARE(c->conversationSettings()->overrideCount(), 2);
         auto g = c->generationSettings();
-        QCOMPARE(g.value(QStringLiteral("maxTokens")).toInt(), 3);
-        QCOMPARE(g.value(QStringLiteral("temperature")).toDouble(), 0.0);
-        QCOMPARE(g.value(QStringLiteral("topK")).toInt(), c->settings()->topK());  // not overridden
+        QCOMPARE(g.maxTokens, 3);
+        QCOMPARE(g.temperature, 0.0f);
+        QCOMPARE(g.topK, c->settings()->topK());  // not overridden
 
         QSignalSpy finished(c.get(), &ChatController::replyFinished);
         c->conversationSettings()->resetOverride(QStringLiteral("maxTokens"));
         QVERIFY(!c->store().settings(conv).contains("maxTokens"));
-        QCOMPARE(c->generationSettings().value(QStringLiteral("maxTokens")).toInt(), 24);
+        QCOMPARE(c->generationSettings().maxTokens, 24);
         c->send(QStringLiteral("now a longer one"));
         QVERIFY(finished.wait(20000));
-        auto stats = finished.last()[2].toMap();
-        QVERIFY2(stats.value(QStringLiteral("generatedTokens")).toLongLong() > 3,
-                 qPrintable(stats.value(QStringLiteral("stop")).toString()));
+        auto stats = finished.last()[2].value<ReplyStats>();
+        QVERIFY2(stats.generatedTokens > 3, qPrintable(QString::number(int(stats.stop))));
     }
 
     // Only the sampling fields, in range, come from a conversation's stored
@@ -551,9 +549,10 @@ private slots:
         c->openConversation(conv);
         const auto mine = c->settings()->generationSettings();
         const auto g = c->generationSettings();
-        for (const char* key : {"threads", "contextSize", "snapshotBudgetMiB", "temperature", "seed", "maxTokens"})
-            QCOMPARE(g.value(QLatin1String(key)), mine.value(QLatin1String(key)));
-        QCOMPARE(g.value(QStringLiteral("topK")).toInt(), 3);
+        for (const GenerationLimit* l : {&limits::threads, &limits::contextSize, &limits::snapshotBudgetMiB,
+                                         &limits::temperature, &limits::seed, &limits::maxTokens})
+            QCOMPARE(g.value(*l), mine.value(*l));
+        QCOMPARE(g.topK, 3);
         QCOMPARE(c->conversationSettings()->overrideCount(), 1);
     }
 
@@ -570,7 +569,7 @@ private slots:
         QSignalSpy finished(c.get(), &ChatController::replyFinished);
         c->send(QStringLiteral("still fine?"));
         QVERIFY(finished.wait(20000));
-        QVERIFY(finished.last()[2].toMap().value(QStringLiteral("generatedTokens")).toLongLong() > 0);
+        QVERIFY(finished.last()[2].value<ReplyStats>().generatedTokens > 0);
     }
 
     // Pin and unpin from the controller (the sidebar's action).
@@ -716,9 +715,9 @@ private slots:
         QVERIFY(finished.wait(30000));
         c->send(longText(250));
         QVERIFY(finished.wait(30000));
-        auto stats = finished.last()[2].toMap();
-        QVERIFY(stats.value(QStringLiteral("droppedTurns")).toInt() >= 1);
-        QVERIFY(stats.value(QStringLiteral("promptTokens")).toLongLong() < 512);
+        auto stats = finished.last()[2].value<ReplyStats>();
+        QVERIFY(stats.droppedTurns >= 1);
+        QVERIFY(stats.promptTokens < 512);
     }
 };
 

@@ -229,8 +229,8 @@ private slots:
             QCOMPARE(input->property("text").toString(), QString());
             conversation = app.controller->currentConversation();
             QVERIFY(conversation >= 0);
-            auto stats = finished[0][2].toMap();
-            firstPrompt = stats.value(QStringLiteral("promptTokens")).toLongLong();
+            auto stats = finished[0][2].value<ReplyStats>();
+            firstPrompt = stats.promptTokens;
             firstReply = app.controller->messages()->contentAt(1);
             QVERIFY(!firstReply.isEmpty());
 
@@ -252,7 +252,7 @@ private slots:
         QSignalSpy ready(app.controller.get(), &ChatController::conversationReady);
         app.controller->openConversation(conversation);
         QVERIFY(ready.wait(20000));
-        QCOMPARE(ready[0][1].toString(), QStringLiteral("snapshot"));
+        QCOMPARE(ready[0][1].value<RestoreKind>(), RestoreKind::Snapshot);
         QVERIFY(app.controller->resumeNote().startsWith(QStringLiteral("Resumed from snapshot in")));
         auto* list = app.find<QQuickItem>("messageList");
         QCOMPARE(list->property("count").toInt(), 2);
@@ -261,10 +261,10 @@ private slots:
         QSignalSpy finished(app.controller.get(), &ChatController::replyFinished);
         app.controller->send(QStringLiteral("And a second question."));
         QVERIFY(finished.wait(30000));
-        auto stats = finished[0][2].toMap();
-        const qint64 prompt = stats.value(QStringLiteral("promptTokens")).toLongLong();
-        const qint64 reused = stats.value(QStringLiteral("reusedTokens")).toLongLong();
-        const qint64 prefilled = stats.value(QStringLiteral("prefilledTokens")).toLongLong();
+        auto stats = finished[0][2].value<ReplyStats>();
+        const qint64 prompt = stats.promptTokens;
+        const qint64 reused = stats.reusedTokens;
+        const qint64 prefilled = stats.prefilledTokens;
         QCOMPARE(reused + prefilled, prompt);
         // A fresh engine would have computed everything; from the snapshot at
         // least the whole first prompt was reused and only what follows it was
@@ -457,9 +457,9 @@ private slots:
         tick.start();
         QVERIFY(finished.wait(120000));
         tick.stop();
-        const QVariantMap stats = finished.first().at(2).toMap();
-        const double prefillMs = stats.value(QStringLiteral("prefillMs")).toDouble();
-        QVERIFY(stats.value(QStringLiteral("prefilledTokens")).toLongLong() > 6000);
+        const ReplyStats stats = finished.first().at(2).value<ReplyStats>();
+        const double prefillMs = stats.prefillMs;
+        QVERIFY(stats.prefilledTokens > 6000);
         qInfo("prefill %.0f ms, worst UI gap %lld ms, %d progress updates", prefillMs, worst, progressUpdates);
         QVERIFY2(worst < 1000, qPrintable(QString::number(worst)));
 #if defined(__linux__)
@@ -600,7 +600,7 @@ private slots:
 
         app.controller->send(QStringLiteral("second"));
         QVERIFY(finished.wait(30000));
-        QCOMPARE(finished.last()[2].toMap().value(QStringLiteral("generatedTokens")).toLongLong(), 2);
+        QCOMPARE(finished.last()[2].value<ReplyStats>().generatedTokens, 2);
 
         QQuickItem* reset = findItem(row, QStringLiteral("reset"));
         QVERIFY(reset && reset->isEnabled());

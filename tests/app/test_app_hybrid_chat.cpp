@@ -35,9 +35,8 @@ struct TurnStats {
     qint64 prompt = 0, reused = 0, prefilled = 0, generated = 0;
 };
 
-TurnStats statsOf(const QVariantMap& s) {
-    return {s.value(QStringLiteral("promptTokens")).toLongLong(), s.value(QStringLiteral("reusedTokens")).toLongLong(),
-            s.value(QStringLiteral("prefilledTokens")).toLongLong(), s.value(QStringLiteral("generatedTokens")).toLongLong()};
+TurnStats statsOf(const ReplyStats& s) {
+    return {s.promptTokens, s.reusedTokens, s.prefilledTokens, s.generatedTokens};
 }
 
 QString describe(const char* what, const TurnStats& t) {
@@ -53,7 +52,7 @@ QString describe(const char* what, const TurnStats& t) {
 TurnStats nextReply(QSignalSpy& finished) {
     const int before = finished.count();
     if (!QTest::qWaitFor([&] { return finished.count() > before; }, 60000)) return {-1, -1, -1, -1};
-    const TurnStats t = statsOf(finished.last()[2].toMap());
+    const TurnStats t = statsOf(finished.last()[2].value<ReplyStats>());
     qInfo("prompt %lld, reused %lld, prefilled %lld", t.prompt, t.reused, t.prefilled);
     return t;
 }
@@ -153,7 +152,7 @@ private slots:
         QSignalSpy ready(app.controller.get(), &ChatController::conversationReady);
         app.controller->openConversation(conversation);
         QVERIFY(ready.wait(30000));
-        QCOMPARE(ready[0][1].toString(), QStringLiteral("snapshot"));
+        QCOMPARE(ready[0][1].value<RestoreKind>(), RestoreKind::Snapshot);
         QSignalSpy finished(app.controller.get(), &ChatController::replyFinished);
         app.controller->send(QStringLiteral("A third one after the restart."));
         const TurnStats third = nextReply(finished);

@@ -331,11 +331,12 @@ private slots:
         QCOMPARE(s.theme(), QStringLiteral("dark"));
         QCOMPARE(s.modelFolders(), (QStringList{QStringLiteral("/a"), QStringLiteral("/b")}));
         QVERIFY(s.dropOldestTurns());
-        auto g = s.generationSettings({{QStringLiteral("temperature"), 0.5}, {QStringLiteral("unknown"), 1}});
-        QCOMPARE(g.value(QStringLiteral("temperature")).toDouble(), 0.5);
-        QCOMPARE(g.value(QStringLiteral("contextSize")).toInt(), 1024);
-        QVERIFY(!g.contains(QStringLiteral("unknown")));
-        QVERIFY(g.value(QStringLiteral("threads")).toInt() >= 1);
+        auto g = s.generationSettings({{&limits::temperature, 0.5}, {&limits::topK, 1e9}});
+        QCOMPARE(g.temperature, 0.5f);
+        QCOMPARE(g.topK, int32_t(limits::topK.max));  // clamped to its range
+        QCOMPARE(g.contextSize, 1024);
+        QVERIFY(g.dropOldestTurns);
+        QVERIFY(g.threads >= 1);
     }
 
     // The one table of generation settings: the app's defaults are the
@@ -353,17 +354,18 @@ private slots:
         QCOMPARE(s.temperature(), 0.8);  // as a user would type it, not 0.800000011920929
         QCOMPARE(s.prefillChunk(), int(kDefaultPrefillChunk));
 
-        const QVariantMap g = s.generationSettings();
-        const QVariantMap limits = AppSettings::generationLimits();
-        QCOMPARE(limits.size(), 11);
-        for (auto it = limits.begin(); it != limits.end(); ++it) {
-            QVERIFY2(g.contains(it.key()), qPrintable(it.key()));
+        const GenerationSettings g = s.generationSettings();
+        const QVariantMap table = AppSettings::generationLimits();
+        QCOMPARE(table.size(), 11);
+        for (const GenerationLimit* limit : limits::all)  // each a field with its default (threads: resolved)
+            if (limit != &limits::threads) QCOMPARE(g.value(*limit), limit->defaultValue);
+        for (auto it = table.begin(); it != table.end(); ++it) {
             const QVariantMap l = it.value().toMap();
             QVERIFY(l.value(QStringLiteral("min")).toDouble() <= l.value(QStringLiteral("defaultValue")).toDouble());
             QVERIFY(l.value(QStringLiteral("defaultValue")).toDouble() <= l.value(QStringLiteral("max")).toDouble());
         }
         for (const auto& f : ConversationSettingsModel::fields()) {
-            const QVariantMap l = limits.value(QLatin1String(f.key)).toMap();
+            const QVariantMap l = table.value(QLatin1String(f.key)).toMap();
             QCOMPARE(f.min, l.value(QStringLiteral("min")).toDouble());
             QCOMPARE(f.max, l.value(QStringLiteral("max")).toDouble());
             QCOMPARE(f.integer, l.value(QStringLiteral("integer")).toBool());

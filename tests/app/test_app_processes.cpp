@@ -139,7 +139,7 @@ private slots:
         QSignalSpy ready(app.controller.get(), &ChatController::conversationReady);
         app.controller->openConversation(conversation);
         QTRY_VERIFY_WITH_TIMEOUT(!ready.isEmpty(), 20000);
-        QCOMPARE(ready[0][1].toString(), QStringLiteral("snapshot"));
+        QCOMPARE(ready[0][1].value<RestoreKind>(), RestoreKind::Snapshot);
         MessageListModel* m = app.controller->messages();
         QCOMPARE(m->rowCount(), 2);
         QVERIFY(!m->data(m->index(1), MessageListModel::CompleteRole).toBool());
@@ -157,14 +157,14 @@ private slots:
         if (continueIt) {
             QMetaObject::invokeMethod(cont, "clicked");
             QVERIFY(finished.wait(30000));
-            const auto stats = finished[0][2].toMap();
+            const auto stats = finished[0][2].value<ReplyStats>();
             // The session holds the prompt (from its snapshot): only the partial reply is read.
             const auto engineModel = Model::load(model.toStdString());
             const auto partialIds = engineModel->tokenizer().encode(
                 partialReply, false, std::vector<TextSpan>{{0, partialReply.size()}});
-            const qint64 prompt = stats.value(QStringLiteral("promptTokens")).toLongLong();
-            QCOMPARE(stats.value(QStringLiteral("prefilledTokens")).toLongLong(), qint64(partialIds.size()));
-            QCOMPARE(stats.value(QStringLiteral("reusedTokens")).toLongLong(), prompt - qint64(partialIds.size()));
+            const qint64 prompt = stats.promptTokens;
+            QCOMPARE(stats.prefilledTokens, qint64(partialIds.size()));
+            QCOMPARE(stats.reusedTokens, prompt - qint64(partialIds.size()));
             QVERIFY(prompt - qint64(partialIds.size()) > 600);
             // The same message, now complete, starting with the stored text.
             QCOMPARE(m->rowCount(), 2);
@@ -179,11 +179,11 @@ private slots:
         }
         QMetaObject::invokeMethod(retry, "clicked");
         QVERIFY(finished.wait(30000));
-        const auto stats = finished[0][2].toMap();
-        const qint64 prompt = stats.value(QStringLiteral("promptTokens")).toLongLong();
+        const auto stats = finished[0][2].value<ReplyStats>();
+        const qint64 prompt = stats.promptTokens;
         QVERIFY(prompt > 600);
-        QCOMPARE(stats.value(QStringLiteral("prefilledTokens")).toLongLong(), 0);
-        QCOMPARE(stats.value(QStringLiteral("reusedTokens")).toLongLong(), prompt);
+        QCOMPARE(stats.prefilledTokens, 0);
+        QCOMPARE(stats.reusedTokens, prompt);
         // The cut-off reply stays, as a sibling of the new one.
         QCOMPARE(m->rowCount(), 2);
         QCOMPARE(m->data(m->index(1), MessageListModel::SiblingCountRole).toInt(), 2);

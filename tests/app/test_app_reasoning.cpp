@@ -143,7 +143,7 @@ private slots:
         QSignalSpy finished(app.controller.get(), &ChatController::replyFinished);
         app.controller->send(QStringLiteral("And 3 + 4?"));
         QVERIFY(finished.wait(30000));
-        QCOMPARE(finished[0][2].toMap().value(QStringLiteral("promptTokens")).toLongLong(), qint64(ids.size()));
+        QCOMPARE(finished[0][2].value<ReplyStats>().promptTokens, qint64(ids.size()));
 
         // Thinking off for this chat (kept with it): regenerating the reply renders
         // the template's empty reasoning block after the same prompt, which is reused.
@@ -158,10 +158,10 @@ private slots:
         QVERIFY(rendering.text.ends_with("<|im_start|>assistant\n<think>\n\n</think>\n\n"));
         app.controller->regenerate(m->lastMessageId());
         QVERIFY(finished.wait(30000));
-        const auto stats = finished[1][2].toMap();
-        QCOMPARE(stats.value(QStringLiteral("promptTokens")).toLongLong(), qint64(offIds.size()));
-        QCOMPARE(stats.value(QStringLiteral("reusedTokens")).toLongLong(), qint64(ids.size()));
-        QCOMPARE(stats.value(QStringLiteral("prefilledTokens")).toLongLong(), qint64(offIds.size() - ids.size()));
+        const auto stats = finished[1][2].value<ReplyStats>();
+        QCOMPARE(stats.promptTokens, qint64(offIds.size()));
+        QCOMPARE(stats.reusedTokens, qint64(ids.size()));
+        QCOMPARE(stats.prefilledTokens, qint64(offIds.size() - ids.size()));
     }
 
     void promptThatOpensReasoningStreamsAsThinking() {
@@ -190,7 +190,7 @@ private slots:
         QSignalSpy finished(app.controller.get(), &ChatController::replyFinished);
         app.controller->send(QStringLiteral("Hi"));
         QVERIFY(finished.wait(30000));
-        QVERIFY(finished[0][2].toMap().value(QStringLiteral("generatedTokens")).toLongLong() > 0);
+        QVERIFY(finished[0][2].value<ReplyStats>().generatedTokens > 0);
         QVERIFY(thinkingSeen);
         QVERIFY(!answerSeen);
         store::Store db(paths.databasePath().toStdString());

@@ -368,7 +368,7 @@ private slots:
         QCOMPARE(path.size(), size_t(2));
         QCOMPARE(path[1].content, std::string("Half a reply"));
         QVERIFY(!path[1].complete);
-        QCOMPARE(finished[0][2].toMap().value(QStringLiteral("stop")).toString(), QStringLiteral("incomplete"));
+        QCOMPARE(finished[0][2].value<ReplyStats>().stop, backend::Finish::Incomplete);
         QVERIFY2(app.controller->noticeText().contains(QStringLiteral("incomplete")), qPrintable(app.controller->noticeText()));
         const QModelIndex reply = app.controller->messages()->index(1);
         QVERIFY(app.controller->messages()->data(reply, MessageListModel::StatsRole).toString().contains(QStringLiteral("interrupted")));
@@ -382,7 +382,7 @@ private slots:
         app.controller->stop();
         QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 2, 5000);
         QVERIFY2(stopped.elapsed() < 2000, qPrintable(QString::number(stopped.elapsed())));
-        QCOMPARE(finished[1][2].toMap().value(QStringLiteral("stop")).toString(), QStringLiteral("cancelled"));
+        QCOMPARE(finished[1][2].value<ReplyStats>().stop, backend::Finish::Cancelled);
         path = app.controller->store().pathTo(*app.controller->store().activeLeaf(conversation));
         QCOMPARE(path.size(), size_t(4));
         QCOMPARE(path[3].content, std::string("Half a reply"));
