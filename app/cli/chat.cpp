@@ -11,11 +11,11 @@
 
 #include "embedded_backend.h"
 #include "remote_backend.h"
-#include "utf8_text.h"
 
 #include "cairn/chat_session.h"
 #include "cairn/exec.h"
 #include "cairn/model.h"
+#include "cairn/utf8.h"
 
 #include <QCoreApplication>
 
@@ -141,7 +141,7 @@ int runChat(Args& args) {
         if (r.promptTokens && r.completionTokens) usage["total_tokens"] = *r.promptTokens + *r.completionTokens;
         if (r.cachedTokens) usage["prompt_tokens_details"] = {{"cached_tokens", *r.cachedTokens}};
         // Bytes that are no UTF-8 (the engine's unfinished character) as U+FFFD, as the server sends them.
-        const nlohmann::json out = {{"content", server::replaceInvalidUtf8(r.text)},
+        const nlohmann::json out = {{"content", text::validUtf8(r.text)},
                                     {"finish_reason", backend::finishName(r.finish)}, {"usage", usage}};
         std::printf("%s\n", out.dump().c_str());
     } else {

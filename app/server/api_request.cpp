@@ -1,7 +1,8 @@
 #include "api_request.h"
 
 #include "api_error.h"
-#include "utf8_text.h"
+
+#include "cairn/utf8.h"
 
 #include <nlohmann/json.hpp>
 
@@ -44,7 +45,7 @@ std::optional<int64_t> integer(const json& j, const char* key, int64_t lo, int64
 std::string text(const json& value, const std::string& param) {
     if (!value.is_string()) throw badRequest("'" + param + "' must be a string", param);
     std::string s = value.get<std::string>();
-    if (!isValidUtf8(s)) throw badRequest("'" + param + "' is not valid UTF-8", param);
+    if (!text::isValidUtf8(s)) throw badRequest("'" + param + "' is not valid UTF-8", param);
     return s;
 }
 

@@ -4,7 +4,6 @@
 #include "api_request.h"
 #include "slot_pool.h"
 #include "stop_matcher.h"
-#include "utf8_text.h"
 
 #include "cairn/chat_session.h"
 #include "cairn/error.h"
@@ -12,6 +11,7 @@
 #include "cairn/model.h"
 #include "cairn/sampler.h"
 #include "cairn/tokenizer.h"
+#include "cairn/utf8.h"
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
@@ -314,11 +314,11 @@ struct ApiServer::Impl {
                 break;
             }
             ++o.completionTokens;
-            out.piece(replaceInvalidUtf8(decoder.push(next)));
+            out.piece(text::validUtf8(decoder.push(next)));
             if (session.memory().size() >= session.contextSize()) break;
             session.append(next, ctx);
         }
-        if (!out.cancel()) out.piece(replaceInvalidUtf8(decoder.flush()));
+        if (!out.cancel()) out.piece(text::validUtf8(decoder.flush()));
         o.finishReason = finishReason(stop, out.stoppedBySequence());
         return o;
     }

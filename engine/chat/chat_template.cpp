@@ -15,7 +15,7 @@
 //                    all three kinds found by name in a BuiltinTable (aliases resolved first).
 //   filters.cpp, jinja_is_tests.cpp, methods.cpp   the builtins, each with jinja2 3.1's
 //                    handling of none/undefined/false-y inputs and argument defaults.
-//   unicode.h/.cpp   Python str semantics over the engine's one UTF-8 codec (text/utf8.h).
+//   unicode.h/.cpp   Python str semantics over the engine's one UTF-8 codec (cairn/utf8.h).
 //   budget.h/.cpp    one evaluation budget per render (ChatRenderLimits): steps (nodes
 //                    evaluated, loop iterations, builtin work), bytes alive (every string,
 //                    list, dict, namespace, function, scope and output buffer charges its

@@ -1,6 +1,6 @@
 #include "unicode.h"
 
-#include "text/utf8.h"
+#include "cairn/utf8.h"
 
 namespace cairn::chat::unicode {
 

@@ -1,5 +1,5 @@
 // UTF-8 helpers with Python `str` semantics: code-point indexing, Unicode whitespace, case.
-// Decoding is the engine's one codec (text/utf8.h): an overlong, a surrogate or any
+// Decoding is the engine's one codec (cairn/utf8.h): an overlong, a surrogate or any
 // other byte that does not start a well-formed character is one U+FFFD.
 #pragma once
 

@@ -5,7 +5,7 @@
 #include "cairn/tokenizer.h"
 #include "session/common_prefix.h"
 #include "session/prompt_text.h"
-#include "text/utf8.h"
+#include "cairn/utf8.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,4 +1,4 @@
-#include "utf8.h"
+#include "cairn/utf8.h"
 
 namespace cairn::text {
 namespace {
@@ -58,6 +58,12 @@ int32_t decodeUtf8(std::string_view s, size_t& pos) {
     }
     pos += size_t(len);
     return int32_t(cp);
+}
+
+bool isValidUtf8(std::string_view s) {
+    size_t pos = 0;
+    while (pos < s.size() && decodeUtf8(s, pos) >= 0) {}
+    return pos == s.size();
 }
 
 bool replaceInvalidUtf8(std::string_view s, std::string& out) {

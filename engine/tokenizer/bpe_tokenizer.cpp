@@ -4,7 +4,7 @@
 #include "cairn/error.h"
 #include "cairn/gguf.h"
 #include "special_split.h"
-#include "text/utf8.h"
+#include "cairn/utf8.h"
 
 #include <queue>
 

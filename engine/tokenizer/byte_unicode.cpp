@@ -1,6 +1,6 @@
 #include "byte_unicode.h"
 
-#include "text/utf8.h"
+#include "cairn/utf8.h"
 
 namespace cairn::tokenizer {
 

@@ -6,7 +6,7 @@
 #include "cairn/gguf.h"
 #include "special_split.h"
 #include "spm_tokenizer.h"
-#include "text/utf8.h"
+#include "cairn/utf8.h"
 
 namespace cairn {
 

@@ -21,12 +21,12 @@
 #include "scripted_server.h"
 
 #include "embedded_backend.h"
-#include "utf8_text.h"
 
 #include "cairn/chat_session.h"
 #include "cairn/exec.h"
 #include "cairn/model.h"
 #include "cairn/store/store.h"
+#include "cairn/utf8.h"
 
 #include <nlohmann/json.hpp>
 
@@ -108,7 +108,7 @@ std::string greedyReply(const QString& model, const std::vector<ChatMessage>& me
     r.messages = messages;
     r.temperature = 0;
     r.maxTokens = maxTokens;
-    return server::replaceInvalidUtf8(backend::EmbeddedBackend(session, exec).reply(r).text);
+    return text::validUtf8(backend::EmbeddedBackend(session, exec).reply(r).text);
 }
 
 int freePort() {

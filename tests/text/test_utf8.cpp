@@ -1,7 +1,7 @@
 // The shared UTF-8 codec on invalid input: overlongs, surrogates, values past
 // U+10FFFF, stray and missing continuation bytes are each one U+FFFD per byte,
 // the same in every function (decode, length, replacement, safe prefix).
-#include "text/utf8.h"
+#include "cairn/utf8.h"
 
 #include <QTest>
 
@@ -50,6 +50,7 @@ private slots:
         std::string out;
         QVERIFY(replaceInvalidUtf8(s, out));
         QCOMPARE(out, expected);
+        QVERIFY(!isValidUtf8(s));
         size_t pos = 0;
         QCOMPARE(decodeUtf8(s, pos), -1);
         QCOMPARE(pos, size_t(0));
@@ -59,6 +60,8 @@ private slots:
         const std::string s = "a\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\xF4\x8F\xBF\xBF";  // a é € 😀 U+10FFFF
         std::string out;
         QVERIFY(!replaceInvalidUtf8(s, out));
+        QVERIFY(isValidUtf8(s));
+        QVERIFY(isValidUtf8(""));
         QCOMPARE(validUtf8(s), s);
         QCOMPARE(codePoints(s), std::u32string(U"a\u00E9\u20AC\U0001F600\U0010FFFF"));
         QCOMPARE(utf8Length(s), size_t(5));

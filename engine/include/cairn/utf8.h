@@ -1,5 +1,6 @@
-// The engine's one UTF-8 codec, shared by the tokenizers and the chat template
-// interpreter: well-formed means no overlongs, surrogates or values past
+// The one UTF-8 codec, shared by the tokenizers, the chat template
+// interpreter and the API server (request strings must be valid; generated
+// bytes go into JSON with U+FFFD for what is not): well-formed means no overlongs, surrogates or values past
 // U+10FFFF, and every byte that does not start a well-formed character is one
 // U+FFFD (as llama.cpp does before pre-tokenizing).
 #pragma once
@@ -16,6 +17,9 @@ void appendUtf8(std::string& out, uint32_t codepoint);
 // Decodes the well-formed character at `pos` (no overlongs, surrogates or values
 // past U+10FFFF) and advances `pos`; returns -1 and leaves `pos` alone if there is none.
 int32_t decodeUtf8(std::string_view s, size_t& pos);
+
+// Whether every character of `s` is well-formed.
+bool isValidUtf8(std::string_view s);
 
 // `s` with every byte that does not start a well-formed character replaced by U+FFFD.
 // Returns true and fills `out` only when something had to be replaced.
