@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace cairn {
+namespace cairn::memory {
 
 HybridMemory::HybridMemory(const HybridShape& shape, const MemoryOptions& options)
     : shape_(shape), attention_(shape.attention), capacity_(options.contextSize) {
@@ -110,4 +110,4 @@ void HybridMemory::advance(int64_t n) {
     size_ += n;
 }
 
-} // namespace cairn
+} // namespace cairn::memory

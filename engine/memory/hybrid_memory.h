@@ -17,7 +17,7 @@
 #include <memory>
 #include <vector>
 
-namespace cairn {
+namespace cairn::memory {
 
 struct HybridShape {
     std::vector<bool> attention;  // per model layer: attention (true) or recurrent
@@ -68,4 +68,4 @@ private:
     std::unique_ptr<RecurrentState> rec_;  // null without recurrent layers
 };
 
-} // namespace cairn
+} // namespace cairn::memory

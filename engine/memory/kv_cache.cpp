@@ -8,7 +8,7 @@
 #include <new>
 #include <string>
 
-namespace cairn {
+namespace cairn::memory {
 
 KvCache::KvCache(int64_t layers, int64_t kvHeads, int64_t keyDim, int64_t valueDim, int64_t capacity, KvType type)
     : layers_(layers), kvHeads_(kvHeads), keyDim_(keyDim), valueDim_(valueDim), capacity_(capacity), type_(type) {
@@ -93,4 +93,4 @@ void KvCache::advance(int64_t n) {
     size_ += n;
 }
 
-} // namespace cairn
+} // namespace cairn::memory

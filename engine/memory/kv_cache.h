@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <memory>
 
-namespace cairn {
+namespace cairn::memory {
 
 class KvCache : public Memory {
 public:
@@ -56,4 +56,4 @@ private:
     std::unique_ptr<uint8_t[]> data_;  // not value-initialised: untouched pages cost no RAM
 };
 
-} // namespace cairn
+} // namespace cairn::memory

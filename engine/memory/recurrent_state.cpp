@@ -7,7 +7,7 @@
 #include <limits>
 #include <string>
 
-namespace cairn {
+namespace cairn::memory {
 
 namespace {
 // Refuse shapes whose state would be absurd (corrupt metadata), before allocating.
@@ -86,4 +86,4 @@ void RecurrentState::resizeForRestore(int64_t n) {
     size_ = n;
 }
 
-} // namespace cairn
+} // namespace cairn::memory

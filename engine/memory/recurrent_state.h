@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-namespace cairn {
+namespace cairn::memory {
 
 struct RecurrentShape {
     int64_t layers = 0;
@@ -68,4 +68,4 @@ private:
     std::vector<float> ssm_;   // [layers][blocks][stateSize][lanes]
 };
 
-} // namespace cairn
+} // namespace cairn::memory

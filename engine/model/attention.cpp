@@ -7,7 +7,7 @@
 
 namespace cairn::model {
 
-void attention(const KvCache& cache, int64_t layer, const AttentionShape& s, const float* q, int64_t ldq,
+void attention(const memory::KvCache& cache, int64_t layer, const AttentionShape& s, const float* q, int64_t ldq,
                int64_t nTokens, int64_t pos0, float* out, int64_t ldo, ExecContext& ctx) {
     const bool f16 = cache.type() == KvType::F16;
     const int64_t group = s.heads / s.kvHeads;

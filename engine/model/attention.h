@@ -24,7 +24,7 @@ struct AttentionShape {
 // q: nTokens rows of heads·keyDim, ldq apart; out: nTokens rows of heads·valueDim, ldo apart.
 // Every (t, h) follows one fixed arithmetic (attention_kernels.h) on every kernel
 // path, so the result never depends on chunking, threads or the CPU's path.
-void attention(const KvCache& cache, int64_t layer, const AttentionShape& shape, const float* q, int64_t ldq,
+void attention(const memory::KvCache& cache, int64_t layer, const AttentionShape& shape, const float* q, int64_t ldq,
                int64_t nTokens, int64_t pos0, float* out, int64_t ldo, ExecContext& ctx);
 
 } // namespace cairn::model

@@ -124,13 +124,13 @@ public:
     }
 
     std::unique_ptr<Memory> newMemory(const MemoryOptions& options) const override {
-        return std::make_unique<KvCache>(int64_t(layers_.size()), globalAttn_.kvHeads, globalAttn_.headDim,
+        return std::make_unique<memory::KvCache>(int64_t(layers_.size()), globalAttn_.kvHeads, globalAttn_.headDim,
                                          globalAttn_.headDim, options.contextSize, options.kvType);
     }
 
     void forward(Memory& mem, std::span<const int32_t> tokens, bool allLogits, float* logits,
                  ExecContext& ctx) const override {
-        auto* cache = dynamic_cast<KvCache*>(&mem);
+        auto* cache = dynamic_cast<memory::KvCache*>(&mem);
         if (!cache || cache->layers() != int64_t(layers_.size()) || cache->kvHeads() != globalAttn_.kvHeads ||
             cache->keyDim() != globalAttn_.headDim || cache->valueDim() != globalAttn_.headDim)
             throw Error("model", "this memory was not made by this model");

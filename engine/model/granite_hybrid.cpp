@@ -77,7 +77,7 @@ public:
     }
 
 private:
-    void recurrentMix(int64_t l, HybridMemory& m, const float* xn, int64_t T, float* out,
+    void recurrentMix(int64_t l, memory::HybridMemory& m, const float* xn, int64_t T, float* out,
                       ExecContext& ctx) const override {
         mamba2Mix(mamba_, mixers_[size_t(l)], m.recurrent(), m.recurrentIndex(l), xn, T, out, ctx);
     }

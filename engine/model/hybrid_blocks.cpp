@@ -52,7 +52,7 @@ void forEachPosition(int64_t T, ExecContext& ctx, const std::function<void(int64
     });
 }
 
-void hybridAttention(const HybridAttentionConfig& c, const HybridAttentionWeights& w, KvCache& cache,
+void hybridAttention(const HybridAttentionConfig& c, const HybridAttentionWeights& w, memory::KvCache& cache,
                      int64_t cacheLayer, const float* xn, int64_t e, int64_t T, int64_t pos0, const float* cosv,
                      const float* sinv, float* out, ExecContext& ctx) {
     const int64_t hd = c.headDim, qd = c.heads * hd, kd = c.kvHeads * hd, pq = c.outputGate ? 2 * qd : qd;
@@ -110,9 +110,9 @@ void feedForward(const FeedForwardWeights& w, const float* xn, int64_t e, int64_
     tensor::matmul(w.down, gate.data(), ff, T, out, e, ctx);
 }
 
-HybridMemory& hybridMemoryOf(Memory& mem, const HybridShape& s) {
-    auto* h = dynamic_cast<HybridMemory*>(&mem);
-    const RecurrentShape* r = h && h->shape().attention == s.attention ? &h->shape().recurrent : nullptr;
+memory::HybridMemory& hybridMemoryOf(Memory& mem, const memory::HybridShape& s) {
+    auto* h = dynamic_cast<memory::HybridMemory*>(&mem);
+    const memory::RecurrentShape* r = h && h->shape().attention == s.attention ? &h->shape().recurrent : nullptr;
     if (!r || h->isCheckpoint() || h->shape().kvHeads != s.kvHeads || h->shape().keyDim != s.keyDim ||
         h->shape().valueDim != s.valueDim || r->channels != s.recurrent.channels ||
         r->convWidth != s.recurrent.convWidth || r->stateSize != s.recurrent.stateSize ||
@@ -121,8 +121,8 @@ HybridMemory& hybridMemoryOf(Memory& mem, const HybridShape& s) {
     return *h;
 }
 
-HybridChunk beginHybridChunk(Memory& mem, const HybridShape& shape, int64_t T, const Rope* rope) {
-    HybridMemory& m = hybridMemoryOf(mem, shape);
+HybridChunk beginHybridChunk(Memory& mem, const memory::HybridShape& shape, int64_t T, const Rope* rope) {
+    memory::HybridMemory& m = hybridMemoryOf(mem, shape);
     const int64_t pos0 = m.size();
     if (pos0 + T > m.capacity())
         throw Error("model", "context is full: " + std::to_string(pos0) + " + " + std::to_string(T) +

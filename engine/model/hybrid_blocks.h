@@ -49,7 +49,7 @@ HybridAttentionWeights bindHybridAttention(TensorBinder& bind, const std::string
 // out[t] = attn_output · attention(xn[t]) for the chunk's T positions at
 // pos0 …, writing their K/V to `cache` layer `cacheLayer` (T rows of `e`).
 // cosv/sinv: the chunk's RoPE angles (T rows of rope dims / 2), unused without rope.
-void hybridAttention(const HybridAttentionConfig& c, const HybridAttentionWeights& w, KvCache& cache,
+void hybridAttention(const HybridAttentionConfig& c, const HybridAttentionWeights& w, memory::KvCache& cache,
                      int64_t cacheLayer, const float* xn, int64_t e, int64_t T, int64_t pos0, const float* cosv,
                      const float* sinv, float* out, ExecContext& ctx);
 
@@ -67,17 +67,17 @@ void feedForward(const FeedForwardWeights& w, const float* xn, int64_t e, int64_
                  ExecContext& ctx, GatedActivation act = GatedActivation::SiLU);
 
 // The HybridMemory this model made (same layer kinds and shapes), or throws.
-HybridMemory& hybridMemoryOf(Memory& mem, const HybridShape& shape);
+memory::HybridMemory& hybridMemoryOf(Memory& mem, const memory::HybridShape& shape);
 
 // The start of every hybrid forward(): the model's memory, with room for the
 // chunk's T positions (else "context is full"), and the chunk's RoPE angles
 // (T rows of rope dims / 2; empty without rope).
 struct HybridChunk {
-    HybridMemory& memory;
+    memory::HybridMemory& memory;
     int64_t pos0;
     std::vector<float> cos, sin;
 };
-HybridChunk beginHybridChunk(Memory& mem, const HybridShape& shape, int64_t T, const Rope* rope);
+HybridChunk beginHybridChunk(Memory& mem, const memory::HybridShape& shape, int64_t T, const Rope* rope);
 
 // Runs fn(t) for every position of the chunk, split over the threads.
 void forEachPosition(int64_t T, ExecContext& ctx, const std::function<void(int64_t)>& fn);

@@ -70,7 +70,7 @@ void HybridModel::finishInfo(const std::string& arch, bool recurrent) {
 }
 
 std::unique_ptr<Memory> HybridModel::newMemory(const MemoryOptions& options) const {
-    return std::make_unique<HybridMemory>(shape_, options);
+    return std::make_unique<memory::HybridMemory>(shape_, options);
 }
 
 void HybridModel::forward(Memory& mem, std::span<const int32_t> tokens, bool allLogits, float* logits,
@@ -78,7 +78,7 @@ void HybridModel::forward(Memory& mem, std::span<const int32_t> tokens, bool all
     const int64_t T = int64_t(tokens.size());
     if (T == 0) return;
     HybridChunk chunk = beginHybridChunk(mem, shape_, T, rope_.get());
-    HybridMemory& m = chunk.memory;
+    memory::HybridMemory& m = chunk.memory;
     const int64_t e = e_;
     std::vector<float> x(size_t(T * e)), xn(size_t(T * e)), out(size_t(T * e));
     embedTokens(*head_.tokenEmbd, tokens, x.data(), e);

@@ -29,7 +29,7 @@ protected:
 
     // out[t] = the recurrent block of layer `layer` on the chunk's T normed
     // inputs xn (rows of e_), carrying its state in m.
-    virtual void recurrentMix(int64_t layer, HybridMemory& m, const float* xn, int64_t T, float* out,
+    virtual void recurrentMix(int64_t layer, memory::HybridMemory& m, const float* xn, int64_t T, float* out,
                               ExecContext& ctx) const = 0;
 
     // embedding_length, feed_forward_length (ff_) and the RMSNorm epsilon,
@@ -58,7 +58,7 @@ protected:
     float embeddingScale_ = 0, residualScale_ = 0, logitFactor_ = 0;  // 0: not applied
     HybridAttentionConfig attn_;
     std::unique_ptr<Rope> rope_;
-    HybridShape shape_;
+    memory::HybridShape shape_;
     VocabularyHead head_;
     std::vector<Layer> layers_;
 };

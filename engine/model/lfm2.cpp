@@ -56,7 +56,7 @@ public:
         }
         shape_.kvHeads = attn_.kvHeads;
         shape_.keyDim = shape_.valueDim = attn_.headDim;
-        shape_.recurrent = RecurrentShape{0, e_, lCache_ - 1, 0, ssm::kLanes, 0};
+        shape_.recurrent = memory::RecurrentShape{0, e_, lCache_ - 1, 0, ssm::kLanes, 0};
 
         TensorBinder bind(f);
         head_ = bind.vocabularyHead(e_, "token_embd_norm.weight");
@@ -76,7 +76,7 @@ public:
     }
 
 private:
-    void recurrentMix(int64_t l, HybridMemory& m, const float* xn, int64_t T, float* out,
+    void recurrentMix(int64_t l, memory::HybridMemory& m, const float* xn, int64_t T, float* out,
                       ExecContext& ctx) const override {
         const ShortConvWeights& w = convs_[size_t(l)];
         float* state = m.recurrent().conv(m.recurrentIndex(l));

@@ -75,12 +75,12 @@ void MambaModel::bindTensors() {
 }
 
 std::unique_ptr<Memory> MambaModel::newMemory(const MemoryOptions&) const {
-    return std::make_unique<RecurrentState>(RecurrentShape{p_.layers, p_.inner, p_.conv - 1, p_.state, ssm::kLanes});
+    return std::make_unique<memory::RecurrentState>(memory::RecurrentShape{p_.layers, p_.inner, p_.conv - 1, p_.state, ssm::kLanes});
 }
 
 void MambaModel::forward(Memory& mem, std::span<const int32_t> tokens, bool allLogits, float* logits,
                          ExecContext& ctx) const {
-    auto* st = dynamic_cast<RecurrentState*>(&mem);
+    auto* st = dynamic_cast<memory::RecurrentState*>(&mem);
     if (!st || st->shape().layers != p_.layers || st->shape().channels != p_.inner ||
         st->shape().convWidth != p_.conv - 1 || st->shape().stateSize != p_.state || st->shape().lanes != ssm::kLanes)
         throw Error("model", "this memory was not made by this model");

@@ -70,11 +70,11 @@ Mamba2Layer bindMamba2Layer(TensorBinder& bind, const std::string& b, const Mamb
     return L;
 }
 
-RecurrentShape mamba2StateShape(const Mamba2Params& p, int64_t layers) {
-    return RecurrentShape{layers, p.inner, p.conv - 1, p.state, ssm::kLanes, p.convChannels()};
+memory::RecurrentShape mamba2StateShape(const Mamba2Params& p, int64_t layers) {
+    return memory::RecurrentShape{layers, p.inner, p.conv - 1, p.state, ssm::kLanes, p.convChannels()};
 }
 
-void mamba2Mix(const Mamba2Params& p, const Mamba2Layer& L, RecurrentState& st, int64_t l, const float* xn,
+void mamba2Mix(const Mamba2Params& p, const Mamba2Layer& L, memory::RecurrentState& st, int64_t l, const float* xn,
                int64_t T, float* out, ExecContext& ctx) {
     const int64_t e = p.embedding, di = p.inner, ds = p.state, ng = p.groups, nh = p.heads;
     const int64_t cc = p.convChannels(), np = p.inProj(), hd = p.headDim(), cpg = di / ng;
@@ -154,13 +154,13 @@ void Mamba2Model::bindTensors() {
 }
 
 std::unique_ptr<Memory> Mamba2Model::newMemory(const MemoryOptions&) const {
-    return std::make_unique<RecurrentState>(mamba2StateShape(p_, p_.layers));
+    return std::make_unique<memory::RecurrentState>(mamba2StateShape(p_, p_.layers));
 }
 
 void Mamba2Model::forward(Memory& mem, std::span<const int32_t> tokens, bool allLogits, float* logits,
                           ExecContext& ctx) const {
-    auto* st = dynamic_cast<RecurrentState*>(&mem);
-    const RecurrentShape want = mamba2StateShape(p_, p_.layers);
+    auto* st = dynamic_cast<memory::RecurrentState*>(&mem);
+    const memory::RecurrentShape want = mamba2StateShape(p_, p_.layers);
     if (!st || st->shape().layers != want.layers || st->shape().channels != want.channels ||
         st->shape().convWidth != want.convWidth || st->shape().stateSize != want.stateSize ||
         st->shape().lanes != want.lanes || st->shape().convChannels != want.convChannels)

@@ -51,10 +51,10 @@ void readMamba2Params(const gguf::File& f, const std::string& arch, Mamba2Params
 Mamba2Layer bindMamba2Layer(TensorBinder& bind, const std::string& prefix, const Mamba2Params& p);
 // out[t] = ssm_out · y[t] for the chunk's T normed inputs xn (rows of
 // embedding), carrying the conv and SSM state of `layer` of `st`.
-void mamba2Mix(const Mamba2Params& p, const Mamba2Layer& L, RecurrentState& st, int64_t layer, const float* xn,
+void mamba2Mix(const Mamba2Params& p, const Mamba2Layer& L, memory::RecurrentState& st, int64_t layer, const float* xn,
                int64_t T, float* out, ExecContext& ctx);
 // The recurrent state shape of a Mamba-2 layer.
-RecurrentShape mamba2StateShape(const Mamba2Params& p, int64_t layers);
+memory::RecurrentShape mamba2StateShape(const Mamba2Params& p, int64_t layers);
 
 class Mamba2Model : public Model {
 public:

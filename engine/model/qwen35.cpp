@@ -99,7 +99,7 @@ public:
         shape_.keyDim = shape_.valueDim = attn_.headDim;
         // The delta-rule state is nv × dk × dv floats: as nv·dv channels × dk (the
         // layout is the delta rule's own, the state is only stored and copied).
-        shape_.recurrent = RecurrentShape{0, nv_ * dv_, conv_ - 1, dk_, ssm::kLanes, convChannels()};
+        shape_.recurrent = memory::RecurrentShape{0, nv_ * dv_, conv_ - 1, dk_, ssm::kLanes, convChannels()};
 
         TensorBinder bind(f);
         head_ = bind.vocabularyHead(e_);
@@ -127,7 +127,7 @@ public:
     }
 
 private:
-    void recurrentMix(int64_t l, HybridMemory& m, const float* xn, int64_t T, float* out,
+    void recurrentMix(int64_t l, memory::HybridMemory& m, const float* xn, int64_t T, float* out,
                       ExecContext& ctx) const override {
         const int64_t r = m.recurrentIndex(l);
         deltaNet(deltaNets_[size_t(l)], m.recurrent().conv(r), m.recurrent().ssm(r), xn, T, out, ctx);

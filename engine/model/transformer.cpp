@@ -133,13 +133,13 @@ const Rope& TransformerModel::ropeFor(int64_t capacity) const {
 }
 
 std::unique_ptr<Memory> TransformerModel::newMemory(const MemoryOptions& options) const {
-    return std::make_unique<KvCache>(p_.layers, p_.kvHeads, p_.keyDim, p_.valueDim, options.contextSize,
+    return std::make_unique<memory::KvCache>(p_.layers, p_.kvHeads, p_.keyDim, p_.valueDim, options.contextSize,
                                      options.kvType);
 }
 
 void TransformerModel::forward(Memory& mem, std::span<const int32_t> tokens, bool allLogits, float* logits,
                                ExecContext& ctx) const {
-    auto* cache = dynamic_cast<KvCache*>(&mem);
+    auto* cache = dynamic_cast<memory::KvCache*>(&mem);
     if (!cache || cache->layers() != p_.layers || cache->kvHeads() != p_.kvHeads || cache->keyDim() != p_.keyDim ||
         cache->valueDim() != p_.valueDim)
         throw Error("model", "this memory was not made by this model");

@@ -44,12 +44,12 @@ ChatSession::ChatSession(const Model& model, SessionOptions options)
     renderOptions_.eosToken = tokenString(tok, tok.eos());
 }
 
-PromptText ChatSession::render(const std::vector<ChatMessage>& messages, bool addGenerationPrompt,
+session::PromptText ChatSession::render(const std::vector<ChatMessage>& messages, bool addGenerationPrompt,
                                const std::atomic<bool>* cancel, std::string_view assistantPrefix) const {
     auto options = renderOptions_;
     options.addGenerationPrompt = addGenerationPrompt;
     options.cancel = cancel;
-    PromptText prompt = renderPromptText(
+    session::PromptText prompt = session::renderPromptText(
         [&](const std::vector<ChatMessage>& m) { return renderChat(templateSource_, m, options); }, messages,
         model_.tokenizer());
     if (!assistantPrefix.empty()) {
@@ -72,7 +72,7 @@ void ChatSession::setThinking(std::optional<bool> enabled) {
 }
 
 // Whether the rendering starts with the BOS text the template wrote (not a message's).
-bool ChatSession::startsWithTemplateBos(const PromptText& prompt) const {
+bool ChatSession::startsWithTemplateBos(const session::PromptText& prompt) const {
     const std::string& bos = renderOptions_.bosToken;
     return !bos.empty() && prompt.rendering.text.starts_with(bos) &&
            (prompt.plain.empty() || prompt.plain.front().begin >= bos.size());
@@ -110,7 +110,7 @@ std::string ChatSession::textOf(std::span<const int32_t> ids) const {
 // by new text. Where decoding is not the inverse of tokenizing (SPM's added
 // space) the rendering does not continue the decoded text: nothing is reused
 // from there on.
-ChatSession::History ChatSession::historyFromSession(const PromptText& prompt) const {
+ChatSession::History ChatSession::historyFromSession(const session::PromptText& prompt) const {
     const auto& tok = model_.tokenizer();
     History h;
     h.ids = session_.tokens();
@@ -142,14 +142,14 @@ ChatSession::History ChatSession::historyFromSession(const PromptText& prompt) c
     return h;
 }
 
-ChatSession::Prompt ChatSession::buildPrompt(const PromptText& prompt) const {
+ChatSession::Prompt ChatSession::buildPrompt(const session::PromptText& prompt) const {
     const std::string& rendering = prompt.rendering.text;
     const auto& session = session_.tokens();
     const bool known = session.size() <= history_.ids.size() &&
                        std::equal(session.begin(), session.end(), history_.ids.begin());
     History h = known ? history_ : historyFromSession(prompt);
     const auto& tok = model_.tokenizer();
-    const size_t sameText = commonPrefix(h.text, rendering);
+    const size_t sameText = session::commonPrefix(h.text, rendering);
     // Held ids are kept only before the first control token that stands where the new
     // rendering has message text (an injected one in a restored session, say).
     size_t keepBefore = h.ids.size();
@@ -201,7 +201,7 @@ ChatSession::Prompt ChatSession::buildPrompt(const PromptText& prompt) const {
         restIds = p.ids;
         restAt = 0;
         restPlain = prompt.plain;
-        const size_t sameIds = commonPrefix(h.ids, p.ids);
+        const size_t sameIds = session::commonPrefix(h.ids, p.ids);
         while (kept < h.marks.size() && h.marks[kept].tokens <= sameIds && h.marks[kept].text <= sameText) ++kept;
     }
     // Boundaries inside the new prompt stay; only the clean ones are worth keeping.
@@ -231,7 +231,7 @@ std::vector<int32_t> ChatSession::promptTokens(const std::vector<ChatMessage>& m
 ReplyResult ChatSession::reply(const std::vector<ChatMessage>& messages, ExecContext& ctx, const ReplyOptions& options) {
     const auto t0 = std::chrono::steady_clock::now();
     ReplyResult result;
-    PromptText rendering;
+    session::PromptText rendering;
     try {
         rendering = render(messages, true, options.cancel, options.assistantPrefix);  // Stop interrupts a slow template too
     } catch (const TemplateCancelled&) {

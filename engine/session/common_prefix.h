@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <iterator>
 
-namespace cairn {
+namespace cairn::session {
 
 template <class A, class B>
 size_t commonPrefix(const A& a, const B& b) {
@@ -14,4 +14,4 @@ size_t commonPrefix(const A& a, const B& b) {
     return size_t(std::mismatch(std::begin(a), std::begin(a) + n, std::begin(b)).first - std::begin(a));
 }
 
-} // namespace cairn
+} // namespace cairn::session

@@ -4,7 +4,7 @@
 #include <optional>
 #include <string_view>
 
-namespace cairn {
+namespace cairn::session {
 namespace {
 
 // Noncharacters: valid UTF-8 that no tokenizer has a special token for.
@@ -155,4 +155,4 @@ PromptText renderPromptText(const ChatRenderer& render, const std::vector<ChatMe
     return p;
 }
 
-} // namespace cairn
+} // namespace cairn::session

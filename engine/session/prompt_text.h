@@ -36,7 +36,7 @@
 #include <functional>
 #include <vector>
 
-namespace cairn {
+namespace cairn::session {
 
 struct PromptText {
     ChatRendering rendering;      // the rendering of the real messages
@@ -49,4 +49,4 @@ using ChatRenderer = std::function<ChatRendering(const std::vector<ChatMessage>&
 PromptText renderPromptText(const ChatRenderer& render, const std::vector<ChatMessage>& messages,
                             const Tokenizer& tokenizer);
 
-} // namespace cairn
+} // namespace cairn::session

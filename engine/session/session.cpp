@@ -33,7 +33,7 @@ void Session::feed(std::span<const int32_t> tokens, ExecContext& ctx, const Feed
         reset();
         return;
     }
-    const size_t common = commonPrefix(tokens, tokens_);
+    const size_t common = session::commonPrefix(tokens, tokens_);
 
     stats_.lastPrefilled = 0;
     if (common == tokens.size() && common == tokens_.size() && !logits_.empty()) {

@@ -83,7 +83,7 @@ struct AttentionCase {
     int64_t window = 0;  // sliding-window attention (Gemma 3)
 };
 
-std::vector<float> runAttention(const AttentionCase& c, const std::vector<float>& q, const KvCache& cache,
+std::vector<float> runAttention(const AttentionCase& c, const std::vector<float>& q, const memory::KvCache& cache,
                                 int64_t chunk) {
     ExecContext ctx(1);
     const model::AttentionShape shape{c.heads, c.kvHeads, c.keyDim, c.valueDim, float(1.0 / std::sqrt(double(c.keyDim))),
@@ -108,7 +108,7 @@ void checkAttention(const std::vector<std::string>& paths) {
             std::normal_distribution<float> nd;
             std::vector<float> q(size_t(c.length * c.heads * c.keyDim)), k(size_t(c.keyDim)), v(size_t(c.valueDim));
             for (auto& x : q) x = nd(rng) * c.spread;
-            KvCache cache(1, c.kvHeads, c.keyDim, c.valueDim, c.length, kv);
+            memory::KvCache cache(1, c.kvHeads, c.keyDim, c.valueDim, c.length, kv);
             for (int64_t p = 0; p < c.length; ++p)
                 for (int64_t h = 0; h < c.kvHeads; ++h) {
                     for (auto& x : k) x = nd(rng) * c.spread;

@@ -61,8 +61,8 @@ Data randomData(const Case& c, uint32_t seed) {
     return d;
 }
 
-KvCache filledCache(const Case& c, const Data& d, KvType type) {
-    KvCache cache(1, c.kvHeads, c.keyDim, c.valueDim, c.length, type);
+memory::KvCache filledCache(const Case& c, const Data& d, KvType type) {
+    memory::KvCache cache(1, c.kvHeads, c.keyDim, c.valueDim, c.length, type);
     for (int64_t p = 0; p < c.length; ++p)
         for (int64_t h = 0; h < c.kvHeads; ++h) {
             cache.writeK(0, h, p, &d.k[size_t((p * c.kvHeads + h) * c.keyDim)]);
@@ -76,7 +76,7 @@ AttentionShape shapeOf(const Case& c) {
 }
 
 // Every position's output, the queries fed in chunks of `chunk` on `threads` threads.
-std::vector<float> run(const Case& c, const Data& d, const KvCache& cache, int64_t chunk, int threads) {
+std::vector<float> run(const Case& c, const Data& d, const memory::KvCache& cache, int64_t chunk, int threads) {
     ExecContext ctx(threads);
     const int64_t qd = c.heads * c.keyDim, od = c.heads * c.valueDim;
     std::vector<float> out(size_t(c.length * od));
@@ -116,7 +116,7 @@ private slots:
         PathGuard guard;
         const Case& c = kCases[index];
         const Data d = randomData(c, uint32_t(100 + index));
-        const KvCache cache = filledCache(c, d, kv ? KvType::F16 : KvType::F32);
+        const memory::KvCache cache = filledCache(c, d, kv ? KvType::F16 : KvType::F32);
 
         QVERIFY(tensor::forceKernelPath("scalar"));
         QCOMPARE(QString(attn::activeKernels().name), QString("scalar"));
@@ -146,7 +146,7 @@ private slots:
         const Data d = randomData(c, 77);
         for (int kv = 0; kv < 2; ++kv) {
             const KvType type = kv ? KvType::F16 : KvType::F32;
-            const KvCache cache = filledCache(c, d, type);
+            const memory::KvCache cache = filledCache(c, d, type);
             for (const std::string& path : tensor::availableKernelPaths()) {
                 QVERIFY(tensor::forceKernelPath(path));
                 const auto windowed = run(c, d, cache, 7, 2);
@@ -159,7 +159,7 @@ private slots:
                     Data sub;
                     sub.k.assign(d.k.begin() + first * c.kvHeads * c.keyDim, d.k.begin() + (p + 1) * c.kvHeads * c.keyDim);
                     sub.v.assign(d.v.begin() + first * c.kvHeads * c.valueDim, d.v.begin() + (p + 1) * c.kvHeads * c.valueDim);
-                    const KvCache only = filledCache(part, sub, type);
+                    const memory::KvCache only = filledCache(part, sub, type);
                     ExecContext ctx(1);
                     std::vector<float> out(static_cast<size_t>(od));
                     attention(only, 0, shapeOf(part), &d.q[size_t(p * qd)], qd, 1, n - 1, out.data(), od, ctx);
@@ -208,7 +208,7 @@ private slots:
         for (int kv = 0; kv < 2; ++kv) {
             const Case c{4, 2, 24, 40, 45, 1.0f};
             const Data d = randomData(c, 9);
-            const KvCache cache = filledCache(c, d, kv ? KvType::F16 : KvType::F32);
+            const memory::KvCache cache = filledCache(c, d, kv ? KvType::F16 : KvType::F32);
             const auto out = run(c, d, cache, 16, 2);
             const double tol = kv ? 3e-3 : 1e-5;
             const double scale = 1.0 / std::sqrt(double(c.keyDim));

@@ -89,7 +89,7 @@ private slots:
     // GQA: query head h reads KV head h / (heads / kvHeads); causal softmax.
     void attentionMatchesFormula() {
         const int64_t heads = 4, kvHeads = 2, d = 8, n = 5;
-        KvCache cache(1, kvHeads, d, d, 16, KvType::F32);
+        memory::KvCache cache(1, kvHeads, d, d, 16, KvType::F32);
         std::mt19937 rng(5);
         std::normal_distribution<float> nd;
         std::vector<float> k(size_t(n * kvHeads * d)), v(k.size()), q(size_t(n * heads * d));

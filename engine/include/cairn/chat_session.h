@@ -32,7 +32,7 @@
 
 namespace cairn {
 
-struct PromptText;  // session/prompt_text.h
+namespace session { struct PromptText; }  // session/prompt_text.h
 
 struct ReplyOptions {
     SamplerOptions sampler;
@@ -118,14 +118,14 @@ private:
         std::vector<int32_t> ids;
         History history;  // the history once these ids are fed
     };
-    PromptText render(const std::vector<ChatMessage>& messages, bool addGenerationPrompt,
+    session::PromptText render(const std::vector<ChatMessage>& messages, bool addGenerationPrompt,
                       const std::atomic<bool>* cancel = nullptr, std::string_view assistantPrefix = {}) const;
-    Prompt buildPrompt(const PromptText& prompt) const;
-    History historyFromSession(const PromptText& prompt) const;
+    Prompt buildPrompt(const session::PromptText& prompt) const;
+    History historyFromSession(const session::PromptText& prompt) const;
     std::string textOf(std::span<const int32_t> ids) const;
     void addControls(History& h, std::span<const int32_t> ids, size_t firstToken, std::string_view text, size_t textAt,
                      std::span<const TextSpan> plain, bool addedBos) const;
-    bool startsWithTemplateBos(const PromptText& prompt) const;
+    bool startsWithTemplateBos(const session::PromptText& prompt) const;
 
     const Model& model_;
     Session session_;
