@@ -12,19 +12,19 @@ Dialog {
     id: root
     property ChatController controller
     property string format: "md"
-    readonly property bool exists: root.controller.fileExists(pathField.text)
+    readonly property bool exists: root.controller.library.fileExists(pathField.text)
 
     function openFor(fmt) {
         root.format = fmt
-        pathField.text = root.controller.proposedExportPath(fmt)
+        pathField.text = root.controller.library.proposedExportPath(root.controller.currentConversation, fmt)
         reasoningBox.checked = false
-        reasoningBox.visible = root.controller.hasReasoning()
+        reasoningBox.visible = root.controller.library.hasReasoning(root.controller.currentConversation)
         root.open()
         pathField.forceActiveFocus()
     }
     function save() {
         if (pathField.text.trim() === "") return
-        if (root.controller.exportToPath(pathField.text, root.format, reasoningBox.checked)) root.close()
+        if (root.controller.library.exportToPath(root.controller.currentConversation, pathField.text, root.format, reasoningBox.checked)) root.close()
     }
 
     title: root.format === "json" ? qsTr("Export as JSON") : qsTr("Export as Markdown")
@@ -97,7 +97,7 @@ Dialog {
         id: folderDialog
         title: qsTr("Choose a folder")
         // The file keeps its name; only the folder changes.
-        onAccepted: pathField.text = root.controller.pathInFolder(selectedFolder, pathField.text)
+        onAccepted: pathField.text = root.controller.library.pathInFolder(selectedFolder, pathField.text)
     }
     FileDialogTheme { dialog: folderDialog }
 }

@@ -186,8 +186,8 @@ ApplicationWindow {
                         }
                     }
                     ToolButton {
-                        text: window.controller.importing ? qsTr("Importing…") : qsTr("Import")
-                        enabled: !window.controller.importing
+                        text: window.controller.library.importing ? qsTr("Importing…") : qsTr("Import")
+                        enabled: !window.controller.library.importing
                         onClicked: importDialog.open()
                     }
                     ToolButton {
@@ -268,7 +268,7 @@ ApplicationWindow {
         objectName: "importDialog"
         title: qsTr("Import a conversation")
         nameFilters: [qsTr("Cairn conversation (*.json)")]
-        onAccepted: window.controller.importConversation(selectedFile)
+        onAccepted: window.controller.library.importConversation(selectedFile)
     }
     FileDialogTheme { objectName: "importDialogTheme"; dialog: importDialog }
 }

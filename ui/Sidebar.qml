@@ -43,7 +43,7 @@ Rectangle {
             placeholderText: qsTr("Search messages (Ctrl+K)")
             color: Theme.text
             placeholderTextColor: Theme.mutedText
-            onTextChanged: { root.controller.search(text); results.currentIndex = results.count > 0 ? 0 : -1 }
+            onTextChanged: { root.controller.library.search(text); results.currentIndex = results.count > 0 ? 0 : -1 }
             Keys.onEscapePressed: text = ""
             // The results from the keyboard: Up / Down choose, Enter opens.
             Keys.onDownPressed: results.currentIndex = Math.min(results.currentIndex + 1, results.count - 1)
@@ -64,7 +64,7 @@ Rectangle {
             Layout.fillWidth: true
             Layout.fillHeight: true
             clip: true
-            model: root.controller.searchResults
+            model: root.controller.library.searchResults
             spacing: 2
             delegate: ItemDelegate {
                 id: hit
@@ -167,7 +167,7 @@ Rectangle {
                         visible: row.renaming
                         Layout.fillWidth: true
                         color: Theme.text
-                        onAccepted: { root.controller.renameConversation(row.conversationId, text); row.renaming = false }
+                        onAccepted: { root.controller.library.renameConversation(row.conversationId, text); row.renaming = false }
                         onActiveFocusChanged: if (!activeFocus) row.renaming = false
                         Keys.onEscapePressed: row.renaming = false
                     }
@@ -185,13 +185,13 @@ Rectangle {
                             MenuItem {
                                 objectName: "pinItem"
                                 text: row.pinned ? qsTr("Unpin") : qsTr("Pin to the top")
-                                onTriggered: root.controller.setPinned(row.conversationId, !row.pinned)
+                                onTriggered: root.controller.library.setPinned(row.conversationId, !row.pinned)
                             }
                             MenuItem {
                                 text: qsTr("Rename")
                                 onTriggered: { row.renaming = true; renameField.text = row.title; renameField.forceActiveFocus(); renameField.selectAll() }
                             }
-                            MenuItem { text: qsTr("Delete"); onTriggered: root.controller.deleteConversation(row.conversationId) }
+                            MenuItem { text: qsTr("Delete"); onTriggered: root.controller.library.deleteConversation(row.conversationId) }
                         }
                     }
                 }
@@ -210,17 +210,17 @@ Rectangle {
 
         Rectangle {
             objectName: "undoBar"
-            visible: root.controller.undoTitle !== ""
+            visible: root.controller.library.undoTitle !== ""
             // Goes after a while (the deleted chat stays in the database for a day).
             Timer {
                 id: undoTimer
                 interval: 12000
                 running: parent.visible
-                onTriggered: root.controller.dismissUndo()
+                onTriggered: root.controller.library.dismissUndo()
             }
             Connections {
-                target: root.controller
-                function onUndoChanged() { if (root.controller.undoTitle !== "") undoTimer.restart() }
+                target: root.controller.library
+                function onUndoChanged() { if (root.controller.library.undoTitle !== "") undoTimer.restart() }
             }
             Layout.fillWidth: true
             implicitHeight: undoRow.implicitHeight + 12
@@ -232,7 +232,7 @@ Rectangle {
                 anchors.margins: 6
                 Label {
                     textFormat: Text.PlainText
-                    text: qsTr("Deleted “%1”").arg(root.controller.undoTitle)
+                    text: qsTr("Deleted “%1”").arg(root.controller.library.undoTitle)
                     color: Theme.text
                     wrapMode: Text.Wrap
                     maximumLineCount: 2
@@ -241,7 +241,7 @@ Rectangle {
                     Layout.preferredWidth: 1  // the row's width, not the title's
                     leftPadding: 4
                 }
-                Button { objectName: "undoButton"; text: qsTr("Undo"); flat: true; onClicked: root.controller.undoDelete() }
+                Button { objectName: "undoButton"; text: qsTr("Undo"); flat: true; onClicked: root.controller.library.undoDelete() }
             }
         }
     }

@@ -1,7 +1,7 @@
 #include "chat_controller.h"
 
 #include "app_settings.h"
-#include "conversation_import.h"
+#include "conversation_library.h"
 #include "conversation_list_model.h"
 #include "engine_worker.h"
 #include "message_list_model.h"
@@ -9,19 +9,15 @@
 #include "remote_endpoints.h"
 #include "safe_markdown.h"
 
-#include "cairn/store/exchange.h"
 #include "cairn/store/store.h"
 
 #include <QClipboard>
 #include <QDateTime>
 #include <QDesktopServices>
 #include <QDir>
-#include <QFile>
 #include <QFileInfo>
 #include <QGuiApplication>
 #include <QPointer>
-#include <QRandomGenerator>
-#include <QStandardPaths>
 
 namespace cairn::app {
 namespace {
@@ -37,9 +33,6 @@ QString titleFrom(const QString& text) {
     if (t.size() > 48) t = t.left(45).trimmed() + QStringLiteral("…");
     return t.isEmpty() ? QObject::tr("New chat") : t;
 }
-
-// A dialog's URL as a path (a local file's, else the URL as written).
-QString localPath(const QUrl& url) { return url.isLocalFile() ? url.toLocalFile() : url.toString(); }
 
 } // namespace
 
@@ -60,6 +53,8 @@ ChatController::ChatController(const AppPaths& paths, QObject* parent)
     conversationSettings_->setDefaults(settings_);
     connect(conversationSettings_, &ConversationSettingsModel::errorOccurred, this, &ChatController::setError);
     conversations_->reload();
+    library_ = new ConversationLibrary(*store_, conversations_, paths_.databasePath(), this);
+    connectLibrary();
 
     worker_ = new EngineWorker(paths_.databasePath(), paths_.kernelCalibrationPath(), cancel_);
     worker_->moveToThread(&thread_);
@@ -72,12 +67,7 @@ ChatController::ChatController(const AppPaths& paths, QObject* parent)
 ChatController::~ChatController() { shutdown(); }
 
 void ChatController::shutdown() {
-    if (importThread_) {  // ends at its next batch, leaving nothing half-imported
-        cancelImport_.store(true);
-        importThread_->wait();
-        delete importThread_;
-        importThread_ = nullptr;
-    }
+    library_->shutdown();
     if (!worker_) return;
     cancel_->store(true);  // a reply in progress ends at the next token and is committed
     QMetaObject::invokeMethod(worker_, [w = worker_] { w->shutdown(); }, Qt::QueuedConnection);
@@ -226,6 +216,21 @@ void ChatController::connectWorker() {
         busy_ = b;
         emit busyChanged();
     });
+}
+
+void ChatController::connectLibrary() {
+    library_->setDeleteGuard([this](qint64 id) { return !(generating_ && id == current_); });
+    connect(library_, &ConversationLibrary::renamed, this, [this](qint64 id) {
+        if (id == current_) emit currentConversationChanged();
+    });
+    connect(library_, &ConversationLibrary::deleted, this, [this](qint64 id) {
+        if (id == current_) newChat();
+    });
+    connect(library_, &ConversationLibrary::importFinished, this, [this](qint64 id, const QString&) {
+        if (id >= 0 && worker_) openConversation(id);
+    });
+    connect(library_, &ConversationLibrary::errorOccurred, this, &ChatController::setError);
+    connect(library_, &ConversationLibrary::noticeOccurred, this, &ChatController::setNotice);
 }
 
 void ChatController::start() {
@@ -506,71 +511,6 @@ void ChatController::switchBranch(qint64 messageId, int delta) {
     QMetaObject::invokeMethod(worker_, [w = worker_, conv, s] { w->openConversation(conv, s); }, Qt::QueuedConnection);
 }
 
-void ChatController::renameConversation(qint64 id, const QString& title) {
-    if (title.trimmed().isEmpty()) return;
-    reportFailure([&] { store_->renameConversation(id, title.trimmed().toStdString()); });
-    conversations_->reload();
-    if (id == current_) emit currentConversationChanged();
-}
-
-void ChatController::setPinned(qint64 id, bool pinned) {
-    reportFailure([&] { store_->setPinned(id, pinned); });
-    conversations_->reload();
-}
-
-void ChatController::deleteConversation(qint64 id) {
-    if (generating_ && id == current_) return;
-    reportFailure([&] {
-        if (undoId_ >= 0) store_->purgeConversation(undoId_);  // only the last delete can be undone
-        undoTitle_ = QString::fromStdString(store_->conversation(id).title);
-        store_->deleteConversation(id);
-        undoId_ = id;
-        emit undoChanged();
-        conversations_->reload();
-        if (id == current_) newChat();
-    });
-}
-
-void ChatController::undoDelete() {
-    if (undoId_ < 0) return;
-    reportFailure([&] { store_->restoreConversation(undoId_); });
-    undoId_ = -1;
-    undoTitle_.clear();
-    emit undoChanged();
-    conversations_->reload();
-}
-
-void ChatController::dismissUndo() {
-    if (undoTitle_.isEmpty()) return;
-    undoTitle_.clear();
-    emit undoChanged();
-}
-
-void ChatController::search(const QString& text) {
-    searchResults_.clear();
-    if (!text.trimmed().isEmpty()) {
-        reportFailure([&] {
-            // Hits are marked with a random token no message can contain, so
-            // nothing in the text can pass for highlighting once it is escaped.
-            const QString token = QString::number(QRandomGenerator::global()->generate64(), 36);
-            const QString open = QStringLiteral("\x01o") + token + QLatin1Char('\x02');
-            const QString close = QStringLiteral("\x01c") + token + QLatin1Char('\x02');
-            for (const auto& hit : store_->search(text.toStdString(), 30, open.toStdString(), close.toStdString())) {
-                QVariantMap m;
-                m[QStringLiteral("conversationId")] = qint64(hit.conversationId);
-                m[QStringLiteral("messageId")] = qint64(hit.messageId);
-                m[QStringLiteral("title")] = QString::fromStdString(store_->conversation(hit.conversationId).title);
-                m[QStringLiteral("snippet")] = QString::fromStdString(hit.snippet)
-                                                   .toHtmlEscaped()
-                                                   .replace(open, QStringLiteral("<b><u>"))
-                                                   .replace(close, QStringLiteral("</u></b>"));
-                searchResults_.push_back(m);
-            }
-        });
-    }
-    emit searchResultsChanged();
-}
-
 void ChatController::refreshModels() {
     QStringList folders = settings_->modelFolders();
     folders.prepend(paths_.modelsDir());
@@ -627,96 +567,6 @@ void ChatController::openModelFile(const QUrl& file) {
     settings_->setExtraModelFiles(files);
     refreshModels();
     selectModel(QFileInfo(path).absoluteFilePath());
-}
-
-bool ChatController::exportConversation(const QUrl& file, const QString& format) {
-    return exportToPath(localPath(file), format);
-}
-
-bool ChatController::hasReasoning() const {
-    if (current_ < 0) return false;
-    try {
-        for (const auto& m : store_->messages(current_))
-            if (!m.reasoning.empty()) return true;
-    } catch (const std::exception&) {
-    }
-    return false;
-}
-
-bool ChatController::exportToPath(const QString& path, const QString& format, bool includeReasoning) {
-    if (current_ < 0) return false;
-    try {
-        if (path.trimmed().isEmpty()) throw std::runtime_error("no file name given");
-        auto data = store_->conversationData(current_);
-        const store::ExportOptions options{.includeReasoning = includeReasoning};
-        std::string text = format == QLatin1String("json") ? store::toJson(data, options).dump(2)
-                                                           : store::toMarkdown(data, options);
-        QFile f(path);
-        if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) throw std::runtime_error(f.errorString().toStdString());
-        if (f.write(text.data(), qint64(text.size())) != qint64(text.size()) || !f.flush())
-            throw std::runtime_error(f.errorString().toStdString());
-        setNotice(tr("Exported to %1").arg(QDir::toNativeSeparators(QFileInfo(path).absoluteFilePath())));
-        return true;
-    } catch (const std::exception& e) {
-        setError(tr("Export failed: %1").arg(QString::fromUtf8(e.what())));
-        return false;
-    }
-}
-
-QString ChatController::proposedExportPath(const QString& format) const {
-    QString name;
-    for (const QChar c : currentTitle().left(80))
-        name += (c.isPrint() && !QStringLiteral("/\\:*?\"<>|").contains(c)) ? c : QLatin1Char('-');
-    name = name.trimmed();
-    while (name.startsWith(QLatin1Char('.'))) name.remove(0, 1);  // not a hidden file
-    if (name.isEmpty()) name = QStringLiteral("conversation");
-    QString folder = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
-    if (folder.isEmpty() || !QFileInfo(folder).isDir()) folder = QDir::homePath();
-    return QDir(folder).filePath(name + QLatin1Char('.') + (format == QLatin1String("json") ? format : QStringLiteral("md")));
-}
-
-bool ChatController::fileExists(const QString& path) const { return QFileInfo::exists(path); }
-
-QString ChatController::pathInFolder(const QUrl& folder, const QString& path) const {
-    return QDir(localPath(folder)).filePath(QFileInfo(path).fileName());
-}
-
-bool ChatController::importConversation(const QUrl& file) {
-    if (importThread_) {
-        setError(tr("An import is still running."));
-        return false;
-    }
-    const QString path = localPath(file);
-    const QString database = paths_.databasePath();
-    cancelImport_.store(false);
-    importThread_ = QThread::create([this, path, database] {
-        ImportOutcome outcome = importConversationFile(database, path, cancelImport_);
-        QMetaObject::invokeMethod(this, [this, outcome] { finishImport(outcome); }, Qt::QueuedConnection);
-    });
-    importThread_->setObjectName(QStringLiteral("cairn-import"));
-    importThread_->start();
-    emit importingChanged();
-    return true;
-}
-
-void ChatController::finishImport(const ImportOutcome& outcome) {
-    if (importThread_) {
-        importThread_->wait();
-        delete importThread_;
-        importThread_ = nullptr;
-    }
-    emit importingChanged();
-    if (!worker_) return;  // arrived after shutdown
-    if (outcome.conversationId < 0) {
-        setError(tr("Import failed: %1").arg(outcome.error));
-        emit importFinished(-1, {});
-        return;
-    }
-    conversations_->reload();
-    openConversation(outcome.conversationId);
-    if (outcome.title != outcome.fileTitle)
-        setNotice(tr("Imported as “%1”: a conversation named “%2” already exists.").arg(outcome.title, outcome.fileTitle));
-    emit importFinished(outcome.conversationId, outcome.title);
 }
 
 void ChatController::copyText(const QString& text) {

@@ -1,12 +1,13 @@
 // The UI side of the app: owns the settings, the UI thread's store connection
-// (lists, renames, search, export), the three list models and the engine
-// worker's thread. QML calls its invokables; it forwards engine work to the
+// (the lists, and the ConversationLibrary's renames, search, export and
+// import), the list models and the engine worker's thread. QML calls its invokables; it forwards engine work to the
 // worker with queued calls and turns the worker's signals into properties.
 #pragma once
 
 #include "app_paths.h"
 #include "api_server_control.h"
 #include "app_settings.h"
+#include "conversation_library.h"
 #include "conversation_list_model.h"
 #include "conversation_settings_model.h"
 #include "message_list_model.h"
@@ -16,7 +17,6 @@
 #include <QObject>
 #include <QThread>
 #include <QUrl>
-#include <QVariantList>
 #include <QtQml/qqmlregistration.h>
 
 #include <atomic>
@@ -30,7 +30,6 @@ namespace cairn::app {
 
 class EngineWorker;
 class RemoteEndpoints;
-struct ImportOutcome;
 
 class ChatController : public QObject {
     Q_OBJECT
@@ -69,9 +68,8 @@ class ChatController : public QObject {
     Q_PROPERTY(QString errorText READ errorText NOTIFY errorTextChanged)
     // About the last reply (turns dropped to fit, context full); not an error.
     Q_PROPERTY(QString noticeText READ noticeText NOTIFY noticeTextChanged)
-    Q_PROPERTY(QVariantList searchResults READ searchResults NOTIFY searchResultsChanged)
-    Q_PROPERTY(QString undoTitle READ undoTitle NOTIFY undoChanged)
-    Q_PROPERTY(bool importing READ importing NOTIFY importingChanged)
+    // Rename, pin, delete and undo, search, export and import.
+    Q_PROPERTY(cairn::app::ConversationLibrary* library READ library CONSTANT)
     Q_PROPERTY(QString dataLocation READ dataLocation CONSTANT)
     // The model file that was loading when Cairn last stopped without quitting
     // (a crash during load); start() did not load it again. Empty otherwise.
@@ -94,6 +92,7 @@ public:
     KeyVault* keys() const { return keys_; }
     ApiServerControl* apiServer() const { return apiServer_; }
     RemoteEndpoints* remoteEndpoints() const { return remotes_; }
+    ConversationLibrary* library() const { return library_; }
     EngineWorker* worker() const { return worker_; }
     store::Store& store() { return *store_; }
     const AppPaths& paths() const { return paths_; }
@@ -121,9 +120,6 @@ public:
     QString resumeNote() const { return resumeNote_; }
     QString errorText() const { return errorText_; }
     QString noticeText() const { return noticeText_; }
-    QVariantList searchResults() const { return searchResults_; }
-    QString undoTitle() const { return undoTitle_; }
-    bool importing() const { return importThread_ != nullptr; }
     QString dataLocation() const { return paths_.dataDir; }
     QString interruptedModel() const { return interruptedModel_; }
 
@@ -140,13 +136,6 @@ public:
     Q_INVOKABLE void continueReply(qint64 messageId);
     Q_INVOKABLE void editMessage(qint64 messageId, const QString& text);
     Q_INVOKABLE void switchBranch(qint64 messageId, int delta);
-    Q_INVOKABLE void renameConversation(qint64 id, const QString& title);
-    Q_INVOKABLE void setPinned(qint64 id, bool pinned);
-    Q_INVOKABLE void deleteConversation(qint64 id);
-    Q_INVOKABLE void undoDelete();
-    // The undo offer goes (the deleted conversation stays purgeable as before).
-    Q_INVOKABLE void dismissUndo();
-    Q_INVOKABLE void search(const QString& text);
     Q_INVOKABLE void selectModel(const QString& path);
     Q_INVOKABLE void addModelFolder(const QUrl& folder);
     Q_INVOKABLE void openModelFile(const QUrl& file);
@@ -155,24 +144,8 @@ public:
     // its models then appear in the picker).
     Q_INVOKABLE QString addRemoteEndpoint(const QString& url, const QString& apiKey);
     Q_INVOKABLE void removeRemoteEndpoint(const QString& url);
-    Q_INVOKABLE bool exportConversation(const QUrl& file, const QString& format);
-    // Writes the open conversation to `path`; success is a notice naming the file.
-    // A reasoning model's reasoning is left out unless `includeReasoning`.
-    Q_INVOKABLE bool exportToPath(const QString& path, const QString& format, bool includeReasoning = false);
-    // The open conversation has replies with reasoning (the export dialog offers to include it).
-    Q_INVOKABLE bool hasReasoning() const;
-    // Where an export goes unless the user says otherwise: the documents
-    // folder, the title made a safe file name, the format's suffix.
-    Q_INVOKABLE QString proposedExportPath(const QString& format) const;
-    Q_INVOKABLE bool fileExists(const QString& path) const;
-    // `path`'s file name in `folder` (the export dialog's folder button).
-    Q_INVOKABLE QString pathInFolder(const QUrl& folder, const QString& path) const;
     // Ctrl+Q: main() quits the application (quitRequested), which shuts the worker down.
     Q_INVOKABLE void quit() { emit quitRequested(); }
-    // Starts importing a JSON file on its own thread (false when one is
-    // already running); importFinished reports it, and on success the new
-    // conversation opens.
-    Q_INVOKABLE bool importConversation(const QUrl& file);
     Q_INVOKABLE void copyText(const QString& text);
     // Opens a link from a reply in the desktop's handler, only when
     // isOpenableLink (http, https, mailto); returns whether it did.
@@ -190,11 +163,6 @@ signals:
     void statusChanged();
     void errorTextChanged();
     void noticeTextChanged();
-    void searchResultsChanged();
-    void undoChanged();
-    void importingChanged();
-    // conversationId -1 on failure (then errorText says why).
-    void importFinished(qint64 conversationId, const QString& title);
     // A reply is done (also when stopped).
     void replyFinished(qint64 conversationId, qint64 messageId, const cairn::app::ReplyStats& stats);
     // The engine is at the open conversation.
@@ -224,7 +192,8 @@ private:
     void setGenerating(bool on);
     void connectWorker();
     void setLoadingMarker(const QString& path);
-    void finishImport(const ImportOutcome& outcome);
+    // The library's signals: the open conversation renamed or deleted, an import opened.
+    void connectLibrary();
     void selectRemoteModel(const QString& id, const QString& baseUrl, const QString& model);
 
     AppPaths paths_;
@@ -234,6 +203,7 @@ private:
     MessageListModel* messages_;
     ModelListModel* models_;
     ConversationSettingsModel* conversationSettings_;
+    ConversationLibrary* library_ = nullptr;
     KeyVault* keys_;
     RemoteEndpoints* remotes_;
     ApiServerControl* apiServer_ = nullptr;
@@ -249,15 +219,11 @@ private:
     QString templateNote_;  // why the model's chat template is not used (empty: it is)
     bool modelReady_ = false, modelLoading_ = false, modelRemote_ = false, generating_ = false, busy_ = false;
     double progress_ = -1;
-    QString progressText_, speedText_, resumeNote_, errorText_, noticeText_, undoTitle_;
+    QString progressText_, speedText_, resumeNote_, errorText_, noticeText_;
     qint64 contextUsed_ = 0, contextSize_ = 0;
-    qint64 undoId_ = -1;
-    QVariantList searchResults_;
     // Branch switching: the leaf last shown through each message (this session).
     std::unordered_map<qint64, qint64> branchLeaf_;
     std::function<bool(const QUrl&)> linkOpener_;
-    QThread* importThread_ = nullptr;
-    std::atomic<bool> cancelImport_{false};
 };
 
 } // namespace cairn::app

@@ -346,51 +346,51 @@ private slots:
         c->conversations()->reload();
         QCOMPARE(c->conversations()->rowCount(), 2);
 
-        c->search(QStringLiteral("pomegran"));
-        QCOMPARE(c->searchResults().size(), 1);
-        auto hit = c->searchResults()[0].toMap();
+        c->library()->search(QStringLiteral("pomegran"));
+        QCOMPARE(c->library()->searchResults().size(), 1);
+        auto hit = c->library()->searchResults()[0].toMap();
         QCOMPARE(hit.value(QStringLiteral("conversationId")).toLongLong(), a);
         QVERIFY(hit.value(QStringLiteral("snippet")).toString().contains(QStringLiteral("<b><u>pomegranates</u></b>")));
         // Markup in a message is text in its snippet: only the hit is highlighted.
         int64_t tags = db.createConversation("Tags");
         db.addMessage(tags, std::nullopt, store::Role::User, "quince <b>not bold</b> <img src=\"http://127.0.0.1:1/x\">");
-        c->search(QStringLiteral("quince"));
-        QCOMPARE(c->searchResults().size(), 1);
-        const QString snippet = c->searchResults()[0].toMap().value(QStringLiteral("snippet")).toString();
+        c->library()->search(QStringLiteral("quince"));
+        QCOMPARE(c->library()->searchResults().size(), 1);
+        const QString snippet = c->library()->searchResults()[0].toMap().value(QStringLiteral("snippet")).toString();
         QVERIFY2(snippet.contains(QStringLiteral("&lt;b&gt;not bold&lt;/b&gt; &lt;img src=")), qPrintable(snippet));
         QCOMPARE(snippet.count(QStringLiteral("<b>")), 1);
         QVERIFY(!snippet.contains(QStringLiteral("<img")));
         db.purgeConversation(tags);
-        c->search(QString());
-        QCOMPARE(c->searchResults().size(), 0);
+        c->library()->search(QString());
+        QCOMPARE(c->library()->searchResults().size(), 0);
 
-        c->renameConversation(a, QStringLiteral("  Fruit  "));
+        c->library()->renameConversation(a, QStringLiteral("  Fruit  "));
         QCOMPARE(QString::fromStdString(db.conversation(a).title), QStringLiteral("Fruit"));
 
         c->openConversation(a);
         QCOMPARE(c->messages()->rowCount(), 2);
-        c->deleteConversation(a);
+        c->library()->deleteConversation(a);
         QCOMPARE(c->conversations()->rowCount(), 1);
         QCOMPARE(c->currentConversation(), -1);
-        QCOMPARE(c->undoTitle(), QStringLiteral("Fruit"));
-        c->undoDelete();
+        QCOMPARE(c->library()->undoTitle(), QStringLiteral("Fruit"));
+        c->library()->undoDelete();
         QCOMPARE(c->conversations()->rowCount(), 2);
-        QVERIFY(c->undoTitle().isEmpty());
+        QVERIFY(c->library()->undoTitle().isEmpty());
 
         c->openConversation(a);
         const QString md = dir_.filePath(QStringLiteral("fruit.md")), json = dir_.filePath(QStringLiteral("fruit.json"));
-        QVERIFY(c->exportConversation(QUrl::fromLocalFile(md), QStringLiteral("md")));
-        QVERIFY(c->exportConversation(QUrl::fromLocalFile(json), QStringLiteral("json")));
+        QVERIFY(c->library()->exportConversation(c->currentConversation(), QUrl::fromLocalFile(md), QStringLiteral("md")));
+        QVERIFY(c->library()->exportConversation(c->currentConversation(), QUrl::fromLocalFile(json), QStringLiteral("json")));
         QFile mdFile(md);
         QVERIFY(mdFile.open(QIODevice::ReadOnly));
         QVERIFY(mdFile.readAll().contains("pomegranates"));
         // The import runs on its own thread: the call returns at once, importFinished follows.
-        QSignalSpy imported(c.get(), &ChatController::importFinished);
-        QVERIFY(c->importConversation(QUrl::fromLocalFile(json)));
-        QVERIFY(c->importing());
-        QVERIFY(!c->importConversation(QUrl::fromLocalFile(json)));  // one at a time
+        QSignalSpy imported(c->library(), &ConversationLibrary::importFinished);
+        QVERIFY(c->library()->importConversation(QUrl::fromLocalFile(json)));
+        QVERIFY(c->library()->importing());
+        QVERIFY(!c->library()->importConversation(QUrl::fromLocalFile(json)));  // one at a time
         QVERIFY(imported.wait(20000));
-        QVERIFY(!c->importing());
+        QVERIFY(!c->library()->importing());
         const qint64 copy = imported[0][0].toLongLong();
         QVERIFY(copy > 0 && copy != a);
         QCOMPARE(c->conversations()->rowCount(), 3);
@@ -402,12 +402,12 @@ private slots:
         QCOMPARE(imported[0][1].toString(), QStringLiteral("Fruit (imported)"));
         QVERIFY2(c->noticeText().contains(QStringLiteral("“Fruit” already exists")), qPrintable(c->noticeText()));
         c->clearError();
-        QVERIFY(c->importConversation(QUrl::fromLocalFile(json)));
+        QVERIFY(c->library()->importConversation(QUrl::fromLocalFile(json)));
         QVERIFY(imported.wait(20000));
         QCOMPARE(QString::fromStdString(db.conversation(imported[1][0].toLongLong()).title), QStringLiteral("Fruit (imported 2)"));
         // A file that is not a conversation: an error message, nothing imported.
         c->clearError();
-        QVERIFY(c->importConversation(QUrl::fromLocalFile(md)));
+        QVERIFY(c->library()->importConversation(QUrl::fromLocalFile(md)));
         QVERIFY(imported.wait(20000));
         QCOMPARE(imported[2][0].toLongLong(), -1);
         QVERIFY(c->errorText().startsWith(QStringLiteral("Import failed")));
@@ -428,9 +428,9 @@ private slots:
         c->conversations()->reload();
         QSignalSpy focus(c.get(), &ChatController::messageFocusRequested);
 
-        c->search(QStringLiteral("albatross"));
-        QCOMPARE(c->searchResults().size(), 1);
-        QCOMPARE(c->searchResults()[0].toMap().value(QStringLiteral("messageId")).toLongLong(), first);
+        c->library()->search(QStringLiteral("albatross"));
+        QCOMPARE(c->library()->searchResults().size(), 1);
+        QCOMPARE(c->library()->searchResults()[0].toMap().value(QStringLiteral("messageId")).toLongLong(), first);
         c->openSearchResult(conv, first);
         QCOMPARE(c->currentConversation(), conv);
         QCOMPARE(c->messages()->rowOf(first), 1);
@@ -615,7 +615,7 @@ private slots:
         QCOMPARE(again.messages()->rowCount(), 2);
         QTRY_VERIFY_WITH_TIMEOUT(again.modelReady() && !again.busy(), 20000);
         // A deleted one is not opened: a new chat.
-        again.deleteConversation(first);
+        again.library()->deleteConversation(first);
         again.shutdown();
         ChatController third(AppPaths::standard(paths));
         third.start();
@@ -692,15 +692,15 @@ private slots:
         db.createConversation("second");
         c->conversations()->reload();
         QCOMPARE(c->conversations()->rowOf(a), 1);
-        c->setPinned(a, true);
+        c->library()->setPinned(a, true);
         QVERIFY(db.conversation(a).pinned);
         QCOMPARE(c->conversations()->rowOf(a), 0);
         QCOMPARE(c->conversations()->data(c->conversations()->index(0), ConversationListModel::SectionRole).toString(),
                  QStringLiteral("Pinned"));
-        c->setPinned(a, false);
+        c->library()->setPinned(a, false);
         QVERIFY(!db.conversation(a).pinned);
         QCOMPARE(c->conversations()->rowOf(a), 1);
-        c->setPinned(9999, true);  // unknown: an error message, no crash
+        c->library()->setPinned(9999, true);  // unknown: an error message, no crash
         QVERIFY(!c->errorText().isEmpty());
     }
 

@@ -129,7 +129,7 @@ private slots:
         list->setProperty("cacheBuffer", 1000000);  // every message made, also those scrolled out of sight
         app.controller->openConversation(conversation);
         QTRY_COMPARE(list->property("count").toInt(), 2);
-        app.controller->search(QStringLiteral("raw"));  // the sidebar shows the hit's snippet
+        app.controller->library()->search(QStringLiteral("raw"));  // the sidebar shows the hit's snippet
         QTest::qWait(1500);  // time for any fetch to be tried
 
         QList<QQuickItem*> items;
@@ -555,7 +555,7 @@ private slots:
         QCOMPARE(results->property("currentIndex").toInt(), 0);
         QTest::keyClick(app.window, Qt::Key_Down);
         QCOMPARE(results->property("currentIndex").toInt(), 1);
-        const qint64 second = app.controller->searchResults()[1].toMap().value(QStringLiteral("conversationId")).toLongLong();
+        const qint64 second = app.controller->library()->searchResults()[1].toMap().value(QStringLiteral("conversationId")).toLongLong();
         QTest::keyClick(app.window, Qt::Key_Return);
         QCOMPARE(app.controller->currentConversation(), second);
         QTest::keyClick(app.window, Qt::Key_Up);

@@ -110,24 +110,24 @@ private slots:
         QCOMPARE(toggle->property("text").toString(), QStringLiteral("▾ Thought for 12 s"));
 
         // Search finds the answer, not the reasoning; the title is the question's.
-        app.controller->search(QStringLiteral("zebra"));
-        QCOMPARE(app.controller->searchResults().size(), 0);
-        app.controller->search(QStringLiteral("It is"));
-        QCOMPARE(app.controller->searchResults().size(), 1);
+        app.controller->library()->search(QStringLiteral("zebra"));
+        QCOMPARE(app.controller->library()->searchResults().size(), 0);
+        app.controller->library()->search(QStringLiteral("It is"));
+        QCOMPARE(app.controller->library()->searchResults().size(), 1);
         QVERIFY(!app.controller->currentTitle().contains(QStringLiteral("zebra")));
 
         // Export: the answer; the reasoning only when asked.
-        QVERIFY(app.controller->hasReasoning());
+        QVERIFY(app.controller->library()->hasReasoning(app.controller->currentConversation()));
         const QString md = dir.filePath(QStringLiteral("out.md"));
-        QVERIFY(app.controller->exportToPath(md, QStringLiteral("md")));
+        QVERIFY(app.controller->library()->exportToPath(app.controller->currentConversation(), md, QStringLiteral("md")));
         QVERIFY(readText(md).contains(QStringLiteral("It is 5.")));
         QVERIFY(!readText(md).contains(QStringLiteral("zebra")));
-        QVERIFY(app.controller->exportToPath(md, QStringLiteral("md"), true));
+        QVERIFY(app.controller->library()->exportToPath(app.controller->currentConversation(), md, QStringLiteral("md"), true));
         QVERIFY(readText(md).contains(QStringLiteral("zebra")));
         const QString json = dir.filePath(QStringLiteral("out.json"));
-        QVERIFY(app.controller->exportToPath(json, QStringLiteral("json")));
+        QVERIFY(app.controller->library()->exportToPath(app.controller->currentConversation(), json, QStringLiteral("json")));
         QVERIFY(!readText(json).contains(QStringLiteral("zebra")));
-        QVERIFY(app.controller->exportToPath(json, QStringLiteral("json"), true));
+        QVERIFY(app.controller->library()->exportToPath(app.controller->currentConversation(), json, QStringLiteral("json"), true));
         QVERIFY(readText(json).contains(QStringLiteral("\"reasoning\"")));
 
         // The next turn: the stored reply as the template renders it (no earlier reasoning).

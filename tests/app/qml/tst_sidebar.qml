@@ -51,7 +51,7 @@ Item {
             compare(menu.itemAt(2).text, "Delete")
             mouseClick(menu.itemAt(2))
             tryCompare(list, "count", 1)
-            compare(testController.undoTitle, title)
+            compare(testController.library.undoTitle, title)
             const undo = findChild(sidebar, "undoButton")
             tryVerify(() => undo.visible && undo.width > 0)
             // Laid out below the list, not over it.
@@ -59,7 +59,7 @@ Item {
             tryVerify(() => bar.height > 0 && bar.y >= list.y + list.height)
             mouseClick(undo)
             tryCompare(list, "count", 2)
-            compare(testController.undoTitle, "")
+            compare(testController.library.undoTitle, "")
             verify(!undo.visible)
         }
 
