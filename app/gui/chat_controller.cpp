@@ -85,6 +85,24 @@ void ChatController::setLoadingMarker(const QString& path) {
 }
 
 void ChatController::connectWorker() {
+    connectModelSignals();
+    connectReplySignals();
+    connect(worker_, &EngineWorker::errorOccurred, this, [this](const QString& message) {
+        setError(message);
+        setGenerating(false);
+        setProgress(-1, {});
+    });
+    connect(worker_, &EngineWorker::sendFailed, this, [this](qint64 conv, const QString& text) {
+        if (conv == current_) emit draftReturned(text);
+    });
+    connect(worker_, &EngineWorker::busyChanged, this, [this](bool b) {
+        if (busy_ == b) return;
+        busy_ = b;
+        emit busyChanged();
+    });
+}
+
+void ChatController::connectModelSignals() {
     connect(worker_, &EngineWorker::modelLoading, this, [this](const QString& path) {
         modelLoading_ = true;
         modelReady_ = false;
@@ -147,6 +165,9 @@ void ChatController::connectWorker() {
         templateNote_ = why.contains(QLatin1String("ChatML")) ? why + QLatin1Char('.')
                                                               : tr("It has no usable chat template, so Cairn uses ChatML.");
     });
+}
+
+void ChatController::connectReplySignals() {
     connect(worker_, &EngineWorker::messagesChanged, this, [this](qint64 conv) {
         if (conv == current_) messages_->load(conv);
         conversations_->reload();
@@ -203,19 +224,6 @@ void ChatController::connectWorker() {
                 setProgress(-1, {});
                 emit conversationReady(conv, how, ms);
             });
-    connect(worker_, &EngineWorker::errorOccurred, this, [this](const QString& message) {
-        setError(message);
-        setGenerating(false);
-        setProgress(-1, {});
-    });
-    connect(worker_, &EngineWorker::sendFailed, this, [this](qint64 conv, const QString& text) {
-        if (conv == current_) emit draftReturned(text);
-    });
-    connect(worker_, &EngineWorker::busyChanged, this, [this](bool b) {
-        if (busy_ == b) return;
-        busy_ = b;
-        emit busyChanged();
-    });
 }
 
 void ChatController::connectLibrary() {
@@ -238,12 +246,8 @@ void ChatController::start() {
     apiServer_->apply();
     // Opens where the last session ended (a deleted or purged one: a new chat).
     if (const qint64 last = settings_->lastConversation(); last >= 0 && current_ < 0) {
-        bool exists = false;
-        try {
-            exists = !store_->conversation(last).deletedMs;
-        } catch (const std::exception&) {
-        }
-        if (exists) openConversation(last);
+        const auto stored = storedConversation(last);
+        if (stored && !stored->deletedMs) openConversation(last);
         else settings_->setLastConversation(-1);
     }
     // The last start died while loading this file: loading it again would
@@ -305,6 +309,14 @@ void ChatController::setThinking(bool on) {
     emit currentConversationChanged();
 }
 
+std::optional<store::Conversation> ChatController::storedConversation(qint64 id) const {
+    try {
+        return store_->conversation(id);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
 bool ChatController::reportFailure(const std::function<void()>& action) {
     try {
         action();
@@ -353,20 +365,14 @@ void ChatController::setGenerating(bool on) {
 
 QString ChatController::currentTitle() const {
     if (current_ < 0) return tr("New chat");
-    try {
-        return QString::fromStdString(store_->conversation(current_).title);
-    } catch (const std::exception&) {
-        return {};
-    }
+    const auto stored = storedConversation(current_);
+    return stored ? QString::fromStdString(stored->title) : QString();
 }
 
 QString ChatController::conversationSystemPrompt() const {
     if (current_ < 0) return pendingSystemPrompt_;
-    try {
-        return QString::fromStdString(store_->conversation(current_).systemPrompt);
-    } catch (const std::exception&) {
-        return {};
-    }
+    const auto stored = storedConversation(current_);
+    return stored ? QString::fromStdString(stored->systemPrompt) : QString();
 }
 
 void ChatController::setConversationSystemPrompt(const QString& prompt) {
@@ -396,12 +402,8 @@ void ChatController::newChat() {
 void ChatController::openConversation(qint64 id) {
     // A stale id (a deleted conversation, `--conversation` with a wrong number)
     // leaves the open conversation as it is.
-    bool exists = false;
-    try {
-        exists = !store_->conversation(id).deletedMs;
-    } catch (const std::exception&) {
-    }
-    if (!exists) {
+    const auto stored = storedConversation(id);
+    if (!stored || stored->deletedMs) {
         setError(tr("There is no conversation %1 (it may have been deleted).").arg(id));
         return;
     }

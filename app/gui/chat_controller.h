@@ -14,6 +14,8 @@
 #include "model_list_model.h"
 #include "secret_store.h"
 
+#include "cairn/store/records.h"
+
 #include <QObject>
 #include <QThread>
 #include <QUrl>
@@ -23,6 +25,7 @@
 #include <functional>
 #include <unordered_map>
 #include <memory>
+#include <optional>
 
 namespace cairn::store { class Store; }
 
@@ -182,6 +185,8 @@ public:
 
 private:
     void setError(const QString& text);
+    // Conversation `id` from the store; nothing when it is unknown or the store fails.
+    std::optional<store::Conversation> storedConversation(qint64 id) const;
     // Runs `action`; an exception becomes the error line. Returns whether it succeeded.
     bool reportFailure(const std::function<void()>& action);
     // Send, regenerate, continue, edit: the reply starts with this
@@ -191,6 +196,10 @@ private:
     void setProgress(double value, const QString& text);
     void setGenerating(bool on);
     void connectWorker();
+    // The worker's model signals: loading, loaded, failed, template fallback.
+    void connectModelSignals();
+    // The worker's reply signals: text, progress, figures, the conversation ready.
+    void connectReplySignals();
     void setLoadingMarker(const QString& path);
     // The library's signals: the open conversation renamed or deleted, an import opened.
     void connectLibrary();
