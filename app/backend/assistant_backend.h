@@ -31,21 +31,21 @@ struct TurnRequest {
     std::optional<int32_t> topK;
     std::optional<uint64_t> seed;
     int64_t maxTokens = 512;
-    const std::atomic<bool>* cancel = nullptr;                   // Stop: ends the turn at once
-    std::function<void(std::string_view piece)> onPiece;         // streamed text, whole characters
+    const std::atomic<bool>* cancel = nullptr;  // Stop: ends the turn at once
+    std::function<void(std::string_view piece)> onPiece;  // streamed text, whole characters
     std::function<void(int64_t done, int64_t total)> onPrefill;  // embedded only: prompt progress
-    std::function<void()> onPromptReady;                        // embedded only: prompt fed, no token yet
+    std::function<void()> onPromptReady;  // embedded only: prompt fed, no token yet
     // Embedded only: Continue, the start of the reply (ReplyOptions::assistantPrefix);
     // the result's text is what follows it.
     std::string assistantPrefix;
 };
 
 enum class Finish {
-    Stop,         // end of generation or a stop sequence
-    Length,       // max tokens
+    Stop,  // end of generation or a stop sequence
+    Length,  // max tokens
     ContextFull,  // embedded: the context filled while generating
-    Cancelled,    // Stop pressed
-    Incomplete,   // remote: the stream broke off or timed out after some text (note says why)
+    Cancelled,  // Stop pressed
+    Incomplete,  // remote: the stream broke off or timed out after some text (note says why)
 };
 
 struct TurnResult {
@@ -69,7 +69,7 @@ public:
     BackendError(FailureKind kind, std::string where, std::string what, int status = 0, int retryAfterSeconds = -1)
         : Error(std::move(where), std::move(what)), kind_(kind), status_(status), retryAfter_(retryAfterSeconds) {}
     FailureKind kind() const noexcept { return kind_; }
-    int httpStatus() const noexcept { return status_; }          // 0: no HTTP answer
+    int httpStatus() const noexcept { return status_; }  // 0: no HTTP answer
     int retryAfterSeconds() const noexcept { return retryAfter_; }  // -1: not given
 
 private:
@@ -89,4 +89,4 @@ public:
 // OpenAI's finish_reason names ("stop", "length": also a full context), and "cancelled", "incomplete".
 const char* finishName(Finish f);
 
-} // namespace cairn::backend
+}  // namespace cairn::backend

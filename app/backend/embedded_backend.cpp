@@ -54,4 +54,4 @@ TurnResult EmbeddedBackend::reply(const TurnRequest& request) {
     return t;
 }
 
-} // namespace cairn::backend
+}  // namespace cairn::backend

@@ -7,7 +7,7 @@
 namespace cairn {
 class ChatSession;
 class ExecContext;
-}
+}  // namespace cairn
 
 namespace cairn::backend {
 
@@ -22,4 +22,4 @@ private:
     ExecContext& exec_;
 };
 
-} // namespace cairn::backend
+}  // namespace cairn::backend

@@ -72,7 +72,11 @@ void HttpExchange::run() {
         pending_.append(b.constData(), size_t(b.size()));
         changed_.notify_all();
     };
-    QObject::connect(reply, &QNetworkReply::metaDataChanged, reply, [&] { quiet.restart(); takeHeaders(); changed_.notify_all(); });
+    QObject::connect(reply, &QNetworkReply::metaDataChanged, reply, [&] {
+        quiet.restart();
+        takeHeaders();
+        changed_.notify_all();
+    });
     QObject::connect(reply, &QNetworkReply::readyRead, reply, takeBody);
     QObject::connect(reply, &QNetworkReply::sslErrors, reply, [&](const QList<QSslError>& errors) {
         if (!errors.isEmpty()) tlsText = errors.first().errorString().toStdString();
@@ -141,4 +145,4 @@ std::string HttpExchange::errorText() const {
     return error_;
 }
 
-} // namespace cairn::backend
+}  // namespace cairn::backend

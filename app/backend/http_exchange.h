@@ -22,8 +22,8 @@ namespace cairn::backend {
 struct HttpRequest {
     std::string url;
     std::string apiKey;
-    std::string body;           // empty: GET, else POST application/json
-    bool eventStream = false;   // Accept: text/event-stream
+    std::string body;  // empty: GET, else POST application/json
+    bool eventStream = false;  // Accept: text/event-stream
     int connectTimeoutMs = 20000;
     int idleTimeoutMs = 120000;
     size_t maxBytes = size_t(64) << 20;
@@ -43,10 +43,10 @@ public:
     // Waits for more: appends new body bytes to `bytes` and returns true, or
     // returns false once the transfer has ended and everything was handed over.
     bool next(std::string& bytes);
-    int status() const;               // 0 until the headers came (or without any)
-    int retryAfterSeconds() const;    // -1: no usable Retry-After header
+    int status() const;  // 0 until the headers came (or without any)
+    int retryAfterSeconds() const;  // -1: no usable Retry-After header
     TransferEnd end() const;
-    std::string errorText() const;    // Qt's (or the TLS layer's) words for a failure
+    std::string errorText() const;  // Qt's (or the TLS layer's) words for a failure
     const std::string& host() const { return host_; }
 
 private:
@@ -65,4 +65,4 @@ private:
     std::unique_ptr<QThread> thread_;
 };
 
-} // namespace cairn::backend
+}  // namespace cairn::backend

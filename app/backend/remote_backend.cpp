@@ -51,7 +51,8 @@ BackendError failureError(const HttpExchange& x, const RemoteOptions& o) {
     case TransferEnd::TooLarge: return BackendError(FailureKind::BadReply, kWhere, why);
     default:
         if (gotHeaders) return BackendError(FailureKind::BadReply, kWhere, why);
-        return BackendError(FailureKind::Unreachable, kWhere, "cannot reach " + x.host() + ": " + oneLine(x.errorText()));
+        return BackendError(FailureKind::Unreachable, kWhere,
+                            "cannot reach " + x.host() + ": " + oneLine(x.errorText()));
     }
 }
 
@@ -64,7 +65,7 @@ std::string wholeBody(HttpExchange& x, const RemoteOptions& o) {
     return body;
 }
 
-} // namespace
+}  // namespace
 
 RemoteBackend::RemoteBackend(RemoteOptions options) : options_(std::move(options)) {
     options_.baseUrl = normalizeBaseUrl(options_.baseUrl);
@@ -90,7 +91,8 @@ TurnResult RemoteBackend::reply(const TurnRequest& request) {
     if (!request.assistantPrefix.empty())
         throw BackendError(FailureKind::Refused, "remote", "a server cannot continue a reply from its text");
     const std::string modelName = model();
-    HttpRequest hr = requestFor(options_, "/chat/completions", chatRequestBody(request, modelName, true), request.cancel);
+    HttpRequest hr =
+        requestFor(options_, "/chat/completions", chatRequestBody(request, modelName, true), request.cancel);
     hr.eventStream = true;
     HttpExchange x(std::move(hr));
     TurnResult t;
@@ -101,7 +103,7 @@ TurnResult RemoteBackend::reply(const TurnRequest& request) {
     while (!done) {
         bytes.clear();
         if (!x.next(bytes)) break;  // the transfer has ended
-        if (x.status() >= 400) {    // an error answer: read it whole
+        if (x.status() >= 400) {  // an error answer: read it whole
             while (x.next(bytes)) {}
             break;
         }
@@ -144,4 +146,4 @@ TurnResult RemoteBackend::reply(const TurnRequest& request) {
     return t;
 }
 
-} // namespace cairn::backend
+}  // namespace cairn::backend

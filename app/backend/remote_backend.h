@@ -19,11 +19,11 @@
 namespace cairn::backend {
 
 struct RemoteOptions {
-    std::string baseUrl;              // e.g. http://127.0.0.1:8000/v1 (normalizeBaseUrl)
-    std::string apiKey;               // empty: no Authorization header
-    std::string model;                // empty: the first id /models lists
-    int connectTimeoutMs = 20000;     // until the answer's headers
-    int idleTimeoutMs = 120000;       // between two pieces of the answer (a long prefill comes first)
+    std::string baseUrl;  // e.g. http://127.0.0.1:8000/v1 (normalizeBaseUrl)
+    std::string apiKey;  // empty: no Authorization header
+    std::string model;  // empty: the first id /models lists
+    int connectTimeoutMs = 20000;  // until the answer's headers
+    int idleTimeoutMs = 120000;  // between two pieces of the answer (a long prefill comes first)
     size_t maxReplyBytes = size_t(64) << 20;  // a longer answer is refused, not buffered
 };
 
@@ -45,4 +45,4 @@ private:
     RemoteOptions options_;
 };
 
-} // namespace cairn::backend
+}  // namespace cairn::backend

@@ -12,7 +12,8 @@ namespace {
 
 json parseJson(std::string_view text, const char* what) {
     json j = json::parse(text, nullptr, false);
-    if (j.is_discarded()) throw BackendError(FailureKind::BadReply, "remote reply", std::string(what) + " is not valid JSON");
+    if (j.is_discarded())
+        throw BackendError(FailureKind::BadReply, "remote reply", std::string(what) + " is not valid JSON");
     return j;
 }
 
@@ -46,7 +47,7 @@ std::optional<std::string> errorMessage(const json& j) {
     return std::string("an error without a message");
 }
 
-} // namespace
+}  // namespace
 
 std::string oneLine(std::string_view text, size_t max, bool asciiOnly) {
     std::string out;
@@ -97,13 +98,12 @@ std::string chatRequestBody(const TurnRequest& r, const std::string& model, bool
     return body.dump();
 }
 
-Finish finishFromReason(std::string_view reason) {
-    return reason == "length" ? Finish::Length : Finish::Stop;
-}
+Finish finishFromReason(std::string_view reason) { return reason == "length" ? Finish::Length : Finish::Stop; }
 
 ChunkDelta parseChunk(std::string_view data) {
     const json j = parseJson(data, "a streamed chunk");
-    if (auto e = errorMessage(j)) throw BackendError(FailureKind::Refused, "remote stream", "the server reported: " + oneLine(*e));
+    if (auto e = errorMessage(j))
+        throw BackendError(FailureKind::Refused, "remote stream", "the server reported: " + oneLine(*e));
     if (!j.is_object()) throw BackendError(FailureKind::BadReply, "remote stream", "a chunk is not a JSON object");
     ChunkDelta d;
     readUsage(j, d.promptTokens, d.completionTokens, d.cachedTokens);
@@ -126,7 +126,8 @@ TurnResult parseCompletion(std::string_view body) {
     const json& c = (*choices)[0];
     TurnResult t;
     if (auto m = c.find("message"); m != c.end() && m->is_object())
-        if (auto content = m->find("content"); content != m->end() && content->is_string()) t.text = content->get<std::string>();
+        if (auto content = m->find("content"); content != m->end() && content->is_string())
+            t.text = content->get<std::string>();
     auto f = c.find("finish_reason");
     t.finish = (f != c.end() && f->is_string()) ? finishFromReason(f->get<std::string>()) : Finish::Stop;
     readUsage(j, t.promptTokens, t.completionTokens, t.cachedTokens);
@@ -164,18 +165,17 @@ BackendError httpError(int status, std::string_view body, int retryAfter, const 
     const std::string s = "(HTTP " + std::to_string(status) + "): " + said;
     switch (status) {
     case 401:
-    case 403:
-        return BackendError(FailureKind::Unauthorized, where, "the server refused the API key " + s, status);
+    case 403: return BackendError(FailureKind::Unauthorized, where, "the server refused the API key " + s, status);
     case 404:
-        return BackendError(FailureKind::NotFound, where, "not found — check the base URL and the model name " + s, status);
+        return BackendError(FailureKind::NotFound, where, "not found — check the base URL and the model name " + s,
+                            status);
     case 429:
     case 503: {
         std::string when = retryAfter >= 0 ? "; retry after " + std::to_string(retryAfter) + " s" : "; retry later";
         return BackendError(FailureKind::Busy, where, "the server is busy " + s + when, status, retryAfter);
     }
-    default:
-        return BackendError(FailureKind::Refused, where, "the server refused the request " + s, status);
+    default: return BackendError(FailureKind::Refused, where, "the server refused the request " + s, status);
     }
 }
 
-} // namespace cairn::backend
+}  // namespace cairn::backend

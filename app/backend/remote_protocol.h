@@ -51,4 +51,4 @@ std::string oneLine(std::string_view text, size_t max = 300, bool asciiOnly = fa
 
 Finish finishFromReason(std::string_view reason);
 
-} // namespace cairn::backend
+}  // namespace cairn::backend

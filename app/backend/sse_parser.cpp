@@ -39,4 +39,4 @@ void SseParser::endLine(std::vector<std::string>& out) {
     line_.clear();
 }
 
-} // namespace cairn::backend
+}  // namespace cairn::backend

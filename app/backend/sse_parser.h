@@ -27,4 +27,4 @@ private:
     bool hasData_ = false;
 };
 
-} // namespace cairn::backend
+}  // namespace cairn::backend

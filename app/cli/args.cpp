@@ -8,7 +8,10 @@ namespace cairn::cli {
 
 bool Args::flag(const std::string& name) {
     for (auto it = args_.begin(); it != args_.end(); ++it)
-        if (*it == name) { args_.erase(it); return true; }
+        if (*it == name) {
+            args_.erase(it);
+            return true;
+        }
     return false;
 }
 
@@ -36,15 +39,17 @@ double Args::number(const std::string& shortName, const std::string& longName, d
     char* end = nullptr;
     double d = std::strtod(v->c_str(), &end);
     if (end == v->c_str() || *end != '\0')
-        throw Error("cairn-cli", "option " + (longName.empty() ? shortName : longName) + ": '" + *v + "' is not a number");
+        throw Error("cairn-cli",
+                    "option " + (longName.empty() ? shortName : longName) + ": '" + *v + "' is not a number");
     return d;
 }
 
 std::vector<std::string> Args::positionals() {
     for (const auto& a : args_)
-        if (a.size() > 1 && a[0] == '-' && !(a.size() > 1 && (std::isdigit(static_cast<unsigned char>(a[1])) || a[1] == '.')))
+        if (a.size() > 1 && a[0] == '-' &&
+            !(a.size() > 1 && (std::isdigit(static_cast<unsigned char>(a[1])) || a[1] == '.')))
             throw Error("cairn-cli", "unknown option " + a);
     return args_;
 }
 
-} // namespace cairn::cli
+}  // namespace cairn::cli

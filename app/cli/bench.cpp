@@ -64,7 +64,7 @@ std::vector<int32_t> benchTokens(int64_t n, int64_t vocab) {
     return t;
 }
 
-} // namespace
+}  // namespace
 
 int runBench(Args& args) {
     const std::string modelPath = args.require("-m", "--model");
@@ -155,22 +155,34 @@ int runBench(Args& args) {
         for (KernelFamily f : kKernelFamilies)
             choice[std::string(kernelRegimeName(r))][std::string(kernelFamilyName(f))] = kernelPathFor(f, r);
     if (json) {
-        nlohmann::json j = {{"model", modelPath}, {"architecture", model->info().architecture},
-                            {"file_mb", fileMb}, {"threads", threads}, {"n_prompt", p}, {"n_gen", n}, {"n_depth", depth},
-                            {"chunk", chunk}, {"repetitions", reps}, {"kernel_path", tensor::kernelPath()},
-                            {"pp_tps", ppTps}, {"tg_tps", tgTps}, {"peak_rss_mb", rss},
-                            {"pp_tps_cpu", ppTpsCpu}, {"tg_tps_cpu", tgTpsCpu},
-                            {"kernel_choice", choice}, {"kernel_calibration", calibration}};
+        nlohmann::json j = {{"model", modelPath},
+                            {"architecture", model->info().architecture},
+                            {"file_mb", fileMb},
+                            {"threads", threads},
+                            {"n_prompt", p},
+                            {"n_gen", n},
+                            {"n_depth", depth},
+                            {"chunk", chunk},
+                            {"repetitions", reps},
+                            {"kernel_path", tensor::kernelPath()},
+                            {"pp_tps", ppTps},
+                            {"tg_tps", tgTps},
+                            {"peak_rss_mb", rss},
+                            {"pp_tps_cpu", ppTpsCpu},
+                            {"tg_tps_cpu", tgTpsCpu},
+                            {"kernel_choice", choice},
+                            {"kernel_calibration", calibration}};
         std::printf("%s\n", j.dump().c_str());
     } else {
         std::printf("model %s (%.1f MiB), %d threads, kernels %s, chunk %lld, depth %lld\n", modelPath.c_str(), fileMb,
                     threads, tensor::kernelPath(), (long long)chunk, (long long)depth);
         std::printf("matmul paths (%s): %s\n", calibration.c_str(), kernelChoiceSummary().c_str());
         std::printf("pp%lld  %8.2f t/s  (%.2f t/s per CPU-second of each thread)\n", (long long)p, ppTps, ppTpsCpu);
-        if (n > 0) std::printf("tg%lld  %8.2f t/s  (%.2f t/s per CPU-second of each thread)\n", (long long)n, tgTps, tgTpsCpu);
+        if (n > 0)
+            std::printf("tg%lld  %8.2f t/s  (%.2f t/s per CPU-second of each thread)\n", (long long)n, tgTps, tgTpsCpu);
         std::printf("peak RSS %.1f MiB\n", rss);
     }
     return 0;
 }
 
-} // namespace cairn::cli
+}  // namespace cairn::cli

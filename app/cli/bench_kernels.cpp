@@ -50,7 +50,8 @@ std::vector<uint8_t> randomWeights(TensorType type, int64_t rows, int64_t cols, 
         switch (type) {
         case TensorType::Q2_K: halves = {80, 82}; break;
         case TensorType::Q3_K: halves = {108}; break;
-        case TensorType::Q4_K: case TensorType::Q5_K: halves = {0, 2}; break;
+        case TensorType::Q4_K:
+        case TensorType::Q5_K: halves = {0, 2}; break;
         case TensorType::Q6_K: halves = {208}; break;
         default: break;
         }
@@ -84,7 +85,7 @@ TensorType typeByName(const std::string& name) {
     throw Error("bench-kernels", "unknown type '" + name + "'");
 }
 
-} // namespace
+}  // namespace
 
 int runBenchKernels(Args& args) {
     const auto types = split(args.option("", "--types").value_or("Q4_0,Q8_0,Q4_K,Q6_K,F16"));
@@ -102,8 +103,8 @@ int runBenchKernels(Args& args) {
     ExecContext ctx(threads);
     std::printf("kernel path %s, %d threads, weights %lld x %lld, prefill %lld tokens, median of %d\n",
                 tensor::kernelPath(), threads, (long long)rows, (long long)cols, (long long)tokens, reps);
-    std::printf("%-5s  %10s %9s %9s  %10s %7s %7s\n", "type", "prefill ms", "GFLOP/s", "(cpu)", "decode us",
-                "GB/s", "(cpu)");
+    std::printf("%-5s  %10s %9s %9s  %10s %7s %7s\n", "type", "prefill ms", "GFLOP/s", "(cpu)", "decode us", "GB/s",
+                "(cpu)");
     std::mt19937 rng(5);
     std::uniform_real_distribution<float> uni(-1.f, 1.f);
     std::vector<float> x(size_t(tokens * cols));
@@ -148,4 +149,4 @@ int runBenchKernels(Args& args) {
     return 0;
 }
 
-} // namespace cairn::cli
+}  // namespace cairn::cli

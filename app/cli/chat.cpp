@@ -59,7 +59,8 @@ std::string forTerminal(std::string_view text) {
     }
 }
 
-template <class T> std::optional<T> optionalNumber(Args& args, const std::string& s, const std::string& l) {
+template <class T>
+std::optional<T> optionalNumber(Args& args, const std::string& s, const std::string& l) {
     auto v = args.option(s, l);
     if (!v) return std::nullopt;
     try {
@@ -72,7 +73,7 @@ template <class T> std::optional<T> optionalNumber(Args& args, const std::string
     }
 }
 
-} // namespace
+}  // namespace
 
 int runChat(Args& args) {
     const auto modelPath = args.option("-m", "--model");
@@ -92,11 +93,14 @@ int runChat(Args& args) {
     const int64_t ctxOpt = int64_t(args.number("-c", "--ctx", 0));
     const double timeoutS = args.number("", "--timeout", 120);
     args.positionals();
-    if (bool(modelPath) == bool(remote)) throw Error("cairn-cli chat", "give exactly one of -m MODEL.gguf or --remote URL");
-    if ((apiKey || remoteModel) && !remote) throw Error("cairn-cli chat", "--api-key and --remote-model go with --remote");
+    if (bool(modelPath) == bool(remote))
+        throw Error("cairn-cli chat", "give exactly one of -m MODEL.gguf or --remote URL");
+    if ((apiKey || remoteModel) && !remote)
+        throw Error("cairn-cli chat", "--api-key and --remote-model go with --remote");
     if (request.maxTokens < 1) throw Error("cairn-cli chat", "-n must be at least 1");
     if (threads < 1 || threads > 256) throw Error("cairn-cli chat", "-t must be 1 to 256");
-    if (!(timeoutS > 0 && timeoutS <= 86400)) throw Error("cairn-cli chat", "--timeout must be more than 0 and at most 86400 seconds");
+    if (!(timeoutS > 0 && timeoutS <= 86400))
+        throw Error("cairn-cli chat", "--timeout must be more than 0 and at most 86400 seconds");
     request.messages = readMessages(messagesPath);
 
     std::signal(SIGINT, onInterrupt);
@@ -141,8 +145,8 @@ int runChat(Args& args) {
         if (r.promptTokens && r.completionTokens) usage["total_tokens"] = *r.promptTokens + *r.completionTokens;
         if (r.cachedTokens) usage["prompt_tokens_details"] = {{"cached_tokens", *r.cachedTokens}};
         // Bytes that are no UTF-8 (the engine's unfinished character) as U+FFFD, as the server sends them.
-        const nlohmann::json out = {{"content", text::validUtf8(r.text)},
-                                    {"finish_reason", backend::finishName(r.finish)}, {"usage", usage}};
+        const nlohmann::json out = {
+            {"content", text::validUtf8(r.text)}, {"finish_reason", backend::finishName(r.finish)}, {"usage", usage}};
         std::printf("%s\n", out.dump().c_str());
     } else {
         std::printf("\n");
@@ -154,4 +158,4 @@ int runChat(Args& args) {
     return 0;
 }
 
-} // namespace cairn::cli
+}  // namespace cairn::cli

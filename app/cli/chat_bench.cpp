@@ -67,7 +67,7 @@ double msSince(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-} // namespace
+}  // namespace
 
 int runChatBench(Args& args) {
     const std::string modelPath = args.require("-m", "--model");
@@ -81,7 +81,8 @@ int runChatBench(Args& args) {
     const bool json = args.flag("--json");
     if (temperature < 0) throw Error("cairn-cli chat-bench", "--temp must not be negative");
     if (!args.positionals().empty()) throw Error("cairn-cli chat-bench", "unexpected arguments");
-    if (turns < 1 || turns >= kMessages) throw Error("cairn-cli chat-bench", "--turns must be 1.." + std::to_string(kMessages - 1));
+    if (turns < 1 || turns >= kMessages)
+        throw Error("cairn-cli chat-bench", "--turns must be 1.." + std::to_string(kMessages - 1));
 
     auto model = Model::load(modelPath);
     ExecContext ctx(threads);
@@ -124,7 +125,8 @@ int runChatBench(Args& args) {
                             {"decode_tps", r.decodeMs > 0 ? 1000.0 * double(r.generatedTokens - 1) / r.decodeMs : 0.0}};
         out["turns"].push_back(t);
         if (!json)
-            std::printf("turn %2d: %5lld prompt tokens, %5lld prefilled, TTFT %8.1f ms reuse (%.1f ms template + tokens) vs %8.1f ms full (%.1f %%)\n",
+            std::printf("turn %2d: %5lld prompt tokens, %5lld prefilled, TTFT %8.1f ms reuse (%.1f ms template + "
+                        "tokens) vs %8.1f ms full (%.1f %%)\n",
                         turn + 1, (long long)r.promptTokens, (long long)r.prefilledTokens, r.firstTokenMs, r.promptMs,
                         full.firstTokenMs, 100.0 * r.firstTokenMs / full.firstTokenMs);
     }
@@ -188,4 +190,4 @@ int runChatBench(Args& args) {
     return 0;
 }
 
-} // namespace cairn::cli
+}  // namespace cairn::cli

@@ -11,11 +11,11 @@ namespace cairn::cli {
 class Args {
 public:
     Args(std::vector<std::string> argv) : args_(std::move(argv)) {}
-    bool flag(const std::string& name);                                  // consumes it
+    bool flag(const std::string& name);  // consumes it
     std::optional<std::string> option(const std::string& shortName, const std::string& longName = {});
     std::string require(const std::string& shortName, const std::string& longName = {});
     double number(const std::string& shortName, const std::string& longName, double fallback);
-    std::vector<std::string> positionals();                              // what is left; errors on unknown -x
+    std::vector<std::string> positionals();  // what is left; errors on unknown -x
 private:
     std::vector<std::string> args_;
 };
@@ -34,4 +34,4 @@ int runChat(Args& args);
 int runDownload(Args& args);
 int runSearchHub(Args& args);
 
-} // namespace cairn::cli
+}  // namespace cairn::cli

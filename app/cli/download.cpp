@@ -38,7 +38,7 @@ void printProgress(const hub::DownloadJob& job, bool terminal) {
     std::fprintf(stderr, terminal ? "\r%s\033[K" : "%s\n", terminalSafe(line.toStdString()).c_str());
 }
 
-} // namespace
+}  // namespace
 
 int runDownload(Args& args) {
     const QString hubUrl = hubUrlOption(args);
@@ -111,4 +111,4 @@ int runDownload(Args& args) {
     return 0;
 }
 
-} // namespace cairn::cli
+}  // namespace cairn::cli

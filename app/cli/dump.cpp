@@ -48,7 +48,7 @@ std::string vocabFamily(const gguf::File& f) {
     return pre == "mpt" ? "gpt-neox" : pre;
 }
 
-} // namespace
+}  // namespace
 
 int runDump(Args& args) {
     const std::string modelPath = args.require("-m", "--model");
@@ -81,8 +81,12 @@ int runDump(Args& args) {
     nlohmann::json out;
     out["header"] = {{"fixture", modelPath},
                      {"engine", "cairn"},
-                     {"settings", {{"n_threads", threads}, {"chunk", chunk}, {"type_k", kv}, {"type_v", kv},
-                                   {"n_vocab", model->info().vocabSize}}}};
+                     {"settings",
+                      {{"n_threads", threads},
+                       {"chunk", chunk},
+                       {"type_k", kv},
+                       {"type_v", kv},
+                       {"n_vocab", model->info().vocabSize}}}};
     out["cases"] = nlohmann::json::array();
     bool first = true;
     for (const auto& c : cases) {
@@ -127,4 +131,4 @@ int runDump(Args& args) {
     return 0;
 }
 
-} // namespace cairn::cli
+}  // namespace cairn::cli

@@ -49,11 +49,13 @@ int runGenerate(Args& args) {
 
     MemoryOptions mo;
     const int64_t trained = model->info().trainedContext > 0 ? model->info().trainedContext : 4096;
-    mo.contextSize = ctxOpt > 0 ? ctxOpt : std::min<int64_t>(trained, std::max<int64_t>(4096, int64_t(tokens.size()) + n));
+    mo.contextSize =
+        ctxOpt > 0 ? ctxOpt : std::min<int64_t>(trained, std::max<int64_t>(4096, int64_t(tokens.size()) + n));
     mo.kvType = kv == "f32" ? KvType::F32 : KvType::F16;
     if (int64_t(tokens.size()) >= mo.contextSize)
-        throw Error("cairn-cli generate", "the prompt (" + std::to_string(tokens.size()) +
-                                              " tokens) does not fit the context of " + std::to_string(mo.contextSize));
+        throw Error("cairn-cli generate",
+                    "the prompt (" + std::to_string(tokens.size()) + " tokens) does not fit the context of " +
+                        std::to_string(mo.contextSize));
     auto mem = model->newMemory(mo);
     ExecContext ctx(threads);
     Sampler sampler(so);
@@ -84,11 +86,12 @@ int runGenerate(Args& args) {
     std::fwrite(rest.data(), 1, rest.size(), stdout);
     std::fputc('\n', stdout);
     const auto t2 = Clock::now();
-    const double pp = std::chrono::duration<double>(t1 - t0).count(), tg = std::chrono::duration<double>(t2 - t1).count();
+    const double pp = std::chrono::duration<double>(t1 - t0).count(),
+                 tg = std::chrono::duration<double>(t2 - t1).count();
     std::fprintf(stderr, "prompt %zu tokens in %.2f s (%.1f t/s), generated %lld tokens in %.2f s (%.1f t/s)\n",
                  tokens.size(), pp, double(tokens.size()) / pp, (long long)generated, tg,
                  generated ? double(generated) / tg : 0.0);
     return 0;
 }
 
-} // namespace cairn::cli
+}  // namespace cairn::cli

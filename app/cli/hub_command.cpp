@@ -24,4 +24,4 @@ void HubCommand::done() {
 
 QString sizeText(qint64 bytes) { return QLocale::c().formattedDataSize(bytes, 1, QLocale::DataSizeTraditionalFormat); }
 
-} // namespace cairn::cli
+}  // namespace cairn::cli

@@ -41,4 +41,4 @@ private:
 // A file size as both commands print it ("1.5 GB").
 QString sizeText(qint64 bytes);
 
-} // namespace cairn::cli
+}  // namespace cairn::cli

@@ -48,7 +48,8 @@ std::optional<int64_t> intKey(const gguf::File& f, const std::string& key) {
 // (lfm2, granitehybrid) or every full_attention_interval-th (qwen35).
 int64_t attentionLayers(const gguf::File& f, const std::string& a, int64_t layers) {
     const auto* v = f.find(a + ".attention.head_count_kv");
-    if (v && v->isArray() && v->elementType() != gguf::ValueType::String && v->elementType() != gguf::ValueType::Array) {
+    if (v && v->isArray() && v->elementType() != gguf::ValueType::String &&
+        v->elementType() != gguf::ValueType::Array) {
         int64_t n = 0;
         for (double h : v->numbers()) n += h > 0 ? 1 : 0;
         return std::min(n, layers);
@@ -65,7 +66,10 @@ std::string stringKey(const gguf::File& f, const std::string& key) {
 struct Summary {
     std::string arch, name;
     uint64_t params = 0, tensorBytes = 0;
-    struct Mix { std::string type; uint64_t tensors = 0, elements = 0, bytes = 0; };
+    struct Mix {
+        std::string type;
+        uint64_t tensors = 0, elements = 0, bytes = 0;
+    };
     std::vector<Mix> mix;  // most parameters first
     std::optional<int64_t> trainedContext;
     std::string tokModel, tokPre;
@@ -113,9 +117,9 @@ void estimateSession(const gguf::File& f, Summary& s) {
     if (keyLen <= 0 || valueLen <= 0 || keyLen > (int64_t(1) << 40) || valueLen > (int64_t(1) << 40)) return;
     const int64_t kvLayers = attentionLayers(f, a, layers);
     s.sessionBytes = product({kvLayers, s.ctx, kvHeads, keyLen + valueLen, 2});
-    s.sessionKind = kvLayers < layers ? "KV cache (f16) of " + std::to_string(kvLayers) + " attention layers" +
-                                            " (+ recurrent state)"
-                                      : "KV cache (f16)";
+    s.sessionKind = kvLayers < layers
+        ? "KV cache (f16) of " + std::to_string(kvLayers) + " attention layers" + " (+ recurrent state)"
+        : "KV cache (f16)";
 }
 
 Summary summarize(const gguf::File& f, std::optional<int64_t> ctxOption) {
@@ -158,7 +162,10 @@ std::string tokenizerKind(const std::string& model) {
 std::string humanBytes(double b) {
     const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     int u = 0;
-    while (b >= 1024 && u < 4) { b /= 1024; ++u; }
+    while (b >= 1024 && u < 4) {
+        b /= 1024;
+        ++u;
+    }
     char buf[32];
     std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.2f %s", b, units[u]);
     return buf;
@@ -167,7 +174,10 @@ std::string humanBytes(double b) {
 std::string humanCount(double n) {
     const char* units[] = {"", " K", " M", " B", " T"};
     int u = 0;
-    while (n >= 1000 && u < 4) { n /= 1000; ++u; }
+    while (n >= 1000 && u < 4) {
+        n /= 1000;
+        ++u;
+    }
     char buf[32];
     std::snprintf(buf, sizeof buf, u == 0 ? "%.0f%s" : "%.2f%s", n, units[u]);
     return buf;
@@ -221,9 +231,11 @@ void printJson(const gguf::File& f, const Summary& s, const std::string& path, b
     if (withTensors) {
         auto arr = nlohmann::json::array();
         for (const auto& t : f.tensors())
-            arr.push_back({{"name", std::string(t.name)}, {"type", std::string(tensorTypeName(t.type))},
+            arr.push_back({{"name", std::string(t.name)},
+                           {"type", std::string(tensorTypeName(t.type))},
                            {"shape", std::vector<int64_t>(t.ne.begin(), t.ne.begin() + t.nDims)},
-                           {"offset", t.offset}, {"bytes", t.nbytes}});
+                           {"offset", t.offset},
+                           {"bytes", t.nbytes}});
         j["tensors"] = arr;
     }
     std::printf("%s\n", j.dump(-1, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace).c_str());
@@ -237,7 +249,8 @@ void printHuman(const gguf::File& f, const Summary& s, const std::string& path) 
                 f.tensors().size(), f.metadata().size());
     row("architecture", s.arch.empty() ? "(not set)" : s.arch);
     row("name", s.name.empty() ? "(not set)" : s.name);
-    row("parameters", s.params < 1000 ? grouped(s.params) : humanCount(double(s.params)) + " (" + grouped(s.params) + ")");
+    row("parameters",
+        s.params < 1000 ? grouped(s.params) : humanCount(double(s.params)) + " (" + grouped(s.params) + ")");
     std::string mix;
     for (const auto& m : s.mix) {
         char pct[32];
@@ -255,12 +268,13 @@ void printHuman(const gguf::File& f, const Summary& s, const std::string& path) 
     row("chat template", s.chatTemplate ? "yes" : "no");
     row("file size", humanBytes(double(f.fileSize())) + " (" + grouped(f.fileSize()) + " bytes)");
     if (s.sessionBytes) {
-        row("RAM estimate", humanBytes(double(f.fileSize() + *s.sessionBytes)) + " at " + grouped(uint64_t(s.ctx)) +
-                                " tokens: " + humanBytes(double(f.fileSize())) + " weights (mapped) + " +
-                                humanBytes(double(*s.sessionBytes)) + " " + s.sessionKind);
+        row("RAM estimate",
+            humanBytes(double(f.fileSize() + *s.sessionBytes)) + " at " + grouped(uint64_t(s.ctx)) +
+                " tokens: " + humanBytes(double(f.fileSize())) + " weights (mapped) + " +
+                humanBytes(double(*s.sessionBytes)) + " " + s.sessionKind);
     } else {
-        row("RAM estimate", humanBytes(double(f.fileSize())) + " weights (mapped); session memory unknown for '" +
-                                s.arch + "'");
+        row("RAM estimate",
+            humanBytes(double(f.fileSize())) + " weights (mapped); session memory unknown for '" + s.arch + "'");
     }
 }
 
@@ -281,7 +295,7 @@ void printTensorTable(const gguf::File& f) {
     }
 }
 
-} // namespace
+}  // namespace
 
 int runInspect(Args& args) {
     bool json = args.flag("--json");
@@ -307,4 +321,4 @@ int runInspect(Args& args) {
     return 0;
 }
 
-} // namespace cairn::cli
+}  // namespace cairn::cli

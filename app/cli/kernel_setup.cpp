@@ -44,12 +44,11 @@ std::string setUpKernels(const KernelSetup& setup, int threads) {
     if (!c.cacheNote.empty()) std::fprintf(stderr, "%s; measured again\n", c.cacheNote.c_str());
     if (!c.notCached.empty()) std::fprintf(stderr, "%s\n", c.notCached.c_str());
     applyKernelChoice(c.choice);
-    if (c.fromCache)
-        std::fprintf(stderr, "kernels: calibration from %s\n", setup.cacheFile->c_str());
+    if (c.fromCache) std::fprintf(stderr, "kernels: calibration from %s\n", setup.cacheFile->c_str());
     else
         std::fprintf(stderr, "kernels: calibrated in %.0f ms on %d threads (%s)\n", c.measureMs, threads,
                      c.notCached.empty() ? setup.cacheFile->c_str() : "not cached");
     return c.fromCache ? "cache" : "measured";
 }
 
-} // namespace cairn::cli
+}  // namespace cairn::cli

@@ -30,4 +30,4 @@ std::string defaultKernelCacheFile();
 // CAIRN_KERNELS is set).
 std::string setUpKernels(const KernelSetup& setup, int threads);
 
-} // namespace cairn::cli
+}  // namespace cairn::cli

@@ -12,42 +12,46 @@
 namespace {
 
 void usage() {
-    std::fprintf(stderr,
-                 "usage: cairn-cli COMMAND [options]\n"
-                 "commands:\n"
-                 "  inspect MODEL.gguf [--tensors] [--json] [--ctx N]   describe a model file\n"
-                 "  template (-m MODEL.gguf | --template FILE) --messages M.json [--add-generation-prompt] [--bos S] [--eos S]\n"
-                 "                                                   render a conversation with a chat template\n"
-                 "  template -m MODEL.gguf --messages M.json [--add-generation-prompt] --ids\n"
-                 "                                                   the token ids a chat session feeds for it\n"
-                 "  tokenize -m MODEL.gguf [--bos] [--special] [--json] TEXT   token ids and pieces\n"
-                 "  bench-kernels [--types Q4_0,F16] [--rows R] [--cols C] [-p TOKENS] [-t N] [-r N] [--path P]\n"
-                 "                                                   matmul GFLOP/s (prefill) and GB/s (decode)\n"
-                 "  dump -m MODEL --cases CASES.json -o OUT.json [-t N] [--chunk C] [--kv f16|f32]\n"
-                 "                                                   logits and greedy ids in the reference schema\n"
-                 "  generate -m MODEL -p TEXT [-n N] [--temp T] [--top-k K] [--top-p P] [--min-p P] [--seed S]\n"
-                 "           [--repeat-penalty R] [--frequency-penalty F] [--presence-penalty P] [-t N] [--chunk C]\n"
-                 "           [--ctx N] [--kv f16|f32]                stream a continuation of TEXT\n"
-                 "  bench -m MODEL [-p 512] [-n 128] [-d DEPTH] [-t 2] [-r 3] [--chunk C] [--json] [--sweep-chunks 16,64,...]\n"
-                 "                                                   prompt and generation tokens/s, peak RSS\n"
-                 "  chat-bench -m MODEL [--turns 10] [--reply 128] [--temp T] [--seed S] [-t 2] [--ctx 4096] [--chunk C] [--json]\n"
-                 "                                                   time to first token in a growing chat: reuse, restart, regenerate\n"
-                 "  synth --preset NAME --type F16|Q8_0|Q4_0|Q4_K -o FILE.gguf [--vocab-dir DIR] [--seed S]\n"
-                 "                                                   random-weight model with a real geometry\n"
-                 "  serve -m MODEL [--host 127.0.0.1] [--port 8080] [--api-key KEY] [--alias NAME] [--ctx N] [-t N]\n"
-                 "        [--slots N] [--queue-wait MS]               OpenAI-compatible API server (docs/API.md)\n"
-                 "  chat (-m MODEL | --remote URL [--api-key KEY] [--remote-model NAME]) --messages M.json [-n N]\n"
-                 "       [--temp T] [--top-k K] [--top-p P] [--min-p P] [--seed S] [-t N] [--ctx N] [--timeout S] [--json]\n"
-                 "                                                   one assistant turn, local or on a remote server\n"
-                 "  download [--hub URL] REPO FILE [--dir DIR]        fetch a GGUF file (or its split set) from Hugging Face,\n"
-                 "                                                   resumable, checked against its SHA-256 (HF_TOKEN: access token)\n"
-                 "  search-hub [--hub URL] [--sort downloads|likes|updated] [--limit N] QUERY [--json]\n"
-                 "                                                   repositories with GGUF files and their files\n"
-                 "bench, generate and serve take --calibrate (kernel paths measured on this machine, cached in\n"
-                 "cairn's data folder) or --kernel-cache FILE (the same with that cache file)\n");
+    std::fprintf(
+        stderr,
+        "usage: cairn-cli COMMAND [options]\n"
+        "commands:\n"
+        "  inspect MODEL.gguf [--tensors] [--json] [--ctx N]   describe a model file\n"
+        "  template (-m MODEL.gguf | --template FILE) --messages M.json [--add-generation-prompt] [--bos S] [--eos S]\n"
+        "                                                   render a conversation with a chat template\n"
+        "  template -m MODEL.gguf --messages M.json [--add-generation-prompt] --ids\n"
+        "                                                   the token ids a chat session feeds for it\n"
+        "  tokenize -m MODEL.gguf [--bos] [--special] [--json] TEXT   token ids and pieces\n"
+        "  bench-kernels [--types Q4_0,F16] [--rows R] [--cols C] [-p TOKENS] [-t N] [-r N] [--path P]\n"
+        "                                                   matmul GFLOP/s (prefill) and GB/s (decode)\n"
+        "  dump -m MODEL --cases CASES.json -o OUT.json [-t N] [--chunk C] [--kv f16|f32]\n"
+        "                                                   logits and greedy ids in the reference schema\n"
+        "  generate -m MODEL -p TEXT [-n N] [--temp T] [--top-k K] [--top-p P] [--min-p P] [--seed S]\n"
+        "           [--repeat-penalty R] [--frequency-penalty F] [--presence-penalty P] [-t N] [--chunk C]\n"
+        "           [--ctx N] [--kv f16|f32]                stream a continuation of TEXT\n"
+        "  bench -m MODEL [-p 512] [-n 128] [-d DEPTH] [-t 2] [-r 3] [--chunk C] [--json] [--sweep-chunks 16,64,...]\n"
+        "                                                   prompt and generation tokens/s, peak RSS\n"
+        "  chat-bench -m MODEL [--turns 10] [--reply 128] [--temp T] [--seed S] [-t 2] [--ctx 4096] [--chunk C] "
+        "[--json]\n"
+        "                                                   time to first token in a growing chat: reuse, restart, "
+        "regenerate\n"
+        "  synth --preset NAME --type F16|Q8_0|Q4_0|Q4_K -o FILE.gguf [--vocab-dir DIR] [--seed S]\n"
+        "                                                   random-weight model with a real geometry\n"
+        "  serve -m MODEL [--host 127.0.0.1] [--port 8080] [--api-key KEY] [--alias NAME] [--ctx N] [-t N]\n"
+        "        [--slots N] [--queue-wait MS]               OpenAI-compatible API server (docs/API.md)\n"
+        "  chat (-m MODEL | --remote URL [--api-key KEY] [--remote-model NAME]) --messages M.json [-n N]\n"
+        "       [--temp T] [--top-k K] [--top-p P] [--min-p P] [--seed S] [-t N] [--ctx N] [--timeout S] [--json]\n"
+        "                                                   one assistant turn, local or on a remote server\n"
+        "  download [--hub URL] REPO FILE [--dir DIR]        fetch a GGUF file (or its split set) from Hugging Face,\n"
+        "                                                   resumable, checked against its SHA-256 (HF_TOKEN: access "
+        "token)\n"
+        "  search-hub [--hub URL] [--sort downloads|likes|updated] [--limit N] QUERY [--json]\n"
+        "                                                   repositories with GGUF files and their files\n"
+        "bench, generate and serve take --calibrate (kernel paths measured on this machine, cached in\n"
+        "cairn's data folder) or --kernel-cache FILE (the same with that cache file)\n");
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv) {
     using namespace cairn::cli;

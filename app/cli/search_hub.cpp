@@ -20,21 +20,24 @@ int runSearchHub(Args& args) {
     const int limit = int(args.number("--limit", "--limit", 10));
     const bool asJson = args.flag("--json");
     const auto rest = args.positionals();
-    if (rest.size() != 1) throw Error("search-hub", "usage: cairn-cli search-hub [--hub URL] [--sort S] [--limit N] QUERY [--json]");
+    if (rest.size() != 1)
+        throw Error("search-hub", "usage: cairn-cli search-hub [--hub URL] [--sort S] [--limit N] QUERY [--json]");
     hub::SearchSort sort = hub::SearchSort::Downloads;
     if (sortName == "likes") sort = hub::SearchSort::Likes;
     else if (sortName == "updated") sort = hub::SearchSort::Updated;
-    else if (sortName != "downloads") throw Error("search-hub", "--sort is downloads, likes or updated, not '" + sortName + "'");
+    else if (sortName != "downloads")
+        throw Error("search-hub", "--sort is downloads, likes or updated, not '" + sortName + "'");
     if (limit < 1 || limit > 100) throw Error("search-hub", "--limit is 1 to 100");
 
     HubCommand command(hubUrl);
     QString error;
     std::vector<hub::HubRepo> repos;
-    command.client().search(QString::fromStdString(rest[0]), sort, limit, [&](std::vector<hub::HubRepo> found, QString e) {
-        repos = std::move(found);
-        error = e;
-        command.done();
-    });
+    command.client().search(QString::fromStdString(rest[0]), sort, limit,
+                            [&](std::vector<hub::HubRepo> found, QString e) {
+                                repos = std::move(found);
+                                error = e;
+                                command.done();
+                            });
     command.wait();
     if (!error.isEmpty()) throw Error("", error.toStdString());
 
@@ -48,12 +51,14 @@ int runSearchHub(Args& args) {
             command.done();
         });
         command.wait();
-        nlohmann::json j = {{"id", r.id.toStdString()}, {"downloads", r.downloads}, {"likes", r.likes},
-                            {"lastModified", r.lastModified.toStdString()}, {"gated", r.gated},
-                            {"files", nlohmann::json::array()}};
+        nlohmann::json j = {{"id", r.id.toStdString()}, {"downloads", r.downloads},
+                            {"likes", r.likes},         {"lastModified", r.lastModified.toStdString()},
+                            {"gated", r.gated},         {"files", nlohmann::json::array()}};
         if (!filesError.isEmpty()) j["error"] = filesError.toStdString();
         for (const auto& f : files) {
-            nlohmann::json fj = {{"path", f.path.toStdString()}, {"size", f.size}, {"sha256", f.sha256.toStdString()},
+            nlohmann::json fj = {{"path", f.path.toStdString()},
+                                 {"size", f.size},
+                                 {"sha256", f.sha256.toStdString()},
                                  {"quantization", f.quantization.toStdString()}};
             if (f.splitCount) fj["split"] = {f.splitIndex, f.splitCount};
             j["files"].push_back(fj);
@@ -67,11 +72,10 @@ int runSearchHub(Args& args) {
         if (!filesError.isEmpty()) std::printf("    %s\n", terminalSafe(filesError.toStdString()).c_str());
         for (const auto& f : files)
             std::printf("    %-8s %10s  %s\n", terminalSafe(f.quantization.toStdString()).c_str(),
-                        sizeText(f.size).toStdString().c_str(),
-                        terminalSafe(f.path.toStdString()).c_str());
+                        sizeText(f.size).toStdString().c_str(), terminalSafe(f.path.toStdString()).c_str());
     }
     if (asJson) std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return 0;
 }
 
-} // namespace cairn::cli
+}  // namespace cairn::cli

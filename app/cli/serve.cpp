@@ -67,4 +67,4 @@ int runServe(Args& args) {
     return 0;
 }
 
-} // namespace cairn::cli
+}  // namespace cairn::cli

@@ -49,12 +49,12 @@ struct TransformerPreset {
 // config.json of microsoft/Phi-4-mini-instruct as quoted by public loaders' tests (revision
 // cfbefacb99257ffa30c83adab238a50856ac3083).
 constexpr float kPhi4MiniLongFactor[48] = {
-    1.0f, 1.118320672f, 1.250641126f, 1.398617824f, 1.564103225f, 1.74916897f, 1.956131817f, 2.187582649f,
+    1.0f,         1.118320672f, 1.250641126f, 1.398617824f, 1.564103225f, 1.74916897f,  1.956131817f, 2.187582649f,
     2.446418898f, 2.735880826f, 3.059592084f, 3.421605075f, 3.826451687f, 4.279200023f, 4.785517845f, 5.351743533f,
-    5.984965424f, 6.693110555f, 7.485043894f, 8.370679318f, 9.36110372f, 10.4687158f, 11.70738129f, 13.09260651f,
+    5.984965424f, 6.693110555f, 7.485043894f, 8.370679318f, 9.36110372f,  10.4687158f,  11.70738129f, 13.09260651f,
     14.64173252f, 16.37415215f, 18.31155283f, 20.47818807f, 22.90118105f, 25.61086418f, 28.64115884f, 32.03f,
-    32.1f, 32.13f, 32.23f, 32.6f, 32.61f, 32.64f, 32.66f, 32.7f, 32.71f, 32.93f, 32.97f, 33.28f, 33.49f, 33.5f,
-    44.16f, 47.77f};
+    32.1f,        32.13f,       32.23f,       32.6f,        32.61f,       32.64f,       32.66f,       32.7f,
+    32.71f,       32.93f,       32.97f,       33.28f,       33.49f,       33.5f,        44.16f,       47.77f};
 constexpr float kOnes48[48] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
                                1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 
@@ -73,16 +73,16 @@ constexpr float kOnes48[48] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1
 //     5e6, rms_norm_eps 1e-6, max_position_embeddings 65536, tied, vocab 128256 (= llama-bpe);
 //     HuggingFaceTB/SmolLM3-3B's config.json as quoted by public loaders' tests.
 constexpr TransformerPreset kPresets[] = {
-    {"llama-1b", "llama", 2048, 16, 32, 8, 64, 8192, "ggml-vocab-llama-bpe.gguf", true, 500000.0, 1e-5f, 131072,
-     false, false, 32.0},
+    {"llama-1b", "llama", 2048, 16, 32, 8, 64, 8192, "ggml-vocab-llama-bpe.gguf", true, 500000.0, 1e-5f, 131072, false,
+     false, 32.0},
     {"qwen2-0.5b", "qwen2", 896, 24, 14, 2, 64, 4864, "ggml-vocab-qwen2.gguf", true, 1000000.0, 1e-6f, 32768, true,
      false, 0.0},
     {"qwen3-0.6b", "qwen3", 1024, 28, 16, 8, 128, 3072, "ggml-vocab-qwen2.gguf", true, 1000000.0, 1e-6f, 40960, false,
      true, 0.0},
     {"gemma-3-1b", "gemma3", 1152, 26, 4, 1, 256, 6912, "ggml-vocab-llama-spm.gguf", true, 1000000.0, 1e-6f, 32768,
      false, true, 0.0, 512, 10000.0},
-    {"phi-4-mini", "phi3", 3072, 32, 24, 8, 128, 8192, "ggml-vocab-phi-3.gguf", true, 10000.0, 1e-5f, 131072, false,
-     false, 0.0, 0, 0, 96, 4096, kPhi4MiniLongFactor, kOnes48},
+    {"phi-4-mini", "phi3", 3072,  32,  24, 8, 128, 8192, "ggml-vocab-phi-3.gguf", true,   10000.0, 1e-5f,
+     131072,       false,  false, 0.0, 0,  0, 96,  4096, kPhi4MiniLongFactor,     kOnes48},
     {"smollm3-3b", "smollm3", 2048, 36, 16, 4, 128, 11008, "ggml-vocab-llama-bpe.gguf", true, 5000000.0, 1e-6f, 65536,
      false, false, 0.0},
 };
@@ -138,9 +138,10 @@ void writeTransformer(const TransformerPreset& p, TensorType type, const std::st
         w.setUInt32(a + "rope.dimension_count", uint32_t(p.ropeDims));
         w.setUInt32(a + "rope.scaling.original_context_length", uint32_t(p.originalContext));
         // as convert_hf_to_gguf: √(1 + ln(context / original) / ln(original))
-        w.setFloat32(a + "rope.scaling.attn_factor",
-                     float(std::sqrt(1.0 + std::log(double(p.context) / double(p.originalContext)) /
-                                               std::log(double(p.originalContext)))));
+        w.setFloat32(
+            a + "rope.scaling.attn_factor",
+            float(std::sqrt(
+                1.0 + std::log(double(p.context) / double(p.originalContext)) / std::log(double(p.originalContext)))));
     }
     copyVocabulary(w, vocabPath);
     const auto vocab = gguf::File::open(vocabPath);
@@ -214,7 +215,7 @@ void writeTransformer(const TransformerPreset& p, TensorType type, const std::st
     w.write(path);
 }
 
-} // namespace
+}  // namespace
 
 int runSynth(Args& args) {
     const std::string preset = args.require("", "--preset");
@@ -252,4 +253,4 @@ int runSynth(Args& args) {
     throw Error("cairn-cli synth", "unknown preset '" + preset + "' (" + names + ")");
 }
 
-} // namespace cairn::cli
+}  // namespace cairn::cli

@@ -40,9 +40,9 @@ struct Rng {
 inline TensorType fitType(TensorType t, int64_t cols) {
     if (cols % traits(t).blockSize == 0) return t;
     switch (t) {
-        case TensorType::Q4_K: return TensorType::Q5_0;
-        case TensorType::Q6_K: return TensorType::Q8_0;
-        default: return TensorType::F16;
+    case TensorType::Q4_K: return TensorType::Q5_0;
+    case TensorType::Q6_K: return TensorType::Q8_0;
+    default: return TensorType::F16;
     }
 }
 
@@ -90,4 +90,4 @@ inline void addRandomMatrix(gguf::Writer& w, ExecContext& ctx, const std::string
     });
 }
 
-} // namespace cairn::cli
+}  // namespace cairn::cli

@@ -23,8 +23,9 @@ const std::vector<HybridPreset>& hybridPresets() {
         // ibm-granite/granite-4.0-h-1b config). residual_multiplier 0.22 and 4 KV heads as in the other
         // Granite 4.0 configs. Vocabulary: Granite's 100352 tokens are not in ../shared/vocab; llama-bpe
         // (128256) stands in.
-        HybridPreset g{"granite-4.0-h-1b", "granitehybrid", "ggml-vocab-llama-bpe.gguf", 1536, 40, 12, 4, 128,
-                       4096, 131072, {5, 15, 25, 35}, 10000.0};
+        HybridPreset g{
+            "granite-4.0-h-1b", "granitehybrid", "ggml-vocab-llama-bpe.gguf", 1536, 40, 12, 4, 128, 4096, 131072,
+            {5, 15, 25, 35},    10000.0};
         g.ssmHeads = 48, g.ssmHeadDim = 64, g.ssmState = 128, g.ssmGroups = 1, g.ssmConv = 4;
         g.embeddingScale = 12, g.residualScale = 0.22f, g.attentionScale = 0.0078125f, g.logitScale = 6;
         p.push_back(g);
@@ -33,8 +34,8 @@ const std::vector<HybridPreset>& hybridPresets() {
         // rope_theta 1e6, max_position_embeddings 128000; from
         // https://huggingface.co/FastFlowLM/LFM2-1.2B-NPU2/blob/main/config.json (LiquidAI/LFM2-1.2B's
         // config). Vocabulary: LFM2's 65536 tokens are not in ../shared/vocab; gpt-neox (mpt) stands in.
-        HybridPreset l{"lfm2-1.2b", "lfm2", "ggml-vocab-mpt.gguf", 2048, 16, 32, 8, 64, 8192, 128000,
-                       {2, 5, 8, 10, 12, 14}, 1000000.0};
+        HybridPreset l{"lfm2-1.2b", "lfm2", "ggml-vocab-mpt.gguf", 2048,     16, 32, 8, 64,
+                       8192,        128000, {2, 5, 8, 10, 12, 14}, 1000000.0};
         l.convCache = 3;
         p.push_back(l);
         // Qwen3.5-0.8B (text_config of Qwen3_5ForConditionalGeneration, no MTP layer): hidden_size 1024,
@@ -123,10 +124,12 @@ void writeHybridModel(const HybridPreset& p, TensorType type, const std::string&
         Rng rng{++tensorSeed * 0x100000001B3ull};
         rng.normals(v.data(), n, sd);
         for (auto& x : v) x += mean;
-        w.addTensor(name, TensorType::F32, ne, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4));
+        w.addTensor(name, TensorType::F32, ne,
+                    std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4));
     };
     auto values = [&](const std::string& name, std::vector<int64_t> ne, const std::vector<float>& v) {
-        w.addTensor(name, TensorType::F32, ne, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4));
+        w.addTensor(name, TensorType::F32, ne,
+                    std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4));
     };
 
     const int64_t e = p.embedding, qd = p.heads * p.headDim, kvd = p.kvHeads * p.headDim, ff = p.feedForward;
@@ -153,7 +156,8 @@ void writeHybridModel(const HybridPreset& p, TensorType type, const std::string&
             f32(b + "ssm_conv1d.bias", {convCh}, 0.0f, 0.29f);
             std::vector<float> dtBias, A, D;
             for (int64_t h = 0; h < p.ssmHeads; ++h) {
-                const float dt = std::exp(std::log(1e-3f) + (std::log(1e-1f) - std::log(1e-3f)) * float(h) / float(p.ssmHeads));
+                const float dt =
+                    std::exp(std::log(1e-3f) + (std::log(1e-1f) - std::log(1e-3f)) * float(h) / float(p.ssmHeads));
                 dtBias.push_back(dt + std::log(-std::expm1(-dt)));  // inverse softplus
                 A.push_back(-float(h % 16 + 1));
                 D.push_back(1.0f);
@@ -188,4 +192,4 @@ void writeHybridModel(const HybridPreset& p, TensorType type, const std::string&
     w.write(path);
 }
 
-} // namespace cairn::cli
+}  // namespace cairn::cli

@@ -14,8 +14,8 @@ namespace cairn::cli {
 
 struct HybridPreset {
     const char* name;
-    const char* arch;        // "granitehybrid", "lfm2" or "qwen35"
-    const char* vocabFile;   // in the vocabulary directory (a stand-in where the model's own is not there)
+    const char* arch;  // "granitehybrid", "lfm2" or "qwen35"
+    const char* vocabFile;  // in the vocabulary directory (a stand-in where the model's own is not there)
     int64_t embedding, layers, heads, kvHeads, headDim, feedForward, context;
     std::vector<int> attentionLayers;  // the others are recurrent (qwen35: from the interval)
     double ropeBase;
@@ -33,7 +33,7 @@ const HybridPreset* findHybridPreset(const std::string& name);
 
 // Writes the preset with random weights in `type` (tensors that must stay
 // F32 stay F32, as in llama.cpp's files), streaming the tensors.
-void writeHybridModel(const HybridPreset& preset, TensorType type, const std::string& vocabDir,
-                      const std::string& path, uint64_t seed, ExecContext& ctx);
+void writeHybridModel(const HybridPreset& preset, TensorType type, const std::string& vocabDir, const std::string& path,
+                      uint64_t seed, ExecContext& ctx);
 
-} // namespace cairn::cli
+}  // namespace cairn::cli

@@ -25,6 +25,7 @@ public:
         z ^= z >> 31;
         return lo + (hi - lo) * float(double(z >> 40) / double(1ull << 24));
     }
+
 private:
     uint64_t s_;
 };
@@ -42,7 +43,7 @@ void addVocabulary(gguf::Writer& w, const std::string& vocabPath) {
     if (int64_t(tokens.size()) < kNeoxTokens)
         throw Error(vocabPath, "expected the gpt-neox vocabulary (at least 50277 tokens)");
     const auto types = vocab.find("tokenizer.ggml.token_type") ? vocab.get("tokenizer.ggml.token_type").numbers()
-                                                                : std::vector<double>();
+                                                               : std::vector<double>();
     std::vector<std::string> outTokens;
     std::vector<int32_t> outTypes;
     for (int64_t i = 0; i < kMambaVocab; ++i) {
@@ -59,7 +60,7 @@ void addVocabulary(gguf::Writer& w, const std::string& vocabPath) {
     if (!vocab.find("tokenizer.ggml.pre")) w.setString("tokenizer.ggml.pre", "mpt");
 }
 
-} // namespace
+}  // namespace
 
 const std::vector<MambaPreset>& mambaPresets() {
     static const std::vector<MambaPreset> presets = {
@@ -119,7 +120,9 @@ void writeMambaModel(const MambaPreset& p, TensorType type, const std::string& v
         });
     };
     // Uniform with the given standard deviation.
-    auto uni = [](float sd) { return [sd](Uniform& u, int64_t, int64_t) { return u(-1.7320508f * sd, 1.7320508f * sd); }; };
+    auto uni = [](float sd) {
+        return [sd](Uniform& u, int64_t, int64_t) { return u(-1.7320508f * sd, 1.7320508f * sd); };
+    };
     auto near1 = [](Uniform& u, int64_t, int64_t) { return 1.f + u(-0.17f, 0.17f); };
     // Weights in `type` where rows fill whole blocks, else F16 (as llama-quantize falls back).
     auto matType = [&](int64_t cols) {
@@ -151,4 +154,4 @@ void writeMambaModel(const MambaPreset& p, TensorType type, const std::string& v
     w.write(path);
 }
 
-} // namespace cairn::cli
+}  // namespace cairn::cli

@@ -24,7 +24,7 @@ const MambaPreset* findMambaPreset(const std::string& name);
 // them), the gpt-neox vocabulary from `vocabPath` cut to 50277 tokens and
 // padded to 50280 as llama.cpp's Mamba conversion does. Streams the tensors,
 // so memory stays small whatever the model size.
-void writeMambaModel(const MambaPreset& preset, TensorType type, const std::string& vocabPath,
-                     const std::string& path, uint64_t seed = 1);
+void writeMambaModel(const MambaPreset& preset, TensorType type, const std::string& vocabPath, const std::string& path,
+                     uint64_t seed = 1);
 
-} // namespace cairn::cli
+}  // namespace cairn::cli

@@ -41,7 +41,7 @@ std::string tokenText(const gguf::File& file, const char* key) {
     return std::string(tokens->strings()[size_t(i)]);
 }
 
-} // namespace
+}  // namespace
 
 int runTemplate(Args& args) {
     auto model = args.option("-m", "--model");
@@ -52,9 +52,11 @@ int runTemplate(Args& args) {
     auto eos = args.option("--eos");
     bool ids = args.flag("--ids");
     if (!args.positionals().empty()) throw Error("cairn-cli template", "unexpected argument " + args.positionals()[0]);
-    if (bool(model) == bool(templateFile)) throw Error("cairn-cli template", "give exactly one of -m MODEL.gguf or --template FILE");
+    if (bool(model) == bool(templateFile))
+        throw Error("cairn-cli template", "give exactly one of -m MODEL.gguf or --template FILE");
     if (ids && (!model || bos || eos))
-        throw Error("cairn-cli template", "--ids needs -m MODEL.gguf (its tokenizer and tokens), without --bos / --eos");
+        throw Error("cairn-cli template",
+                    "--ids needs -m MODEL.gguf (its tokenizer and tokens), without --bos / --eos");
 
     nlohmann::ordered_json messages;
     try {
@@ -92,4 +94,4 @@ int runTemplate(Args& args) {
     return std::fflush(stdout) == 0 ? 0 : 1;
 }
 
-} // namespace cairn::cli
+}  // namespace cairn::cli

@@ -23,10 +23,10 @@ size_t decodeOne(std::string_view s, char32_t& cp) {
 
 bool hidden(char32_t cp) {
     return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) ||  // C0, DEL, C1 (0x9B is CSI)
-           (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200E || cp == 0x200F;
+        (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200E || cp == 0x200F;
 }
 
-} // namespace
+}  // namespace
 
 std::string terminalSafe(std::string_view text) {
     std::string out;
@@ -50,4 +50,4 @@ std::string terminalSafe(std::string_view text) {
     return out;
 }
 
-} // namespace cairn::cli
+}  // namespace cairn::cli

@@ -14,4 +14,4 @@ namespace cairn::cli {
 // a backslash as \\ (so the escapes are unambiguous).
 std::string terminalSafe(std::string_view text);
 
-} // namespace cairn::cli
+}  // namespace cairn::cli

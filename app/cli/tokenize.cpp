@@ -48,12 +48,12 @@ std::string readable(const std::string& bytes) {
     return out;
 }
 
-} // namespace
+}  // namespace
 
 int runTokenize(Args& args) {
     const bool json = args.flag("--json");
-    const bool bos = args.flag("--bos");        // add BOS/EOS as the vocabulary's flags say
-    const bool special = args.flag("--special"); // control-token text becomes control tokens
+    const bool bos = args.flag("--bos");  // add BOS/EOS as the vocabulary's flags say
+    const bool special = args.flag("--special");  // control-token text becomes control tokens
     const std::string model = args.require("-m", "--model");
     auto pos = args.positionals();
     if (pos.size() != 1) throw Error("cairn-cli tokenize", "expected one TEXT argument (quote it)");
@@ -80,4 +80,4 @@ int runTokenize(Args& args) {
     return 0;
 }
 
-} // namespace cairn::cli
+}  // namespace cairn::cli

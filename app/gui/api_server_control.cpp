@@ -40,7 +40,9 @@ void ApiServerControl::apply() {
 
 void ApiServerControl::setKey(const QString& key) {
     QPointer<ApiServerControl> self(this);
-    keys_->store(QString::fromLatin1(kAccount), key, [self] { if (self) self->apply(); });
+    keys_->store(QString::fromLatin1(kAccount), key, [self] {
+        if (self) self->apply();
+    });
 }
 
 void ApiServerControl::configure(const QString& key) {
@@ -63,7 +65,9 @@ void ApiServerControl::configure(const QString& key) {
             serve = false;
             refused_ = true;
             show(tr("Not serving: %1 is reachable from other machines, so it needs an API key "
-                    "(or use 127.0.0.1 for this machine only).").arg(host), true);
+                    "(or use 127.0.0.1 for this machine only).")
+                     .arg(host),
+                 true);
         } else {
             show(tr("Starting…"), false);
         }
@@ -77,8 +81,9 @@ void ApiServerControl::configure(const QString& key) {
         const int threads = settings_->threads();
         config->threads = threads > 0 ? threads : std::max(1, QThread::idealThreadCount());
     }
-    QMetaObject::invokeMethod(worker_, [w = worker_, config] { w->configureApiServer(config); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        worker_, [w = worker_, config] { w->configureApiServer(config); }, Qt::QueuedConnection);
     if (!enabled) show(tr("Off"), false);
 }
 
-} // namespace cairn::app
+}  // namespace cairn::app

@@ -55,4 +55,4 @@ private:
     int generation_ = 0;  // an older apply's key read is dropped
 };
 
-} // namespace cairn::app
+}  // namespace cairn::app

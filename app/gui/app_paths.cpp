@@ -22,7 +22,8 @@ void AppPaths::create() const {
 QStringList bundledModelDirs() {
     QStringList dirs;
     const QString exeDir = QCoreApplication::applicationDirPath();
-    for (const auto& d : {exeDir + QStringLiteral("/../share/" CAIRN_APP_ID "/models"), exeDir + QStringLiteral("/models")}) {
+    for (const auto& d :
+         {exeDir + QStringLiteral("/../share/" CAIRN_APP_ID "/models"), exeDir + QStringLiteral("/models")}) {
         QDir dir(d);
         if (dir.exists() && !dirs.contains(dir.canonicalPath())) dirs << dir.canonicalPath();
     }
@@ -33,4 +34,4 @@ QStringList bundledModelDirs() {
     return dirs;
 }
 
-} // namespace cairn::app
+}  // namespace cairn::app

@@ -8,7 +8,7 @@
 namespace cairn::app {
 
 struct AppPaths {
-    QString dataDir;       // database and models/ live here
+    QString dataDir;  // database and models/ live here
     QString settingsFile;  // empty: the platform's QSettings location
 
     QString databasePath() const { return dataDir + QStringLiteral("/conversations.sqlite"); }
@@ -26,4 +26,4 @@ struct AppPaths {
 // (../share/<app id>/models for an installed layout) and the source tree's resources/models.
 QStringList bundledModelDirs();
 
-} // namespace cairn::app
+}  // namespace cairn::app

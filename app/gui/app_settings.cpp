@@ -30,9 +30,10 @@ void AppSettings::resetToDefaults() {
 QVariantMap AppSettings::generationLimits() {
     QVariantMap all;
     for (const GenerationLimit* l : limits::all)
-        all[QLatin1String(l->key)] = QVariantMap{{QStringLiteral("min"), l->min}, {QStringLiteral("max"), l->max},
-                                                {QStringLiteral("defaultValue"), l->defaultValue},
-                                                {QStringLiteral("integer"), l->integer}};
+        all[QLatin1String(l->key)] = QVariantMap{{QStringLiteral("min"), l->min},
+                                                 {QStringLiteral("max"), l->max},
+                                                 {QStringLiteral("defaultValue"), l->defaultValue},
+                                                 {QStringLiteral("integer"), l->integer}};
     return all;
 }
 
@@ -55,4 +56,4 @@ GenerationSettings AppSettings::generationSettings(const GenerationOverrides& ov
     return g;
 }
 
-} // namespace cairn::app
+}  // namespace cairn::app

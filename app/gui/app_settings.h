@@ -14,11 +14,12 @@
 
 namespace cairn::app {
 
-#define CAIRN_SETTING(Type, name, Name, key, def)                                              \
-    Q_PROPERTY(Type name READ name WRITE set##Name NOTIFY changed)                              \
-public:                                                                                          \
-    Type name() const { return value(QStringLiteral(key), QVariant::fromValue<Type>(def)).value<Type>(); } \
-    void set##Name(const Type& v) { setValue(QStringLiteral(key), QVariant::fromValue<Type>(v)); } \
+#define CAIRN_SETTING(Type, name, Name, key, def)                                                                      \
+    Q_PROPERTY(Type name READ name WRITE set##Name NOTIFY changed)                                                     \
+public:                                                                                                                \
+    Type name() const { return value(QStringLiteral(key), QVariant::fromValue<Type>(def)).value<Type>(); }             \
+    void set##Name(const Type& v) { setValue(QStringLiteral(key), QVariant::fromValue<Type>(v)); }                     \
+                                                                                                                       \
 private:
 
 class AppSettings : public QObject {
@@ -26,7 +27,7 @@ class AppSettings : public QObject {
     QML_ELEMENT
     QML_UNCREATABLE("owned by the ChatController")
 
-    CAIRN_SETTING(int, threads, Threads, "engine/threads", int(limits::threads.defaultValue))            // 0: all cores
+    CAIRN_SETTING(int, threads, Threads, "engine/threads", int(limits::threads.defaultValue))  // 0: all cores
     CAIRN_SETTING(int, contextSize, ContextSize, "engine/contextSize", int(limits::contextSize.defaultValue))
     CAIRN_SETTING(int, prefillChunk, PrefillChunk, "engine/prefillChunk", int(limits::prefillChunk.defaultValue))
     CAIRN_SETTING(double, temperature, Temperature, "sampling/temperature", limits::temperature.defaultValue)
@@ -34,11 +35,13 @@ class AppSettings : public QObject {
     CAIRN_SETTING(double, topP, TopP, "sampling/topP", limits::topP.defaultValue)
     CAIRN_SETTING(double, minP, MinP, "sampling/minP", limits::minP.defaultValue)
     CAIRN_SETTING(double, repeatPenalty, RepeatPenalty, "sampling/repeatPenalty", limits::repeatPenalty.defaultValue)
-    CAIRN_SETTING(int, seed, Seed, "sampling/seed", int(limits::seed.defaultValue))                  // 0: a new seed per reply
+    CAIRN_SETTING(int, seed, Seed, "sampling/seed", int(limits::seed.defaultValue))  // 0: a new seed per reply
     CAIRN_SETTING(int, maxTokens, MaxTokens, "sampling/maxTokens", int(limits::maxTokens.defaultValue))
-    CAIRN_SETTING(QString, systemPrompt, SystemPrompt, "chat/systemPrompt", QStringLiteral("You are a helpful assistant."))
+    CAIRN_SETTING(QString, systemPrompt, SystemPrompt, "chat/systemPrompt",
+                  QStringLiteral("You are a helpful assistant."))
     CAIRN_SETTING(bool, dropOldestTurns, DropOldestTurns, "chat/dropOldestTurns", false)
-    CAIRN_SETTING(int, snapshotBudgetMiB, SnapshotBudgetMiB, "store/snapshotBudgetMiB", int(limits::snapshotBudgetMiB.defaultValue))
+    CAIRN_SETTING(int, snapshotBudgetMiB, SnapshotBudgetMiB, "store/snapshotBudgetMiB",
+                  int(limits::snapshotBudgetMiB.defaultValue))
     CAIRN_SETTING(QString, theme, Theme, "ui/theme", QStringLiteral("light"))
     CAIRN_SETTING(QStringList, modelFolders, ModelFolders, "models/folders", QStringList())
     CAIRN_SETTING(QStringList, extraModelFiles, ExtraModelFiles, "models/files", QStringList())
@@ -83,4 +86,4 @@ private:
 
 #undef CAIRN_SETTING
 
-} // namespace cairn::app
+}  // namespace cairn::app

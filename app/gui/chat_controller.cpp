@@ -34,7 +34,7 @@ QString titleFrom(const QString& text) {
     return t.isEmpty() ? QObject::tr("New chat") : t;
 }
 
-} // namespace
+}  // namespace
 
 ChatController::ChatController(const AppPaths& paths, QObject* parent)
     : QObject(parent), paths_(paths), settings_(new AppSettings(paths.settingsFile, this)),
@@ -70,7 +70,8 @@ void ChatController::shutdown() {
     library_->shutdown();
     if (!worker_) return;
     cancel_->store(true);  // a reply in progress ends at the next token and is committed
-    QMetaObject::invokeMethod(worker_, [w = worker_] { w->shutdown(); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        worker_, [w = worker_] { w->shutdown(); }, Qt::QueuedConnection);
     thread_.quit();
     thread_.wait();
     delete worker_;
@@ -113,39 +114,42 @@ void ChatController::connectModelSignals() {
         modelNote_.clear();
         templateNote_.clear();
         emit modelChanged();
-        setProgress(0, modelRemote_ ? tr("Connecting to %1…").arg(base) : tr("Loading %1…").arg(QFileInfo(path).fileName()));
+        setProgress(
+            0, modelRemote_ ? tr("Connecting to %1…").arg(base) : tr("Loading %1…").arg(QFileInfo(path).fileName()));
     });
-    connect(worker_, &EngineWorker::modelLoaded, this,
-            [this](const QString& path, const QString& name, qint64 ctx, const QString& fingerprint, bool thinkingSwitch) {
-                modelLoading_ = false;
-                thinkingAvailable_ = thinkingSwitch;
-                modelReady_ = true;
-                modelPath_ = path;
-                modelName_ = name;
-                modelFingerprint_ = fingerprint;
-                contextSize_ = ctx;
-                contextUsed_ = 0;
-                const auto* info = models_->find(path);
-                modelNote_ = info && info->placeholder
-                                 ? tr("Placeholder model with random weights: it produces random text.")
-                             : info && info->demo
-                                 ? tr("Demo model: it knows only small sums, spelling, days and months, unit conversions and "
-                                      "how to use Cairn; anything else it makes up. Open the model picker to use a real model.")
-                                 : QString();
-                modelNote_ = (modelNote_ + QLatin1Char(' ') + templateNote_).trimmed();
-                QString base, remoteModel;
-                modelRemote_ = parseRemoteModelId(path, &base, &remoteModel);
-                if (modelRemote_)
-                    modelNote_ = tr("Remote model on %1: conversations are kept here, the model and its state on the "
-                                    "server (snapshots do not apply).").arg(base);
-                settings_->setLastModel(path);
-                setLoadingMarker({});
-                interruptedModel_.clear();
-                emit modelChanged();
-                emit statusChanged();
-                setProgress(-1, {});
-                if (current_ >= 0) openConversation(current_);
-            });
+    connect(
+        worker_, &EngineWorker::modelLoaded, this,
+        [this](const QString& path, const QString& name, qint64 ctx, const QString& fingerprint, bool thinkingSwitch) {
+            modelLoading_ = false;
+            thinkingAvailable_ = thinkingSwitch;
+            modelReady_ = true;
+            modelPath_ = path;
+            modelName_ = name;
+            modelFingerprint_ = fingerprint;
+            contextSize_ = ctx;
+            contextUsed_ = 0;
+            const auto* info = models_->find(path);
+            modelNote_ = info && info->placeholder
+                ? tr("Placeholder model with random weights: it produces random text.")
+                : info && info->demo
+                ? tr("Demo model: it knows only small sums, spelling, days and months, unit conversions and "
+                     "how to use Cairn; anything else it makes up. Open the model picker to use a real model.")
+                : QString();
+            modelNote_ = (modelNote_ + QLatin1Char(' ') + templateNote_).trimmed();
+            QString base, remoteModel;
+            modelRemote_ = parseRemoteModelId(path, &base, &remoteModel);
+            if (modelRemote_)
+                modelNote_ = tr("Remote model on %1: conversations are kept here, the model and its state on the "
+                                "server (snapshots do not apply).")
+                                 .arg(base);
+            settings_->setLastModel(path);
+            setLoadingMarker({});
+            interruptedModel_.clear();
+            emit modelChanged();
+            emit statusChanged();
+            setProgress(-1, {});
+            if (current_ >= 0) openConversation(current_);
+        });
     connect(worker_, &EngineWorker::modelFailed, this, [this](const QString& path, const QString& message) {
         modelLoading_ = false;
         modelReady_ = false;
@@ -162,8 +166,9 @@ void ChatController::connectModelSignals() {
         // model's chat template failed (...); using ChatML instead").
         QString why = reason.trimmed().left(400);
         if (!why.isEmpty()) why[0] = why[0].toUpper();
-        templateNote_ = why.contains(QLatin1String("ChatML")) ? why + QLatin1Char('.')
-                                                              : tr("It has no usable chat template, so Cairn uses ChatML.");
+        templateNote_ = why.contains(QLatin1String("ChatML"))
+            ? why + QLatin1Char('.')
+            : tr("It has no usable chat template, so Cairn uses ChatML.");
     });
 }
 
@@ -177,9 +182,8 @@ void ChatController::connectReplySignals() {
         contextUsed_ = tokens;
         emit statusChanged();
     });
-    connect(worker_, &EngineWorker::replyStarted, this, [this](qint64, qint64 id) {
-        messages_->setStreaming(id, true);
-    });
+    connect(worker_, &EngineWorker::replyStarted, this,
+            [this](qint64, qint64 id) { messages_->setStreaming(id, true); });
     connect(worker_, &EngineWorker::replyText, this,
             [this](qint64 id, const QString& text, const QString& reasoning, bool thinking, qint64 reasoningMs) {
                 if (progress_ >= 0) setProgress(-1, {});
@@ -187,7 +191,9 @@ void ChatController::connectReplySignals() {
             });
     connect(worker_, &EngineWorker::prefillProgress, this, [this](qint64 done, qint64 total) {
         if (done >= total) setProgress(-1, {});
-        else setProgress(double(done) / double(total), tr("Reading the conversation: %1 / %2 tokens").arg(done).arg(total));
+        else
+            setProgress(double(done) / double(total),
+                        tr("Reading the conversation: %1 / %2 tokens").arg(done).arg(total));
     });
     connect(worker_, &EngineWorker::replyFinished, this, [this](qint64 conv, qint64 id, const ReplyStats& s) {
         messages_->setStreaming(id, false);
@@ -214,8 +220,12 @@ void ChatController::connectReplySignals() {
                 contextUsed_ = tokens;
                 contextSize_ = ctx;
                 switch (how) {
-                case RestoreKind::Remote: resumeNote_ = tr("Remote: the state lives on the server (no snapshots)"); break;
-                case RestoreKind::Snapshot: resumeNote_ = tr("Resumed from snapshot in %1 ms").arg(ms, 0, 'f', 0); break;
+                case RestoreKind::Remote:
+                    resumeNote_ = tr("Remote: the state lives on the server (no snapshots)");
+                    break;
+                case RestoreKind::Snapshot:
+                    resumeNote_ = tr("Resumed from snapshot in %1 ms").arg(ms, 0, 'f', 0);
+                    break;
                 case RestoreKind::Prefill: resumeNote_ = tr("Read the conversation in %1 ms").arg(ms, 0, 'f', 0); break;
                 case RestoreKind::Empty:
                 case RestoreKind::Live: resumeNote_.clear(); break;
@@ -277,8 +287,7 @@ GenerationSettings ChatController::generationSettings() const {
     if (current_ >= 0) {
         try {
             overrides = ConversationSettingsModel::overridesFrom(store_->settings(current_));
-        } catch (const std::exception&) {
-        }
+        } catch (const std::exception&) {}
     }
     GenerationSettings s = settings_->generationSettings(overrides);
     if (thinkingAvailable_) s.thinking = thinking();
@@ -333,8 +342,8 @@ void ChatController::startGeneration(std::function<void(EngineWorker&, qint64, c
     const GenerationSettings s = generationSettings();
     const qint64 conv = current_;
     cancel_->store(false);
-    QMetaObject::invokeMethod(worker_, [w = worker_, conv, s, work = std::move(work)] { work(*w, conv, s); },
-                              Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        worker_, [w = worker_, conv, s, work = std::move(work)] { work(*w, conv, s); }, Qt::QueuedConnection);
 }
 
 void ChatController::setError(const QString& text) {
@@ -420,7 +429,8 @@ void ChatController::openConversation(qint64 id) {
     if (!modelReady_) return;
     auto s = generationSettings();
     cancel_->store(false);
-    QMetaObject::invokeMethod(worker_, [w = worker_, id, s] { w->openConversation(id, s); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        worker_, [w = worker_, id, s] { w->openConversation(id, s); }, Qt::QueuedConnection);
 }
 
 void ChatController::openSearchResult(qint64 conversationId, qint64 messageId) {
@@ -459,18 +469,19 @@ void ChatController::send(const QString& text) {
     startGeneration([trimmed](EngineWorker& w, qint64 conv, const GenerationSettings& s) { w.send(conv, trimmed, s); });
 }
 
-void ChatController::stop() {
-    cancel_->store(true);
-}
+void ChatController::stop() { cancel_->store(true); }
 
 void ChatController::regenerate(qint64 messageId) {
     if (generating_ || current_ < 0) return;
-    startGeneration([messageId](EngineWorker& w, qint64 conv, const GenerationSettings& s) { w.regenerate(conv, messageId, s); });
+    startGeneration(
+        [messageId](EngineWorker& w, qint64 conv, const GenerationSettings& s) { w.regenerate(conv, messageId, s); });
 }
 
 void ChatController::continueReply(qint64 messageId) {
     if (generating_ || current_ < 0) return;
-    startGeneration([messageId](EngineWorker& w, qint64 conv, const GenerationSettings& s) { w.continueReply(conv, messageId, s); });
+    startGeneration([messageId](EngineWorker& w, qint64 conv, const GenerationSettings& s) {
+        w.continueReply(conv, messageId, s);
+    });
 }
 
 void ChatController::editMessage(qint64 messageId, const QString& text) {
@@ -510,7 +521,8 @@ void ChatController::switchBranch(qint64 messageId, int delta) {
     // The worker counts the branch now shown (the context counter).
     auto s = generationSettings();
     const qint64 conv = current_;
-    QMetaObject::invokeMethod(worker_, [w = worker_, conv, s] { w->openConversation(conv, s); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        worker_, [w = worker_, conv, s] { w->openConversation(conv, s); }, Qt::QueuedConnection);
 }
 
 void ChatController::refreshModels() {
@@ -526,15 +538,18 @@ void ChatController::selectModel(const QString& path) {
     if (info && !info->error.isEmpty()) {
         if (info->remote) setError(tr("%1 cannot be used: %2").arg(info->name, info->error));
         else
-            setError(tr("%1 cannot be used: %2. Pick another model, or get a fresh copy of the file (it may be damaged, "
-                        "incomplete or of an architecture Cairn does not run).").arg(info->fileName, info->error));
+            setError(
+                tr("%1 cannot be used: %2. Pick another model, or get a fresh copy of the file (it may be damaged, "
+                   "incomplete or of an architecture Cairn does not run).")
+                    .arg(info->fileName, info->error));
         return;
     }
     if (info && info->remote) return selectRemoteModel(path, info->endpoint, info->remoteModel);
     auto s = generationSettings();
     cancel_->store(false);
     setLoadingMarker(path);
-    QMetaObject::invokeMethod(worker_, [w = worker_, path, s] { w->loadModel(path, s); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        worker_, [w = worker_, path, s] { w->loadModel(path, s); }, Qt::QueuedConnection);
 }
 
 void ChatController::selectRemoteModel(const QString& id, const QString& baseUrl, const QString& model) {
@@ -543,8 +558,9 @@ void ChatController::selectRemoteModel(const QString& id, const QString& baseUrl
     QPointer<ChatController> self(this);
     remotes_->keyFor(baseUrl, [self, id, baseUrl, model](const QString& key) {
         if (!self || !self->worker_) return;
-        QMetaObject::invokeMethod(self->worker_, [w = self->worker_, id, baseUrl, key, model] { w->selectRemote(id, baseUrl, key, model); },
-                                  Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            self->worker_, [w = self->worker_, id, baseUrl, key, model] { w->selectRemote(id, baseUrl, key, model); },
+            Qt::QueuedConnection);
     });
 }
 
@@ -584,4 +600,4 @@ bool ChatController::openLink(const QString& url) {
     return linkOpener_ ? linkOpener_(target) : QDesktopServices::openUrl(target);
 }
 
-} // namespace cairn::app
+}  // namespace cairn::app

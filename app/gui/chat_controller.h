@@ -4,8 +4,8 @@
 // worker with queued calls and turns the worker's signals into properties.
 #pragma once
 
-#include "app_paths.h"
 #include "api_server_control.h"
+#include "app_paths.h"
 #include "app_settings.h"
 #include "conversation_library.h"
 #include "conversation_list_model.h"
@@ -23,11 +23,13 @@
 
 #include <atomic>
 #include <functional>
-#include <unordered_map>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 
-namespace cairn::store { class Store; }
+namespace cairn::store {
+class Store;
+}
 
 namespace cairn::app {
 
@@ -46,7 +48,8 @@ class ChatController : public QObject {
     Q_PROPERTY(cairn::app::ConversationSettingsModel* conversationSettings READ conversationSettings CONSTANT)
     Q_PROPERTY(qint64 currentConversation READ currentConversation NOTIFY currentConversationChanged)
     Q_PROPERTY(QString currentTitle READ currentTitle NOTIFY currentConversationChanged)
-    Q_PROPERTY(QString conversationSystemPrompt READ conversationSystemPrompt WRITE setConversationSystemPrompt NOTIFY currentConversationChanged)
+    Q_PROPERTY(QString conversationSystemPrompt READ conversationSystemPrompt WRITE setConversationSystemPrompt NOTIFY
+                   currentConversationChanged)
     Q_PROPERTY(QString modelPath READ modelPath NOTIFY modelChanged)
     Q_PROPERTY(QString modelName READ modelName NOTIFY modelChanged)
     Q_PROPERTY(QString modelNote READ modelNote NOTIFY modelChanged)
@@ -191,7 +194,8 @@ private:
     bool reportFailure(const std::function<void()>& action);
     // Send, regenerate, continue, edit: the reply starts with this
     // conversation's settings, Stop re-armed, `work` run on the worker's thread.
-    void startGeneration(std::function<void(EngineWorker&, qint64 conversation, const GenerationSettings& settings)> work);
+    void
+    startGeneration(std::function<void(EngineWorker&, qint64 conversation, const GenerationSettings& settings)> work);
     void setNotice(const QString& text);
     void setProgress(double value, const QString& text);
     void setGenerating(bool on);
@@ -235,4 +239,4 @@ private:
     std::function<bool(const QUrl&)> linkOpener_;
 };
 
-} // namespace cairn::app
+}  // namespace cairn::app

@@ -5,7 +5,8 @@
 
 namespace cairn::app {
 
-ImportOutcome importConversationFile(const QString& databasePath, const QString& file, const std::atomic<bool>& cancel) {
+ImportOutcome importConversationFile(const QString& databasePath, const QString& file,
+                                     const std::atomic<bool>& cancel) {
     ImportOutcome out;
     try {
         store::ConversationData data = store::fromJsonFile(file.toStdString());
@@ -23,4 +24,4 @@ ImportOutcome importConversationFile(const QString& databasePath, const QString&
     return out;
 }
 
-} // namespace cairn::app
+}  // namespace cairn::app

@@ -11,13 +11,13 @@ namespace cairn::app {
 
 struct ImportOutcome {
     qint64 conversationId = -1;  // -1 when it failed
-    QString title;               // as stored
-    QString fileTitle;           // as in the file (differs when that one was taken)
-    QString error;               // one line, empty on success
+    QString title;  // as stored
+    QString fileTitle;  // as in the file (differs when that one was taken)
+    QString error;  // one line, empty on success
 };
 
 // Blocks until done; run it on a worker thread. `cancel` (checked between
 // batches) ends it with nothing stored.
 ImportOutcome importConversationFile(const QString& databasePath, const QString& file, const std::atomic<bool>& cancel);
 
-} // namespace cairn::app
+}  // namespace cairn::app

@@ -116,8 +116,7 @@ bool ConversationLibrary::hasReasoning(qint64 id) const {
     try {
         for (const auto& m : store_.messages(id))
             if (!m.reasoning.empty()) return true;
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
     return false;
 }
 
@@ -127,10 +126,11 @@ bool ConversationLibrary::exportToPath(qint64 id, const QString& path, const QSt
         if (path.trimmed().isEmpty()) throw std::runtime_error("no file name given");
         auto data = store_.conversationData(id);
         const store::ExportOptions options{.includeReasoning = includeReasoning};
-        std::string text = format == QLatin1String("json") ? store::toJson(data, options).dump(2)
-                                                           : store::toMarkdown(data, options);
+        std::string text =
+            format == QLatin1String("json") ? store::toJson(data, options).dump(2) : store::toMarkdown(data, options);
         QFile f(path);
-        if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) throw std::runtime_error(f.errorString().toStdString());
+        if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate))
+            throw std::runtime_error(f.errorString().toStdString());
         if (f.write(text.data(), qint64(text.size())) != qint64(text.size()) || !f.flush())
             throw std::runtime_error(f.errorString().toStdString());
         emit noticeOccurred(tr("Exported to %1").arg(QDir::toNativeSeparators(QFileInfo(path).absoluteFilePath())));
@@ -145,8 +145,7 @@ QString ConversationLibrary::proposedExportPath(qint64 id, const QString& format
     QString title;
     try {
         if (id >= 0) title = QString::fromStdString(store_.conversation(id).title);
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
     QString name;
     for (const QChar c : title.left(80))
         name += (c.isPrint() && !QStringLiteral("/\\:*?\"<>|").contains(c)) ? c : QLatin1Char('-');
@@ -155,7 +154,8 @@ QString ConversationLibrary::proposedExportPath(qint64 id, const QString& format
     if (name.isEmpty()) name = QStringLiteral("conversation");
     QString folder = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
     if (folder.isEmpty() || !QFileInfo(folder).isDir()) folder = QDir::homePath();
-    return QDir(folder).filePath(name + QLatin1Char('.') + (format == QLatin1String("json") ? format : QStringLiteral("md")));
+    return QDir(folder).filePath(name + QLatin1Char('.') +
+                                 (format == QLatin1String("json") ? format : QStringLiteral("md")));
 }
 
 bool ConversationLibrary::fileExists(const QString& path) const { return QFileInfo::exists(path); }
@@ -174,7 +174,8 @@ bool ConversationLibrary::importConversation(const QUrl& file) {
     cancelImport_.store(false);
     importThread_ = QThread::create([this, path, database] {
         ImportOutcome outcome = importConversationFile(database, path, cancelImport_);
-        QMetaObject::invokeMethod(this, [this, outcome] { finishImport(outcome); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this, [this, outcome] { finishImport(outcome); }, Qt::QueuedConnection);
     });
     importThread_->setObjectName(QStringLiteral("cairn-import"));
     importThread_->start();
@@ -200,4 +201,4 @@ void ConversationLibrary::finishImport(const ImportOutcome& outcome) {
             tr("Imported as “%1”: a conversation named “%2” already exists.").arg(outcome.title, outcome.fileTitle));
 }
 
-} // namespace cairn::app
+}  // namespace cairn::app

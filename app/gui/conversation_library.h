@@ -15,7 +15,9 @@
 #include <atomic>
 #include <functional>
 
-namespace cairn::store { class Store; }
+namespace cairn::store {
+class Store;
+}
 
 namespace cairn::app {
 
@@ -101,4 +103,4 @@ private:
 // A dialog's URL as a path (a local file's, else the URL as written).
 QString localPath(const QUrl& url);
 
-} // namespace cairn::app
+}  // namespace cairn::app

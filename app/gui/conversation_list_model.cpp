@@ -17,11 +17,12 @@ QString ConversationListModel::sectionFor(const QDateTime& when, const QDateTime
 void ConversationListModel::reload() {
     std::vector<Row> rows;
     if (store_) try {
-        for (const auto& c : store_->listConversations())
-            rows.push_back({c.id, QString::fromStdString(c.title), QDateTime::fromMSecsSinceEpoch(c.updatedMs), c.pinned});
-    } catch (const std::exception&) {
-        rows.clear();  // an unreadable database shows an empty list rather than ending the app
-    }
+            for (const auto& c : store_->listConversations())
+                rows.push_back(
+                    {c.id, QString::fromStdString(c.title), QDateTime::fromMSecsSinceEpoch(c.updatedMs), c.pinned});
+        } catch (const std::exception&) {
+            rows.clear();  // an unreadable database shows an empty list rather than ending the app
+        }
     beginResetModel();
     rows_ = std::move(rows);
     endResetModel();
@@ -46,8 +47,11 @@ QVariant ConversationListModel::data(const QModelIndex& index, int role) const {
 }
 
 QHash<int, QByteArray> ConversationListModel::roleNames() const {
-    return {{IdRole, "conversationId"}, {TitleRole, "title"}, {UpdatedRole, "updated"},
-            {SectionRole, "section"}, {PinnedRole, "pinned"}};
+    return {{IdRole, "conversationId"},
+            {TitleRole, "title"},
+            {UpdatedRole, "updated"},
+            {SectionRole, "section"},
+            {PinnedRole, "pinned"}};
 }
 
 int ConversationListModel::rowOf(qint64 conversationId) const {
@@ -56,4 +60,4 @@ int ConversationListModel::rowOf(qint64 conversationId) const {
     return -1;
 }
 
-} // namespace cairn::app
+}  // namespace cairn::app

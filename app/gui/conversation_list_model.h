@@ -8,7 +8,10 @@
 
 #include <vector>
 
-namespace cairn::store { class Store; struct Conversation; }
+namespace cairn::store {
+class Store;
+struct Conversation;
+}  // namespace cairn::store
 
 namespace cairn::app {
 
@@ -32,9 +35,14 @@ public:
     Q_INVOKABLE int rowOf(qint64 conversationId) const;
 
 private:
-    struct Row { qint64 id; QString title; QDateTime updated; bool pinned; };
+    struct Row {
+        qint64 id;
+        QString title;
+        QDateTime updated;
+        bool pinned;
+    };
     store::Store* store_ = nullptr;
     std::vector<Row> rows_;
 };
 
-} // namespace cairn::app
+}  // namespace cairn::app

@@ -16,7 +16,7 @@ ConversationSettingsModel::Field field(const GenerationLimit& limit, const char*
     return {limit.key, label, hint, limit.integer, limit.min, limit.max, &limit};
 }
 
-} // namespace
+}  // namespace
 
 const std::vector<ConversationSettingsModel::Field>& ConversationSettingsModel::fields() {
     // Keys and ranges from the one table the settings panel and the worker use too.
@@ -215,9 +215,15 @@ QVariant ConversationSettingsModel::data(const QModelIndex& index, int role) con
 }
 
 QHash<int, QByteArray> ConversationSettingsModel::roleNames() const {
-    return {{KeyRole, "key"}, {LabelRole, "label"}, {HintRole, "hint"}, {IntegerRole, "integer"},
-            {OverriddenRole, "overridden"}, {ValueRole, "value"}, {DefaultValueRole, "defaultValue"},
-            {ValueTextRole, "valueText"}, {DefaultTextRole, "defaultText"}};
+    return {{KeyRole, "key"},
+            {LabelRole, "label"},
+            {HintRole, "hint"},
+            {IntegerRole, "integer"},
+            {OverriddenRole, "overridden"},
+            {ValueRole, "value"},
+            {DefaultValueRole, "defaultValue"},
+            {ValueTextRole, "valueText"},
+            {DefaultTextRole, "defaultText"}};
 }
 
-} // namespace cairn::app
+}  // namespace cairn::app

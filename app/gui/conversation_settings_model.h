@@ -19,7 +19,9 @@
 
 #include <vector>
 
-namespace cairn::store { class Store; }
+namespace cairn::store {
+class Store;
+}
 
 namespace cairn::app {
 
@@ -36,8 +38,15 @@ class ConversationSettingsModel : public QAbstractListModel {
     Q_PROPERTY(QString refusal READ refusal NOTIFY refusalChanged)
 public:
     enum Roles {
-        KeyRole = Qt::UserRole + 1, LabelRole, HintRole, IntegerRole, OverriddenRole, ValueRole, DefaultValueRole,
-        ValueTextRole, DefaultTextRole
+        KeyRole = Qt::UserRole + 1,
+        LabelRole,
+        HintRole,
+        IntegerRole,
+        OverriddenRole,
+        ValueRole,
+        DefaultValueRole,
+        ValueTextRole,
+        DefaultTextRole
     };
 
     // What a conversation may override, with the accepted range.
@@ -106,4 +115,4 @@ private:
     QString refusal_;
 };
 
-} // namespace cairn::app
+}  // namespace cairn::app

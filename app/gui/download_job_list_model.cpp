@@ -8,7 +8,9 @@ DownloadJobListModel::DownloadJobListModel(QObject* parent) : QAbstractListModel
 
 void DownloadJobListModel::sync(std::vector<DownloadJobRow> rows) {
     const int before = count();
-    auto present = [&](int id) { return std::any_of(rows.begin(), rows.end(), [id](const auto& r) { return r.id == id; }); };
+    auto present = [&](int id) {
+        return std::any_of(rows.begin(), rows.end(), [id](const auto& r) { return r.id == id; });
+    };
     for (int i = int(rows_.size()) - 1; i >= 0; --i)
         if (!present(rows_[size_t(i)].id)) {
             beginRemoveRows({}, i, i);
@@ -62,10 +64,18 @@ QVariant DownloadJobListModel::data(const QModelIndex& index, int role) const {
 }
 
 QHash<int, QByteArray> DownloadJobListModel::roleNames() const {
-    return {{IdRole, "id"},           {NameRole, "name"},         {RepoRole, "repo"},
-            {StateRole, "state"},     {StatusRole, "status"},     {BytesTextRole, "bytesText"},
-            {ErrorRole, "error"},     {PathRole, "path"},         {ProgressRole, "progress"},
-            {CanPauseRole, "canPause"}, {CanResumeRole, "canResume"}, {CanCancelRole, "canCancel"},
+    return {{IdRole, "id"},
+            {NameRole, "name"},
+            {RepoRole, "repo"},
+            {StateRole, "state"},
+            {StatusRole, "status"},
+            {BytesTextRole, "bytesText"},
+            {ErrorRole, "error"},
+            {PathRole, "path"},
+            {ProgressRole, "progress"},
+            {CanPauseRole, "canPause"},
+            {CanResumeRole, "canResume"},
+            {CanCancelRole, "canCancel"},
             {CanForgetRole, "canForget"}};
 }
 
@@ -78,4 +88,4 @@ QVariantMap DownloadJobListModel::get(int row) const {
     return out;
 }
 
-} // namespace cairn::app
+}  // namespace cairn::app

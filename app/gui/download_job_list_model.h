@@ -28,8 +28,19 @@ class DownloadJobListModel : public QAbstractListModel {
     Q_PROPERTY(int count READ count NOTIFY countChanged)
 public:
     enum Roles {
-        IdRole = Qt::UserRole + 1, NameRole, RepoRole, StateRole, StatusRole, BytesTextRole, ErrorRole, PathRole,
-        ProgressRole, CanPauseRole, CanResumeRole, CanCancelRole, CanForgetRole
+        IdRole = Qt::UserRole + 1,
+        NameRole,
+        RepoRole,
+        StateRole,
+        StatusRole,
+        BytesTextRole,
+        ErrorRole,
+        PathRole,
+        ProgressRole,
+        CanPauseRole,
+        CanResumeRole,
+        CanCancelRole,
+        CanForgetRole
     };
 
     explicit DownloadJobListModel(QObject* parent = nullptr);
@@ -51,4 +62,4 @@ private:
     std::vector<DownloadJobRow> rows_;
 };
 
-} // namespace cairn::app
+}  // namespace cairn::app

@@ -31,6 +31,7 @@ class BusyScope {
 public:
     explicit BusyScope(EngineWorker* w) : w_(w) { emit w_->busyChanged(true); }
     ~BusyScope() { emit w_->busyChanged(false); }
+
 private:
     EngineWorker* w_;
 };
@@ -47,6 +48,7 @@ public:
         timer_.restart();
         return true;
     }
+
 private:
     int intervalMs_;
     QElapsedTimer timer_;
@@ -99,7 +101,7 @@ void calibrateKernels(const QString& cacheFile, ExecContext& ctx) {
     }
 }
 
-} // namespace
+}  // namespace
 
 EngineWorker::EngineWorker(QString databasePath, QString kernelCachePath, std::shared_ptr<std::atomic<bool>> cancel)
     : databasePath_(std::move(databasePath)), kernelCachePath_(std::move(kernelCachePath)), cancel_(std::move(cancel)) {
@@ -136,7 +138,8 @@ void EngineWorker::applySettings(const GenerationSettings& s) {
     const int threads = std::max(1, s.threads);
     // Background priority: the UI and its render threads take a core the moment
     // they need one during a long prefill (cairn/exec.h).
-    if (!exec_ || exec_->threads() != threads) exec_ = std::make_unique<ExecContext>(threads, ThreadPriority::Background);
+    if (!exec_ || exec_->threads() != threads)
+        exec_ = std::make_unique<ExecContext>(threads, ThreadPriority::Background);
     int64_t ctx = s.contextSize;
     if (model_ && model_->info().trainedContext > 0) ctx = std::min(ctx, model_->info().trainedContext);
     const int64_t chunk = std::min(s.prefillChunk, ctx);
@@ -188,7 +191,8 @@ void EngineWorker::loadModel(const QString& path, const GenerationSettings& sett
     restartApiServer();
 }
 
-void EngineWorker::selectRemote(const QString& id, const QString& baseUrl, const QString& apiKey, const QString& model) {
+void EngineWorker::selectRemote(const QString& id, const QString& baseUrl, const QString& apiKey,
+                                const QString& model) {
     BusyScope busy(this);
     emit modelLoading(id);
     apiServer_.stop();
@@ -237,7 +241,8 @@ void EngineWorker::restartApiServer() {
     } catch (const Error& e) {
         // The reason alone: the settings line already says it is the API server.
         QString why = QString::fromStdString(e.reason());
-        if (why.startsWith(QLatin1String("cannot listen")) && !why.contains(QLatin1String("in use"))) why += QStringLiteral(" (is another program using the port?)");
+        if (why.startsWith(QLatin1String("cannot listen")) && !why.contains(QLatin1String("in use")))
+            why += QStringLiteral(" (is another program using the port?)");
         emit apiServerState(QStringLiteral("failed"), why);
     } catch (const std::exception& e) {
         emit apiServerState(QStringLiteral("failed"), QString::fromUtf8(e.what()));
@@ -292,7 +297,8 @@ void EngineWorker::open(qint64 conversationId, const GenerationSettings& setting
             // Already here; the count is the shown branch's (after a branch switch the
             // session still holds the other one until the next reply).
             auto leaf = db().activeLeaf(conversationId);
-            const int64_t used = leaf ? int64_t(session_->promptTokens(chatMessages(conversationId, leaf, settings), false).size()) : 0;
+            const int64_t used =
+                leaf ? int64_t(session_->promptTokens(chatMessages(conversationId, leaf, settings), false).size()) : 0;
             emit conversationReady(conversationId, RestoreKind::Live, 0, used, contextSize_);
             return;
         }
@@ -340,8 +346,7 @@ void EngineWorker::open(qint64 conversationId, const GenerationSettings& setting
         };
         try {
             session_->session().feed(prompt, *exec_, progress);
-        } catch (const Cancelled&) {
-        }
+        } catch (const Cancelled&) {}
         emit conversationReady(conversationId, RestoreKind::Prefill, msSince(t0),
                                int64_t(session_->session().tokens().size()), contextSize_);
     } catch (const std::exception& e) {
@@ -388,7 +393,8 @@ void EngineWorker::continueReply(qint64 conversationId, qint64 messageId, const 
         if (m.role != store::Role::Assistant || !m.parentId || m.complete)
             throw Error("continue", "not an interrupted reply");
         if (remote_) {
-            emit errorOccurred(QStringLiteral("Continue needs a local model (a server starts the reply again): use Retry."));
+            emit errorOccurred(
+                QStringLiteral("Continue needs a local model (a server starts the reply again): use Retry."));
             return;
         }
         if (!ensureSession(conversationId, settings)) return;
@@ -398,7 +404,8 @@ void EngineWorker::continueReply(qint64 conversationId, qint64 messageId, const 
     }
 }
 
-void EngineWorker::editMessage(qint64 conversationId, qint64 messageId, const QString& text, const GenerationSettings& settings) {
+void EngineWorker::editMessage(qint64 conversationId, qint64 messageId, const QString& text,
+                               const GenerationSettings& settings) {
     try {
         auto m = db().message(messageId);
         if (m.role != store::Role::User) throw Error("edit", "only user messages can be edited");
@@ -433,18 +440,24 @@ bool EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
         if (!dropOldest || messages.size() <= first + 1) {
             // Raising the setting helps only below the model's own limit.
             const int64_t trained = model_->info().trainedContext;
-            emit errorOccurred(trained > 0 && contextSize_ >= trained
-                                   ? QStringLiteral("The conversation (%1 tokens) does not fit the context of %2 tokens, the most "
-                                                    "this model allows. Start a new chat, or let Cairn drop the oldest turns (Settings).")
-                                         .arg(n).arg(contextSize_)
-                                   : QStringLiteral("The conversation (%1 tokens) does not fit the context of %2 tokens. "
-                                                    "Start a new chat, raise the context size, or let Cairn drop the oldest turns (Settings).")
-                                         .arg(n).arg(contextSize_));
+            emit errorOccurred(
+                trained > 0 && contextSize_ >= trained
+                    ? QStringLiteral(
+                          "The conversation (%1 tokens) does not fit the context of %2 tokens, the most "
+                          "this model allows. Start a new chat, or let Cairn drop the oldest turns (Settings).")
+                          .arg(n)
+                          .arg(contextSize_)
+                    : QStringLiteral(
+                          "The conversation (%1 tokens) does not fit the context of %2 tokens. "
+                          "Start a new chat, raise the context size, or let Cairn drop the oldest turns (Settings).")
+                          .arg(n)
+                          .arg(contextSize_));
             return true;
         }
         messages.erase(messages.begin() + first);
         // Keep the turns paired: a conversation should not open with a reply.
-        if (messages.size() > first + 1 && messages[first].role == "assistant") messages.erase(messages.begin() + first);
+        if (messages.size() > first + 1 && messages[first].role == "assistant")
+            messages.erase(messages.begin() + first);
         ++dropped;
     }
 
@@ -467,7 +480,10 @@ bool EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
     auto reasoningSoFar = [&] { return earlierReasoningMs + (firstPiece ? int64_t(msSince(*firstPiece)) : 0); };
     int64_t reasoningMs = earlierReasoningMs;
     bool reasoningOpen = false;
-    struct Parts { std::string reasoning, answer; bool thinking = false; };
+    struct Parts {
+        std::string reasoning, answer;
+        bool thinking = false;
+    };
     auto parts = [&](const std::string& generated) {
         const std::string raw = prefix + generated;
         const ReplySplit split = splitReasoning(raw, markers_, startsInside);
@@ -595,7 +611,8 @@ bool EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
         ms.reasoningMs = storedReasoning.empty() ? 0 : reasoningMs;
         db().finishMessage(assistantId, storedAnswer, ms, storedReasoning);
         // The reply's snapshot holds the prompt too (regenerate cuts back to it).
-        if (!remote_ && saveSnapshot(conversationId, assistantId) && promptSnapshot) db().deleteSnapshot(*promptSnapshot);
+        if (!remote_ && saveSnapshot(conversationId, assistantId) && promptSnapshot)
+            db().deleteSnapshot(*promptSnapshot);
     }
     emit replyFinished(conversationId, assistantId, stats);
     return true;
@@ -604,11 +621,12 @@ bool EngineWorker::generate(qint64 conversationId, std::optional<int64_t> parent
 std::optional<int64_t> EngineWorker::saveSnapshot(qint64 conversationId, qint64 messageId) {
     try {
         auto blob = session_->session().snapshot();
-        return db().putSnapshot(blob, conversationId, messageId, fingerprint_, int64_t(session_->session().tokens().size()));
+        return db().putSnapshot(blob, conversationId, messageId, fingerprint_,
+                                int64_t(session_->session().tokens().size()));
     } catch (const std::exception& e) {
         qWarning() << "snapshot not saved:" << e.what();
         return std::nullopt;
     }
 }
 
-} // namespace cairn::app
+}  // namespace cairn::app

@@ -27,9 +27,13 @@ class Model;
 class ChatSession;
 class ExecContext;
 struct ChatMessage;
-namespace store { class Store; }
-namespace backend { class RemoteBackend; }
+namespace store {
+class Store;
 }
+namespace backend {
+class RemoteBackend;
+}
+}  // namespace cairn
 
 namespace cairn::app {
 
@@ -115,7 +119,8 @@ private:
     bool ensureSession(qint64 conversationId, const GenerationSettings& settings);
     // openConversation's work; without prefillNow the next reply prefills (one progress run, one set of figures).
     void open(qint64 conversationId, const GenerationSettings& settings, bool prefillNow);
-    std::vector<ChatMessage> chatMessages(qint64 conversationId, std::optional<int64_t> leaf, const GenerationSettings& settings);
+    std::vector<ChatMessage> chatMessages(qint64 conversationId, std::optional<int64_t> leaf,
+                                          const GenerationSettings& settings);
     // False when a remote reply failed before any text (the error was emitted).
     // `continueId`: the interrupted reply to continue instead of adding a new one.
     bool generate(qint64 conversationId, std::optional<int64_t> parentId, const GenerationSettings& settings,
@@ -135,7 +140,7 @@ private:
     std::string fingerprint_;
     std::unique_ptr<ExecContext> exec_;
     std::unique_ptr<ChatSession> session_;
-    ReasoningMarkers markers_;     // the model's template's
+    ReasoningMarkers markers_;  // the model's template's
     bool thinkingSwitch_ = false;  // its template reads enable_thinking
     qint64 sessionConversation_ = -1;
     int64_t contextSize_ = 0;
@@ -145,4 +150,4 @@ private:
     std::optional<LocalServerConfig> apiConfig_;  // nothing: off
 };
 
-} // namespace cairn::app
+}  // namespace cairn::app

@@ -46,9 +46,8 @@ inline constexpr GenerationLimit seed{"seed", double(kSampler.seed), 0, 21474836
 inline constexpr GenerationLimit maxTokens{"maxTokens", 512, 1, 32768, true};
 inline constexpr GenerationLimit snapshotBudgetMiB{"snapshotBudgetMiB", 2048, 0, 1048576, true};
 
-inline constexpr std::array all{&threads,        &contextSize, &prefillChunk, &temperature,
-                                &topK,           &topP,        &minP,         &repeatPenalty,
-                                &seed,           &maxTokens,   &snapshotBudgetMiB};
+inline constexpr std::array all{&threads,       &contextSize, &prefillChunk, &temperature,      &topK, &topP, &minP,
+                                &repeatPenalty, &seed,        &maxTokens,    &snapshotBudgetMiB};
 
-} // namespace limits
-} // namespace cairn::app
+}  // namespace limits
+}  // namespace cairn::app

@@ -26,7 +26,7 @@ bool withField(Settings& s, const GenerationLimit& limit, Fn&& fn) {
     return true;
 }
 
-} // namespace
+}  // namespace
 
 double GenerationSettings::value(const GenerationLimit& limit) const {
     double v = limit.defaultValue;
@@ -47,4 +47,4 @@ void GenerationSettings::apply(const GenerationOverrides& overrides) {
     for (const auto& [limit, v] : overrides) set(*limit, v);
 }
 
-} // namespace cairn::app
+}  // namespace cairn::app

@@ -50,7 +50,7 @@ struct GenerationSettings {
 // What a reply cost and where it left the conversation (EngineWorker::replyFinished).
 struct ReplyStats {
     int64_t promptTokens = 0;
-    int64_t reusedTokens = 0;     // of the prompt, already in the session
+    int64_t reusedTokens = 0;  // of the prompt, already in the session
     int64_t prefilledTokens = 0;  // read for this reply
     int64_t generatedTokens = 0;
     double prefillMs = 0;
@@ -61,20 +61,20 @@ struct ReplyStats {
     bool remote = false;  // a server replied (its state lives there)
     int droppedTurns = 0;
     bool fallbackTemplate = false;  // rendered as ChatML: the model's template is missing or unusable
-    QString templateNote;           // why, when it is
-    QString note;                   // for the user: turns dropped, the server's word on an odd end
+    QString templateNote;  // why, when it is
+    QString note;  // for the user: turns dropped, the server's word on an odd end
 };
 
 // How the engine came to a conversation (EngineWorker::conversationReady).
 enum class RestoreKind {
     Snapshot,  // its snapshot restored
-    Prefill,   // read again from the text
-    Empty,     // nothing to read
-    Live,      // the session held it already
-    Remote,    // a server holds it
+    Prefill,  // read again from the text
+    Empty,  // nothing to read
+    Live,  // the session held it already
+    Remote,  // a server holds it
 };
 
-} // namespace cairn::app
+}  // namespace cairn::app
 
 Q_DECLARE_METATYPE(cairn::app::ReplyStats)
 Q_DECLARE_METATYPE(cairn::app::RestoreKind)

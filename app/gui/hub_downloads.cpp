@@ -24,7 +24,7 @@ QString durationText(qint64 seconds) {
     return QObject::tr("%1 h %2 min left").arg(seconds / 3600).arg((seconds % 3600) / 60);
 }
 
-} // namespace
+}  // namespace
 
 HubDownloads::HubDownloads(QObject* parent) : QObject(parent) {
     availableMemory_ = qint64(hub::availableMemoryBytes());
@@ -120,7 +120,9 @@ void HubDownloads::search(const QString& query, int sort) {
     const int generation = ++generation_;
     setError({});
     setBusy(+1);
-    const auto order = sort == 1 ? hub::SearchSort::Likes : sort == 2 ? hub::SearchSort::Updated : hub::SearchSort::Downloads;
+    const auto order = sort == 1 ? hub::SearchSort::Likes
+        : sort == 2              ? hub::SearchSort::Updated
+                                 : hub::SearchSort::Downloads;
     QPointer<HubDownloads> self(this);
     client_->search(query.trimmed(), order, 30, [self, generation](std::vector<hub::HubRepo> found, QString error) {
         if (!self) return;
@@ -129,8 +131,11 @@ void HubDownloads::search(const QString& query, int sort) {
         self->setError(error);
         self->repos_.clear();
         for (const auto& r : found)
-            self->repos_.push_back(QVariantMap{{"id", r.id}, {"downloads", r.downloads}, {"likes", r.likes},
-                                               {"updated", r.lastModified.left(10)}, {"gated", r.gated}});
+            self->repos_.push_back(QVariantMap{{"id", r.id},
+                                               {"downloads", r.downloads},
+                                               {"likes", r.likes},
+                                               {"updated", r.lastModified.left(10)},
+                                               {"gated", r.gated}});
         emit self->reposChanged();
     });
 }
@@ -153,13 +158,17 @@ void HubDownloads::openRepo(const QString& repo) {
         if (generation != self->generation_) return;
         self->setError(error);
         self->files_ = std::move(files);
-        self->architectureNote_ = self->files_.empty() && error.isEmpty() ? tr("No GGUF files in this repository.") : QString();
+        self->architectureNote_ =
+            self->files_.empty() && error.isEmpty() ? tr("No GGUF files in this repository.") : QString();
         self->rebuildFiles();
         if (self->files_.empty()) return;
         // One header for the repository: its files share the architecture and geometry.
         hub::HubFile first = self->files_.front();
         for (const auto& f : self->files_)
-            if (f.splitIndex <= 1) { first = f; break; }
+            if (f.splitIndex <= 1) {
+                first = f;
+                break;
+            }
         self->architectureNote_ = tr("Reading the model header…");
         emit self->filesChanged();
         self->setBusy(+1);
@@ -173,9 +182,8 @@ void HubDownloads::openRepo(const QString& repo) {
                 self->peek_ = std::move(peek);
                 const QString arch = self->peek_->architecture;
                 self->architectureNote_ = arch.isEmpty() ? tr("Architecture unknown: the header names none")
-                                          : hub::isSupportedArchitecture(arch)
-                                              ? tr("Architecture: %1 (Cairn runs it)").arg(arch)
-                                              : tr("Architecture: %1 — Cairn does not run it yet").arg(arch);
+                    : hub::isSupportedArchitecture(arch) ? tr("Architecture: %1 (Cairn runs it)").arg(arch)
+                                                         : tr("Architecture: %1 — Cairn does not run it yet").arg(arch);
             }
             self->rebuildFiles();
         });
@@ -208,22 +216,32 @@ void HubDownloads::rebuildFiles() {
                 problem = QString::fromUtf8(e.what());
             }
         }
-        const hub::Fit fit = kvKnown ? hub::estimateFit(uint64_t(size) + kv, uint64_t(std::max<qint64>(availableMemory_, 0)))
-                                : hub::Fit::Unknown;
+        const hub::Fit fit = kvKnown
+            ? hub::estimateFit(uint64_t(size) + kv, uint64_t(std::max<qint64>(availableMemory_, 0)))
+            : hub::Fit::Unknown;
         QString fitText;
         if (kvKnown)
             fitText = tr("needs about %1 (weights + memory for %2 tokens); %3 available")
-                          .arg(humanBytes(quint64(size) + kv)).arg(ctx).arg(humanBytes(quint64(availableMemory_)));
+                          .arg(humanBytes(quint64(size) + kv))
+                          .arg(ctx)
+                          .arg(humanBytes(quint64(availableMemory_)));
         const QString quant = f.quantization.isEmpty() ? tr("other") : f.quantization;
-        groups[quant].push_back(QVariantMap{
-            {"path", f.path}, {"name", f.localName}, {"size", double(size)}, {"sizeText", humanBytes(quint64(size))},
-            {"parts", parts}, {"fit", hub::fitLabel(fit)}, {"fitText", fitText},
-            {"supported", !unsupported && problem.isEmpty()},
-            {"note", !problem.isEmpty() ? problem
-                     : unsupported      ? tr("not supported: %1").arg(arch)
-                     : parts > 1        ? tr("%1 parts: the engine loads one file, so merge them after the download "
-                                             "(llama-gguf-split --merge)").arg(parts)
-                                        : QString()}});
+        groups[quant].push_back(
+            QVariantMap{{"path", f.path},
+                        {"name", f.localName},
+                        {"size", double(size)},
+                        {"sizeText", humanBytes(quint64(size))},
+                        {"parts", parts},
+                        {"fit", hub::fitLabel(fit)},
+                        {"fitText", fitText},
+                        {"supported", !unsupported && problem.isEmpty()},
+                        {"note",
+                         !problem.isEmpty() ? problem
+                             : unsupported  ? tr("not supported: %1").arg(arch)
+                             : parts > 1 ? tr("%1 parts: the engine loads one file, so merge them after the download "
+                                              "(llama-gguf-split --merge)")
+                                               .arg(parts)
+                                         : QString()}});
         groupSize[quant] = groupSize.count(quant) ? std::min(groupSize[quant], size) : size;
     }
     std::vector<std::pair<qint64, QString>> order;
@@ -255,11 +273,15 @@ bool HubDownloads::download(const QString& path) {
     return false;
 }
 
-void HubDownloads::pause(int id) { if (downloader_) downloader_->pause(id); }
+void HubDownloads::pause(int id) {
+    if (downloader_) downloader_->pause(id);
+}
 void HubDownloads::resume(int id) {
     if (downloader_) withToken([this, id] { downloader_->resume(id); });
 }
-void HubDownloads::cancel(int id) { if (downloader_) downloader_->cancel(id); }
+void HubDownloads::cancel(int id) {
+    if (downloader_) downloader_->cancel(id);
+}
 
 void HubDownloads::forget(int id) {
     if (!downloader_) return;
@@ -333,12 +355,13 @@ void HubDownloads::restoreJobs() {
     const nlohmann::json saved = nlohmann::json::parse(text, nullptr, false);
     if (!saved.is_array()) return;
     for (const auto& j : saved) {
-        if (!j.is_object() || !j.contains("repo") || !j["repo"].is_string() || !j.contains("dir") || !j["dir"].is_string() ||
-            !j.contains("parts") || !j["parts"].is_array())
+        if (!j.is_object() || !j.contains("repo") || !j["repo"].is_string() || !j.contains("dir") ||
+            !j["dir"].is_string() || !j.contains("parts") || !j["parts"].is_array())
             continue;
         std::vector<hub::HubFile> parts;
         for (const auto& p : j["parts"]) {
-            if (!p.is_object() || !p.value("path", nlohmann::json()).is_string() || !p.value("size", nlohmann::json()).is_number_integer() ||
+            if (!p.is_object() || !p.value("path", nlohmann::json()).is_string() ||
+                !p.value("size", nlohmann::json()).is_number_integer() ||
                 !p.value("sha256", nlohmann::json()).is_string())
                 continue;
             hub::HubFile f;
@@ -356,4 +379,4 @@ void HubDownloads::restoreJobs() {
     saveJobs();
 }
 
-} // namespace cairn::app
+}  // namespace cairn::app

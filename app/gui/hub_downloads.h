@@ -129,4 +129,4 @@ private:
     bool tokenRead_ = false;
 };
 
-} // namespace cairn::app
+}  // namespace cairn::app

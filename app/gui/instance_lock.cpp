@@ -19,14 +19,17 @@ std::unique_ptr<QLockFile> lockDataFolder(const QString& dataDir, QString* whyNo
         QString host, app;
         if (lock->error() == QLockFile::LockFailedError && lock->getLockInfo(&pid, &host, &app))
             *whyNot = QObject::tr("Cairn is already running with the data folder %1 (process %2); "
-                                  "use that window or quit it first.").arg(QDir::toNativeSeparators(dataDir)).arg(pid);
+                                  "use that window or quit it first.")
+                          .arg(QDir::toNativeSeparators(dataDir))
+                          .arg(pid);
         else
-            *whyNot = QObject::tr("cannot lock the data folder %1 (%2)")
-                          .arg(QDir::toNativeSeparators(dataDir), lock->error() == QLockFile::PermissionError
-                                                                     ? QObject::tr("no permission")
+            *whyNot =
+                QObject::tr("cannot lock the data folder %1 (%2)")
+                    .arg(QDir::toNativeSeparators(dataDir),
+                         lock->error() == QLockFile::PermissionError ? QObject::tr("no permission")
                                                                      : QObject::tr("another Cairn may be using it"));
     }
     return nullptr;
 }
 
-} // namespace cairn::app
+}  // namespace cairn::app

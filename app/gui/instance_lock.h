@@ -17,4 +17,4 @@ QString instanceLockPath(const QString& dataDir);
 // lock left by a process that died is taken over.
 std::unique_ptr<QLockFile> lockDataFolder(const QString& dataDir, QString* whyNot = nullptr);
 
-} // namespace cairn::app
+}  // namespace cairn::app

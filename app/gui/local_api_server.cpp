@@ -49,4 +49,4 @@ void LocalApiServer::stop() {
     server_.reset();
 }
 
-} // namespace cairn::app
+}  // namespace cairn::app

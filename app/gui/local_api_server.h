@@ -15,16 +15,18 @@
 
 namespace cairn {
 class Model;
-namespace server { class ApiServer; }
+namespace server {
+class ApiServer;
 }
+}  // namespace cairn
 
 namespace cairn::app {
 
 struct LocalServerConfig {
     std::string host = "127.0.0.1";
-    int port = 8080;          // 0: any free port
-    std::string apiKey;       // empty: none (refused off loopback)
-    std::string modelId;      // what /v1/models lists
+    int port = 8080;  // 0: any free port
+    std::string apiKey;  // empty: none (refused off loopback)
+    std::string modelId;  // what /v1/models lists
     int threads = 1;
     int64_t contextSize = 4096;
     int64_t chunk = 64;
@@ -49,4 +51,4 @@ private:
     std::thread thread_;
 };
 
-} // namespace cairn::app
+}  // namespace cairn::app

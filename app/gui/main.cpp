@@ -9,13 +9,13 @@
 #include <QCommandLineParser>
 #include <QElapsedTimer>
 #include <QFileInfo>
-#include <QSettings>
 #include <QGuiApplication>
 #include <QImage>
 #include <QQmlApplicationEngine>
 #include <QQmlEngine>
 #include <QQuickStyle>
 #include <QQuickWindow>
+#include <QSettings>
 #include <QTimer>
 #include <QtQml/qqmlextensionplugin.h>
 
@@ -36,7 +36,7 @@ bool hasArgument(int argc, char** argv, std::initializer_list<const char*> names
     return false;
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv) {
     // --help and --version need no display; --screenshot renders offscreen
@@ -58,32 +58,37 @@ int main(int argc, char** argv) {
 
     const AppPaths standard = AppPaths::standard();
     QCommandLineParser parser;
-    parser.setApplicationDescription(
-        QStringLiteral("Cairn: chat with local language models.\n\n"
-                       "Your data lives in:\n"
-                       "  conversations  %1 (with their engine snapshots)\n"
-                       "  models folder  %2 (every *.gguf here is listed)\n"
-                       "  settings       %3\n"
-                       "Bundled models:  %4")
-            .arg(standard.databasePath(), standard.modelsDir(), QSettings().fileName(),
-                 bundledModelDirs().join(QStringLiteral(", "))));
+    parser.setApplicationDescription(QStringLiteral("Cairn: chat with local language models.\n\n"
+                                                    "Your data lives in:\n"
+                                                    "  conversations  %1 (with their engine snapshots)\n"
+                                                    "  models folder  %2 (every *.gguf here is listed)\n"
+                                                    "  settings       %3\n"
+                                                    "Bundled models:  %4")
+                                         .arg(standard.databasePath(), standard.modelsDir(), QSettings().fileName(),
+                                              bundledModelDirs().join(QStringLiteral(", "))));
     parser.addHelpOption();
     parser.addVersionOption();
     QCommandLineOption screenshot(QStringLiteral("screenshot"),
                                   QStringLiteral("Render the main window offscreen after loading, save it and exit."),
                                   QStringLiteral("FILE.png"));
-    QCommandLineOption theme(QStringLiteral("theme"), QStringLiteral("light or dark (this run only)."), QStringLiteral("THEME"));
-    QCommandLineOption conversation(QStringLiteral("conversation"), QStringLiteral("Open this conversation."), QStringLiteral("ID"));
+    QCommandLineOption theme(QStringLiteral("theme"), QStringLiteral("light or dark (this run only)."),
+                             QStringLiteral("THEME"));
+    QCommandLineOption conversation(QStringLiteral("conversation"), QStringLiteral("Open this conversation."),
+                                    QStringLiteral("ID"));
     QCommandLineOption prompt(QStringLiteral("prompt"), QStringLiteral("Send this message after loading (repeatable)."),
                               QStringLiteral("TEXT"));
     QCommandLineOption dataDir(QStringLiteral("data-dir"),
                                QStringLiteral("Keep the database, models folder and settings here instead."),
                                QStringLiteral("DIR"));
     QCommandLineOption model(QStringLiteral("model"), QStringLiteral("Load this GGUF file."), QStringLiteral("FILE"));
-    QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size, e.g. 1200x760."), QStringLiteral("WxH"));
-    QCommandLineOption panel(QStringLiteral("panel"), QStringLiteral("Open a dialog at start: models, downloads, settings, conversation or import."),
-                             QStringLiteral("NAME"));
-    QCommandLineOption search(QStringLiteral("search"), QStringLiteral("Search the conversations for TEXT at start (as Ctrl+K)."),
+    QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size, e.g. 1200x760."),
+                            QStringLiteral("WxH"));
+    QCommandLineOption panel(
+        QStringLiteral("panel"),
+        QStringLiteral("Open a dialog at start: models, downloads, settings, conversation or import."),
+        QStringLiteral("NAME"));
+    QCommandLineOption search(QStringLiteral("search"),
+                              QStringLiteral("Search the conversations for TEXT at start (as Ctrl+K)."),
                               QStringLiteral("TEXT"));
     parser.addOptions({screenshot, theme, conversation, prompt, dataDir, model, size, panel, search});
     parser.process(app);
@@ -106,8 +111,9 @@ int main(int argc, char** argv) {
     QQmlApplicationEngine engine;
     makeEngineOffline(engine);  // nothing shown in the window is fetched from the network
     engine.addImportPath(QStringLiteral("qrc:/"));  // the Cairn module's qmldir (Qt 6.4 does not look there)
-    QObject::connect(&engine, &QQmlApplicationEngine::objectCreationFailed, &app, [] { QCoreApplication::exit(1); },
-                     Qt::QueuedConnection);
+    QObject::connect(
+        &engine, &QQmlApplicationEngine::objectCreationFailed, &app, [] { QCoreApplication::exit(1); },
+        Qt::QueuedConnection);
     engine.setInitialProperties({{QStringLiteral("controller"), QVariant::fromValue(&controller)},
                                  {QStringLiteral("themeOverride"), parser.value(theme)}});  // this run only
     engine.load(QUrl(QStringLiteral("qrc:/Cairn/Main.qml")));
@@ -138,7 +144,10 @@ int main(int argc, char** argv) {
         // `clock` and `quiet` live in the lambda (this block ends before the timer fires).
         QObject::connect(poll, &QTimer::timeout, &app, [&, poll, clock, quiet = 0]() mutable {
             bool idle = !controller.modelLoading() && !controller.generating() && !controller.busy();
-            if (!idle) { quiet = 0; return; }
+            if (!idle) {
+                quiet = 0;
+                return;
+            }
             if (!prompts.isEmpty() && controller.modelReady()) {
                 controller.send(prompts.takeFirst());
                 quiet = 0;

@@ -12,8 +12,8 @@ QVariantList markdownSegments(const QString& markdown, const QColor& linkColor) 
     auto push = [&](const QString& kind, QString text, const QString& language) {
         if (kind == QLatin1String("text") && text.trimmed().isEmpty()) return;
         if (text.endsWith(QLatin1Char('\n'))) text.chop(1);
-        QVariantMap segment{{QStringLiteral("kind"), kind}, {QStringLiteral("text"), text},
-                            {QStringLiteral("language"), language}};
+        QVariantMap segment{
+            {QStringLiteral("kind"), kind}, {QStringLiteral("text"), text}, {QStringLiteral("language"), language}};
         if (kind == QLatin1String("text")) segment[QStringLiteral("html")] = safeMarkdownHtml(text, linkColor);
         out.push_back(segment);
     };
@@ -40,4 +40,4 @@ QVariantList markdownSegments(const QString& markdown, const QColor& linkColor) 
     return out;
 }
 
-} // namespace cairn::app
+}  // namespace cairn::app

@@ -14,4 +14,4 @@ namespace cairn::app {
 // streaming) runs to the end as code.
 QVariantList markdownSegments(const QString& markdown, const QColor& linkColor = QColor(0x25, 0x63, 0xeb));
 
-} // namespace cairn::app
+}  // namespace cairn::app

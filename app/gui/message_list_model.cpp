@@ -15,38 +15,40 @@ void MessageListModel::load(qint64 conversationId) {
     std::vector<Row> rows;
     // An unknown id (a stale --conversation, a purged chat) shows nothing.
     if (store_ && conversationId >= 0) try {
-        if (auto leaf = store_->activeLeaf(conversationId)) {
-            for (const auto& m : store_->pathTo(*leaf)) {
-                auto sib = store_->siblings(m.id);
-                QString stats;
-                // Decode speed as in the status line: the tokens after the first over decodeMs.
-                if (m.role == store::Role::Assistant && m.complete && m.stats.tokenCount > 1 && m.stats.decodeMs > 0)
-                    stats = tr("%1 tokens · %2 tok/s").arg(m.stats.tokenCount)
-                                .arg((m.stats.tokenCount - 1) * 1000.0 / m.stats.decodeMs, 0, 'f', 1);
-                else if (m.role == store::Role::Assistant && m.complete && m.stats.tokenCount > 0)
-                    stats = tr("%1 tokens").arg(m.stats.tokenCount);
-                // A reply whose stream broke off (or that a crash cut short) keeps its text, marked.
-                else if (m.role == store::Role::Assistant && !m.complete && !m.content.empty())
-                    stats = tr("interrupted: the reply is incomplete");
-                Row row;
-                row.id = m.id;
-                row.role = QString::fromStdString(std::string(store::roleName(m.role)));
-                row.content = QString::fromStdString(m.content);
-                row.complete = m.complete;
-                row.siblingIndex = int(sib.index);
-                row.siblingCount = int(sib.ids.size());
-                row.stats = stats;
-                // The stored segment keeps its markers; they say which they are.
-                row.reasoning = QString::fromUtf8(reasoningText(m.reasoning, reasoningMarkersOf(m.reasoning)));
-                row.reasoningMs = m.stats.reasoningMs;
-                // Content after reasoning starts with the template's blank line.
-                if (!row.reasoning.isEmpty()) row.content = row.content.trimmed();
-                rows.push_back(std::move(row));
+            if (auto leaf = store_->activeLeaf(conversationId)) {
+                for (const auto& m : store_->pathTo(*leaf)) {
+                    auto sib = store_->siblings(m.id);
+                    QString stats;
+                    // Decode speed as in the status line: the tokens after the first over decodeMs.
+                    if (m.role == store::Role::Assistant && m.complete && m.stats.tokenCount > 1 &&
+                        m.stats.decodeMs > 0)
+                        stats = tr("%1 tokens · %2 tok/s")
+                                    .arg(m.stats.tokenCount)
+                                    .arg((m.stats.tokenCount - 1) * 1000.0 / m.stats.decodeMs, 0, 'f', 1);
+                    else if (m.role == store::Role::Assistant && m.complete && m.stats.tokenCount > 0)
+                        stats = tr("%1 tokens").arg(m.stats.tokenCount);
+                    // A reply whose stream broke off (or that a crash cut short) keeps its text, marked.
+                    else if (m.role == store::Role::Assistant && !m.complete && !m.content.empty())
+                        stats = tr("interrupted: the reply is incomplete");
+                    Row row;
+                    row.id = m.id;
+                    row.role = QString::fromStdString(std::string(store::roleName(m.role)));
+                    row.content = QString::fromStdString(m.content);
+                    row.complete = m.complete;
+                    row.siblingIndex = int(sib.index);
+                    row.siblingCount = int(sib.ids.size());
+                    row.stats = stats;
+                    // The stored segment keeps its markers; they say which they are.
+                    row.reasoning = QString::fromUtf8(reasoningText(m.reasoning, reasoningMarkersOf(m.reasoning)));
+                    row.reasoningMs = m.stats.reasoningMs;
+                    // Content after reasoning starts with the template's blank line.
+                    if (!row.reasoning.isEmpty()) row.content = row.content.trimmed();
+                    rows.push_back(std::move(row));
+                }
             }
+        } catch (const std::exception&) {
+            rows.clear();
         }
-    } catch (const std::exception&) {
-        rows.clear();
-    }
     // Keep the streaming flag of a row that is still being written.
     for (auto& r : rows)
         for (const auto& old : rows_)
@@ -103,8 +105,8 @@ void MessageListModel::update(std::vector<Row> rows) {
     }
 }
 
-void MessageListModel::setStreamingText(qint64 messageId, const QString& text, const QString& reasoning,
-                                        bool thinking, qint64 reasoningMs) {
+void MessageListModel::setStreamingText(qint64 messageId, const QString& text, const QString& reasoning, bool thinking,
+                                        qint64 reasoningMs) {
     int row = rowOf(messageId);
     if (row < 0) return;
     Row& r = rows_[size_t(row)];
@@ -148,9 +150,7 @@ void MessageListModel::setLinkColor(const QColor& color) {
     emit linkColorChanged();
 }
 
-int MessageListModel::rowCount(const QModelIndex& parent) const {
-    return parent.isValid() ? 0 : int(rows_.size());
-}
+int MessageListModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(rows_.size()); }
 
 QVariant MessageListModel::data(const QModelIndex& index, int role) const {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
@@ -179,10 +179,18 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
 }
 
 QHash<int, QByteArray> MessageListModel::roleNames() const {
-    return {{IdRole, "messageId"}, {RoleRole, "role"}, {ContentRole, "content"}, {SegmentsRole, "segments"},
-            {CompleteRole, "complete"}, {SiblingIndexRole, "siblingIndex"}, {SiblingCountRole, "siblingCount"},
-            {StatsRole, "stats"}, {StreamingRole, "streaming"}, {ReasoningRole, "reasoning"},
-            {ThinkingRole, "thinking"}, {ReasoningLabelRole, "reasoningLabel"}};
+    return {{IdRole, "messageId"},
+            {RoleRole, "role"},
+            {ContentRole, "content"},
+            {SegmentsRole, "segments"},
+            {CompleteRole, "complete"},
+            {SiblingIndexRole, "siblingIndex"},
+            {SiblingCountRole, "siblingCount"},
+            {StatsRole, "stats"},
+            {StreamingRole, "streaming"},
+            {ReasoningRole, "reasoning"},
+            {ThinkingRole, "thinking"},
+            {ReasoningLabelRole, "reasoningLabel"}};
 }
 
 int MessageListModel::rowOf(qint64 messageId) const {
@@ -195,4 +203,4 @@ QString MessageListModel::contentAt(int row) const {
     return row >= 0 && row < count() ? rows_[size_t(row)].content : QString();
 }
 
-} // namespace cairn::app
+}  // namespace cairn::app

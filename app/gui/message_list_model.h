@@ -8,7 +8,9 @@
 
 #include <vector>
 
-namespace cairn::store { class Store; }
+namespace cairn::store {
+class Store;
+}
 
 namespace cairn::app {
 
@@ -21,11 +23,20 @@ class MessageListModel : public QAbstractListModel {
     Q_PROPERTY(QColor linkColor READ linkColor WRITE setLinkColor NOTIFY linkColorChanged)
 public:
     enum Roles {
-        IdRole = Qt::UserRole + 1, RoleRole, ContentRole, SegmentsRole, CompleteRole,
-        SiblingIndexRole, SiblingCountRole, StatsRole, StreamingRole,
+        IdRole = Qt::UserRole + 1,
+        RoleRole,
+        ContentRole,
+        SegmentsRole,
+        CompleteRole,
+        SiblingIndexRole,
+        SiblingCountRole,
+        StatsRole,
+        StreamingRole,
         // A reasoning model's reasoning (plain text, markers left out), whether it
         // still streams, and the block's heading ("Thinking…", "Thought for 12 s").
-        ReasoningRole, ThinkingRole, ReasoningLabelRole
+        ReasoningRole,
+        ThinkingRole,
+        ReasoningLabelRole
     };
 
     explicit MessageListModel(QObject* parent = nullptr);
@@ -57,9 +68,17 @@ signals:
 
 private:
     struct Row {
-        qint64 id = 0; QString role; QString content; bool complete = true; int siblingIndex = 0; int siblingCount = 1;
-        QString stats; bool streaming = false;
-        QString reasoning; bool thinking = false; qint64 reasoningMs = 0;
+        qint64 id = 0;
+        QString role;
+        QString content;
+        bool complete = true;
+        int siblingIndex = 0;
+        int siblingCount = 1;
+        QString stats;
+        bool streaming = false;
+        QString reasoning;
+        bool thinking = false;
+        qint64 reasoningMs = 0;
         mutable QVariantList segments;  // markdownSegments(content), made when first asked for
         mutable bool segmentsReady = false;
     };
@@ -73,4 +92,4 @@ private:
     QColor linkColor_{0x25, 0x63, 0xeb};
 };
 
-} // namespace cairn::app
+}  // namespace cairn::app

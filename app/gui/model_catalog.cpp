@@ -97,7 +97,7 @@ std::optional<uint64_t> memoryBytes(const gguf::File& f, int64_t ctx) {
     return total;
 }
 
-} // namespace
+}  // namespace
 
 ModelFileInfo describeModelFile(const QString& path) {
     ModelFileInfo info;
@@ -111,7 +111,8 @@ ModelFileInfo describeModelFile(const QString& path) {
     try {
         auto file = gguf::File::open(path.toStdString());
         info.architecture = QString::fromStdString(file.architecture());
-        if (auto n = file.getString("general.name"); !n.empty()) info.name = QString::fromUtf8(n.data(), qsizetype(n.size()));
+        if (auto n = file.getString("general.name"); !n.empty())
+            info.name = QString::fromUtf8(n.data(), qsizetype(n.size()));
         std::map<std::string, uint64_t> elementsByType;
         for (const auto& t : file.tensors()) {
             const auto elements = product({t.ne[0], t.ne[1], t.ne[2], t.ne[3]});
@@ -121,13 +122,17 @@ ModelFileInfo describeModelFile(const QString& path) {
         }
         uint64_t best = 0;
         for (const auto& [type, n] : elementsByType)
-            if (n > best) { best = n; info.quantization = QString::fromStdString(type); }
+            if (n > best) {
+                best = n;
+                info.quantization = QString::fromStdString(type);
+            }
         std::string arch = file.architecture();
         info.contextLength = file.getInt(arch + ".context_length", 0);
         int64_t ctx = info.contextLength > 0 ? std::min<int64_t>(info.contextLength, 4096) : 4096;
         // Unknown (0, shown as such) when the header's sizes make no sense.
         const auto session = memoryBytes(file, ctx);
-        if (!session || __builtin_add_overflow(uint64_t(file.fileSize()), *session, &info.ramEstimate)) info.ramEstimate = 0;
+        if (!session || __builtin_add_overflow(uint64_t(file.fileSize()), *session, &info.ramEstimate))
+            info.ramEstimate = 0;
         if (info.architecture.isEmpty()) info.error = QStringLiteral("no general.architecture in the file");
     } catch (const std::exception& e) {
         info.error = QString::fromUtf8(e.what());
@@ -158,8 +163,12 @@ QString humanBytes(quint64 bytes) {
     const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     double b = double(bytes);
     int u = 0;
-    while (b >= 1024 && u < 4) { b /= 1024; ++u; }
-    return u == 0 ? QStringLiteral("%1 B").arg(bytes) : QStringLiteral("%1 %2").arg(b, 0, 'f', 1).arg(QLatin1String(units[u]));
+    while (b >= 1024 && u < 4) {
+        b /= 1024;
+        ++u;
+    }
+    return u == 0 ? QStringLiteral("%1 B").arg(bytes)
+                  : QStringLiteral("%1 %2").arg(b, 0, 'f', 1).arg(QLatin1String(units[u]));
 }
 
 QString humanCount(quint64 count) {
@@ -180,4 +189,4 @@ bool parseRemoteModelId(const QString& id, QString* baseUrl, QString* model) {
     return true;
 }
 
-} // namespace cairn::app
+}  // namespace cairn::app

@@ -11,21 +11,21 @@ namespace cairn::app {
 struct ModelFileInfo {
     QString path;
     QString fileName;
-    QString name;            // general.name, else the file name
+    QString name;  // general.name, else the file name
     QString architecture;
     quint64 parameters = 0;
-    QString quantization;    // the tensor type holding most weights, e.g. "Q4_0"
+    QString quantization;  // the tensor type holding most weights, e.g. "Q4_0"
     quint64 fileSize = 0;
     qint64 contextLength = 0;  // trained context
-    quint64 ramEstimate = 0;   // mapped weights + session memory at min(context, 4096)
+    quint64 ramEstimate = 0;  // mapped weights + session memory at min(context, 4096)
     bool bundled = false;
     bool placeholder = false;  // random weights: produces random text
-    bool demo = false;         // Cairn's tiny trained demo: knows only its few taught tasks
-    QString error;            // why it cannot be used; empty when fine
+    bool demo = false;  // Cairn's tiny trained demo: knows only its few taught tasks
+    QString error;  // why it cannot be used; empty when fine
     // A model of a remote OpenAI-compatible server (path is remoteModelId()).
     bool remote = false;
-    QString endpoint;          // its base URL
-    QString remoteModel;       // the id the server lists
+    QString endpoint;  // its base URL
+    QString remoteModel;  // the id the server lists
 };
 
 // How a remote model is named where a file would give its path (settings'
@@ -44,4 +44,4 @@ QStringList findModelFiles(const QStringList& folders);
 QString humanBytes(quint64 bytes);
 QString humanCount(quint64 count);
 
-} // namespace cairn::app
+}  // namespace cairn::app

@@ -2,8 +2,8 @@
 
 #include <QDir>
 
-#include <algorithm>
 #include <QFileInfo>
+#include <algorithm>
 
 namespace cairn::app {
 
@@ -59,7 +59,7 @@ int defaultRank(const ModelFileInfo& r) {
     return r.architecture.startsWith(QLatin1String("mamba")) ? 1 : 2;
 }
 
-} // namespace
+}  // namespace
 
 QString ModelListModel::defaultModel() const {
     const ModelFileInfo* best = nullptr;
@@ -84,9 +84,7 @@ void ModelListModel::setLoadError(const QString& path, const QString& error) {
     }
 }
 
-int ModelListModel::rowCount(const QModelIndex& parent) const {
-    return parent.isValid() ? 0 : int(rows_.size());
-}
+int ModelListModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(rows_.size()); }
 
 QVariant ModelListModel::data(const QModelIndex& index, int role) const {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
@@ -110,7 +108,8 @@ QVariant ModelListModel::data(const QModelIndex& index, int role) const {
     case EndpointRole: return r.endpoint;
     case SummaryRole:
         if (!r.error.isEmpty()) return tr("Cannot be used: %1").arg(r.error);
-        if (r.remote) return tr("OpenAI-compatible server · conversations are kept here, the model and its state there");
+        if (r.remote)
+            return tr("OpenAI-compatible server · conversations are kept here, the model and its state there");
         return tr("%1 · %2 parameters · %3 · %4 · context %5 · %6")
             .arg(r.architecture, humanCount(r.parameters), r.quantization, humanBytes(r.fileSize))
             .arg(r.contextLength)
@@ -120,11 +119,22 @@ QVariant ModelListModel::data(const QModelIndex& index, int role) const {
 }
 
 QHash<int, QByteArray> ModelListModel::roleNames() const {
-    return {{PathRole, "path"}, {NameRole, "name"}, {FileNameRole, "fileName"}, {ArchitectureRole, "architecture"},
-            {ParametersRole, "parameters"}, {QuantizationRole, "quantization"}, {FileSizeRole, "fileSize"},
-            {ContextLengthRole, "contextLength"}, {RamEstimateRole, "ramEstimate"}, {ErrorRole, "error"},
-            {BundledRole, "bundled"}, {PlaceholderRole, "placeholder"}, {SummaryRole, "summary"},
-            {DemoRole, "demo"}, {RemoteRole, "remote"}, {EndpointRole, "endpoint"}};
+    return {{PathRole, "path"},
+            {NameRole, "name"},
+            {FileNameRole, "fileName"},
+            {ArchitectureRole, "architecture"},
+            {ParametersRole, "parameters"},
+            {QuantizationRole, "quantization"},
+            {FileSizeRole, "fileSize"},
+            {ContextLengthRole, "contextLength"},
+            {RamEstimateRole, "ramEstimate"},
+            {ErrorRole, "error"},
+            {BundledRole, "bundled"},
+            {PlaceholderRole, "placeholder"},
+            {SummaryRole, "summary"},
+            {DemoRole, "demo"},
+            {RemoteRole, "remote"},
+            {EndpointRole, "endpoint"}};
 }
 
-} // namespace cairn::app
+}  // namespace cairn::app

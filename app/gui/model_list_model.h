@@ -19,9 +19,22 @@ class ModelListModel : public QAbstractListModel {
     Q_PROPERTY(int count READ count NOTIFY countChanged)
 public:
     enum Roles {
-        PathRole = Qt::UserRole + 1, NameRole, FileNameRole, ArchitectureRole, ParametersRole, QuantizationRole,
-        FileSizeRole, ContextLengthRole, RamEstimateRole, ErrorRole, BundledRole, PlaceholderRole, SummaryRole, DemoRole,
-        RemoteRole, EndpointRole
+        PathRole = Qt::UserRole + 1,
+        NameRole,
+        FileNameRole,
+        ArchitectureRole,
+        ParametersRole,
+        QuantizationRole,
+        FileSizeRole,
+        ContextLengthRole,
+        RamEstimateRole,
+        ErrorRole,
+        BundledRole,
+        PlaceholderRole,
+        SummaryRole,
+        DemoRole,
+        RemoteRole,
+        EndpointRole
     };
 
     explicit ModelListModel(QObject* parent = nullptr);
@@ -51,4 +64,4 @@ private:
     std::vector<ModelFileInfo> remoteRows_;
 };
 
-} // namespace cairn::app
+}  // namespace cairn::app

@@ -5,7 +5,6 @@
 #include <QNetworkRequest>
 #include <QQmlEngine>
 
-
 namespace cairn::app {
 namespace {
 
@@ -21,7 +20,7 @@ protected:
     }
 };
 
-} // namespace
+}  // namespace
 
 QNetworkAccessManager* OfflineNetworkAccessFactory::create(QObject* parent) {
     return new RefusingNetworkAccessManager(parent);
@@ -33,4 +32,4 @@ void makeEngineOffline(QQmlEngine& engine) {
     engine.setNetworkAccessManagerFactory(&factory);
 }
 
-} // namespace cairn::app
+}  // namespace cairn::app

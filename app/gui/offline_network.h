@@ -17,4 +17,4 @@ public:
 // Installs the factory on `engine` (which keeps it for the engine's lifetime).
 void makeEngineOffline(QQmlEngine& engine);
 
-} // namespace cairn::app
+}  // namespace cairn::app

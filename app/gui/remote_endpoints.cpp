@@ -27,7 +27,7 @@ ModelFileInfo endpointFailure(const QString& url, const QString& why) {
     return r;
 }
 
-} // namespace
+}  // namespace
 
 RemoteEndpoints::RemoteEndpoints(AppSettings* settings, KeyVault* keys, QObject* parent)
     : QObject(parent), settings_(settings), keys_(keys) {}
@@ -45,7 +45,9 @@ QString RemoteEndpoints::add(const QString& url, const QString& apiKey) {
     if (!list.contains(base)) list << base;
     settings_->setRemoteEndpoints(list);  // the URL only: the key goes to the keyring
     QPointer<RemoteEndpoints> self(this);
-    keys_->store(account(base), apiKey, [self] { if (self) self->refresh(); });
+    keys_->store(account(base), apiKey, [self] {
+        if (self) self->refresh();
+    });
     return {};
 }
 
@@ -98,8 +100,9 @@ void RemoteEndpoints::list(const QString& url, const QString& key, int generatio
                 throw backend::httpError(status, body.toStdString(), retry, where);
             }
             if (reply->error() != QNetworkReply::NoError || status == 0)
-                throw Error(where, "cannot reach " + QUrl(url).authority().toStdString() + ": " +
-                                       backend::oneLine(reply->errorString().toStdString()));
+                throw Error(where,
+                            "cannot reach " + QUrl(url).authority().toStdString() + ": " +
+                                backend::oneLine(reply->errorString().toStdString()));
             for (const std::string& id : backend::parseModelList(body.toStdString())) {
                 ModelFileInfo r;
                 r.remote = true;
@@ -127,4 +130,4 @@ void RemoteEndpoints::setRows(const QString& url, std::vector<ModelFileInfo> row
     emit rowsChanged();
 }
 
-} // namespace cairn::app
+}  // namespace cairn::app

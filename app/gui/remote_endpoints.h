@@ -49,4 +49,4 @@ private:
     int generation_ = 0;  // answers of an older refresh are dropped
 };
 
-} // namespace cairn::app
+}  // namespace cairn::app

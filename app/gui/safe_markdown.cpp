@@ -30,10 +30,16 @@ QString withAltForEmptyImages(const QString& s) {
             // The span closes at the next run of exactly `run` backticks.
             qsizetype j = i + run, close = -1;
             while (j < n) {
-                if (s[j] != QLatin1Char('`')) { ++j; continue; }
+                if (s[j] != QLatin1Char('`')) {
+                    ++j;
+                    continue;
+                }
                 qsizetype k = 0;
                 while (j + k < n && s[j + k] == QLatin1Char('`')) ++k;
-                if (k == run) { close = j + k; break; }
+                if (k == run) {
+                    close = j + k;
+                    break;
+                }
                 j += k;
             }
             const qsizetype end = close < 0 ? i + run : close;
@@ -62,12 +68,12 @@ QTextCharFormat textFormatOf(QTextCharFormat f) {
 struct Edit {
     int position = 0, length = 0;
     QTextCharFormat format;
-    QString url;      // an image's source
-    QString alt;      // an image's alt text (empty for an unlinked anchor)
+    QString url;  // an image's source
+    QString alt;  // an image's alt text (empty for an unlinked anchor)
     bool image = false;
 };
 
-} // namespace
+}  // namespace
 
 bool isOpenableLink(const QString& url) {
     const QUrl u(url, QUrl::StrictMode);
@@ -79,8 +85,9 @@ bool isOpenableLink(const QString& url) {
 
 QString safeMarkdownHtml(const QString& markdown, const QColor& linkColor) {
     QTextDocument doc;
-    doc.setMarkdown(withAltForEmptyImages(markdown),
-                    QTextDocument::MarkdownFeatures(QTextDocument::MarkdownDialectGitHub | QTextDocument::MarkdownNoHTML));
+    doc.setMarkdown(
+        withAltForEmptyImages(markdown),
+        QTextDocument::MarkdownFeatures(QTextDocument::MarkdownDialectGitHub | QTextDocument::MarkdownNoHTML));
 
     // Collected first, applied from the end so earlier positions stay valid.
     std::vector<Edit> edits;
@@ -98,7 +105,8 @@ QString safeMarkdownHtml(const QString& markdown, const QColor& linkColor) {
                     edits.back().alt += alt;
                     continue;
                 }
-                edits.push_back({fragment.position(), fragment.length(), textFormatOf(format), image.name(), alt, true});
+                edits.push_back(
+                    {fragment.position(), fragment.length(), textFormatOf(format), image.name(), alt, true});
             } else if (format.isAnchor() && !isOpenableLink(format.anchorHref())) {
                 edits.push_back({fragment.position(), fragment.length(), format, {}, {}, false});
             }
@@ -132,7 +140,8 @@ QString safeMarkdownHtml(const QString& markdown, const QColor& linkColor) {
     std::vector<std::pair<int, int>> links;
     for (QTextBlock block = doc.begin(); block.isValid(); block = block.next())
         for (auto it = block.begin(); !it.atEnd(); ++it)
-            if (it.fragment().charFormat().isAnchor()) links.emplace_back(it.fragment().position(), it.fragment().length());
+            if (it.fragment().charFormat().isAnchor())
+                links.emplace_back(it.fragment().position(), it.fragment().length());
     QTextCharFormat linkLook;
     linkLook.setForeground(linkColor);
     linkLook.setFontUnderline(true);
@@ -153,4 +162,4 @@ QString safeMarkdownHtml(const QString& markdown, const QColor& linkColor) {
     return html;
 }
 
-} // namespace cairn::app
+}  // namespace cairn::app

@@ -18,4 +18,4 @@ bool isOpenableLink(const QString& url);
 // the ones Qt's HTML writer makes for text, lists, tables and links.
 QString safeMarkdownHtml(const QString& markdown, const QColor& linkColor = QColor(0x25, 0x63, 0xeb));
 
-} // namespace cairn::app
+}  // namespace cairn::app

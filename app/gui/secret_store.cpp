@@ -47,7 +47,7 @@ private:
     }
 };
 
-} // namespace
+}  // namespace
 
 std::unique_ptr<SecretBackend> makeKeychainBackend() { return std::make_unique<KeychainBackend>(); }
 
@@ -68,13 +68,15 @@ void MemorySecretBackend::remove(const QString& account, Done done) {
     done(true, {}, {});
 }
 
-KeyVault::KeyVault(std::unique_ptr<SecretBackend> backend, QObject* parent) : QObject(parent), backend_(std::move(backend)) {}
+KeyVault::KeyVault(std::unique_ptr<SecretBackend> backend, QObject* parent)
+    : QObject(parent), backend_(std::move(backend)) {}
 
 void KeyVault::setBackend(std::unique_ptr<SecretBackend> backend) { backend_ = std::move(backend); }
 
 void KeyVault::setWarning(const QString& reason) {
     const QString text = tr("No keyring is available (%1): API keys are kept for this session only and must be "
-                            "entered again after a restart.").arg(reason.simplified().left(200));
+                            "entered again after a restart.")
+                             .arg(reason.simplified().left(200));
     if (warning_ == text) return;
     warning_ = text;
     emit warningChanged();
@@ -106,4 +108,4 @@ void KeyVault::fetch(const QString& account, std::function<void(const QString&)>
     });
 }
 
-} // namespace cairn::app
+}  // namespace cairn::app

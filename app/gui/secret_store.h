@@ -69,4 +69,4 @@ private:
     QString warning_;
 };
 
-} // namespace cairn::app
+}  // namespace cairn::app

@@ -42,7 +42,7 @@ qint64 contentRangeStart(const QByteArray& header) {
     return m.hasMatch() ? m.captured(1).toLongLong() : -1;
 }
 
-} // namespace
+}  // namespace
 
 QString jobStateName(JobState state) {
     switch (state) {
@@ -95,7 +95,8 @@ int Downloader::enqueue(const QString& repo, const std::vector<HubFile>& parts, 
         if (refusal) *refusal = why;
         return -1;
     };
-    if (!isValidRepoId(repo)) return refuse(QStringLiteral("'%1' is not a repository name (owner/name)").arg(repo.left(120)));
+    if (!isValidRepoId(repo))
+        return refuse(QStringLiteral("'%1' is not a repository name (owner/name)").arg(repo.left(120)));
     if (parts.empty()) return refuse(QStringLiteral("%1: no file to download").arg(repo));
     if (!QDir(dir).exists()) return refuse(QStringLiteral("the folder %1 does not exist").arg(dir));
     DownloadJob job;
@@ -103,16 +104,20 @@ int Downloader::enqueue(const QString& repo, const std::vector<HubFile>& parts, 
         // Names come from the hub: checked again here, whoever built the list.
         const auto name = safeLocalName(p.path);
         if (!name || *name != p.localName)
-            return refuse(QStringLiteral("%1: '%2' is not a plain file name; not downloaded").arg(repo, p.path.left(200)));
+            return refuse(
+                QStringLiteral("%1: '%2' is not a plain file name; not downloaded").arg(repo, p.path.left(200)));
         if (p.sha256.isEmpty())
-            return refuse(QStringLiteral("%1: the hub lists no SHA-256 for %2, so it could not be verified").arg(repo, p.localName));
+            return refuse(QStringLiteral("%1: the hub lists no SHA-256 for %2, so it could not be verified")
+                              .arg(repo, p.localName));
         if (p.size <= 0) return refuse(QStringLiteral("%1: the hub lists no size for %2").arg(repo, p.localName));
         if (QFileInfo::exists(QDir(dir).filePath(p.localName)))
             return refuse(QStringLiteral("%1 is already in %2").arg(p.localName, dir));
         for (const auto& j : jobs_)
-            if (j.dir == dir && j.state != JobState::Done && j.state != JobState::Cancelled && j.state != JobState::Failed)
+            if (j.dir == dir && j.state != JobState::Done && j.state != JobState::Cancelled &&
+                j.state != JobState::Failed)
                 for (const auto& q : j.parts)
-                    if (q.localName == p.localName) return refuse(QStringLiteral("%1 is already being downloaded").arg(p.localName));
+                    if (q.localName == p.localName)
+                        return refuse(QStringLiteral("%1 is already being downloaded").arg(p.localName));
         job.total += p.size;
     }
     job.id = nextId_++;
@@ -172,7 +177,8 @@ void Downloader::cancel(int id) {
 
 void Downloader::forget(int id) {
     for (auto it = jobs_.begin(); it != jobs_.end(); ++it)
-        if (it->id == id && (it->state == JobState::Done || it->state == JobState::Cancelled || it->state == JobState::Failed)) {
+        if (it->id == id &&
+            (it->state == JobState::Done || it->state == JobState::Cancelled || it->state == JobState::Failed)) {
             jobs_.erase(it);
             return;
         }
@@ -193,8 +199,10 @@ void Downloader::begin(DownloadJob& job) {
     const qint64 remaining = job.total - bytesOnDisk(job);
     const qint64 free = freeSpace_(job.dir);
     if (free >= 0 && remaining + kSpaceMargin > free)
-        return fail(job, QStringLiteral("not enough disk space in %1: %2 more are needed, %3 are free")
-                             .arg(job.dir, sizeText(remaining), sizeText(free)), false);
+        return fail(job,
+                    QStringLiteral("not enough disk space in %1: %2 more are needed, %3 are free")
+                        .arg(job.dir, sizeText(remaining), sizeText(free)),
+                    false);
     job.state = JobState::Downloading;
     job.part = 0;
     job.error.clear();
@@ -242,7 +250,8 @@ void Downloader::onHeaders() {
     QNetworkReply* r = transfer_->reply();
     if (status == 206) {
         if (contentRangeStart(r->rawHeader("Content-Range")) != have_) {
-            partError_ = QStringLiteral("%1: the hub answered the resume with other bytes than asked for").arg(p.localName);
+            partError_ =
+                QStringLiteral("%1: the hub answered the resume with other bytes than asked for").arg(p.localName);
             transfer_->abort();
         }
         return;
@@ -256,7 +265,9 @@ void Downloader::onHeaders() {
         const QVariant length = r->header(QNetworkRequest::ContentLengthHeader);
         if (length.isValid() && length.toLongLong() != p.size) {
             partError_ = QStringLiteral("%1: the hub sends %2 bytes, its listing says %3")
-                             .arg(p.localName).arg(length.toLongLong()).arg(p.size);
+                             .arg(p.localName)
+                             .arg(length.toLongLong())
+                             .arg(p.size);
             transfer_->abort();
         }
         return;
@@ -280,7 +291,8 @@ void Downloader::onBytes() {
     if (!partError_.isEmpty()) return;  // an error answer's body, or bytes after a refusal
     const HubFile& p = job->parts[job->part];
     if (have_ + data.size() > p.size) {
-        partError_ = QStringLiteral("%1: the hub sent more bytes than its listing says (%2)").arg(p.localName).arg(p.size);
+        partError_ =
+            QStringLiteral("%1: the hub sent more bytes than its listing says (%2)").arg(p.localName).arg(p.size);
         transfer_->abort();
         return;
     }
@@ -330,7 +342,8 @@ void Downloader::onTransferEnd() {
                                  : failureLine(p.localName, 0, transfer->timedOut() ? nullptr : transfer->reply());
     if (transfer->timedOut()) line = QStringLiteral("%1: the connection stalled (no data for 30 s)").arg(p.localName);
     else if (status >= 200 && status < 300 && transfer->reply() && transfer->reply()->error() == QNetworkReply::NoError)
-        line = QStringLiteral("%1: the connection ended after %2 of %3").arg(p.localName, sizeText(have_), sizeText(p.size));
+        line = QStringLiteral("%1: the connection ended after %2 of %3")
+                   .arg(p.localName, sizeText(have_), sizeText(p.size));
     fail(*job, line, false);
 }
 
@@ -359,8 +372,11 @@ void Downloader::onVerified(int id, const QString& digest) {
     if (digest != p.sha256) {
         QFile::remove(partPath(job->dir, p));
         const QString got = digest.isEmpty() ? QStringLiteral("unreadable") : digest.left(12) + QStringLiteral("…");
-        return fail(*job, QStringLiteral("%1: checksum mismatch (the hub lists SHA-256 %2…, the download has %3); "
-                                         "the file was removed").arg(p.localName, p.sha256.left(12), got), false);
+        return fail(*job,
+                    QStringLiteral("%1: checksum mismatch (the hub lists SHA-256 %2…, the download has %3); "
+                                   "the file was removed")
+                        .arg(p.localName, p.sha256.left(12), got),
+                    false);
     }
     ++job->part;
     restarted_ = false;
@@ -371,8 +387,10 @@ void Downloader::complete(DownloadJob& job) {
     // Every part matched its checksum: only now do they take their names.
     for (const auto& p : job.parts)
         if (QFileInfo::exists(QDir(job.dir).filePath(p.localName)))
-            return fail(job, QStringLiteral("%1 appeared in %2 during the download; the download is kept as .part")
-                                 .arg(p.localName, job.dir), false);
+            return fail(job,
+                        QStringLiteral("%1 appeared in %2 during the download; the download is kept as .part")
+                            .arg(p.localName, job.dir),
+                        false);
     job.paths.clear();
     for (const auto& p : job.parts) {
         const QString target = QDir(job.dir).filePath(p.localName);
@@ -426,4 +444,4 @@ void Downloader::noteProgress(DownloadJob& job, bool force) {
     emit jobChanged(job.id);
 }
 
-} // namespace cairn::hub
+}  // namespace cairn::hub

@@ -34,14 +34,14 @@ struct DownloadJob {
     std::vector<HubFile> parts;
     QString dir;
     JobState state = JobState::Queued;
-    qint64 done = 0;            // bytes on disk for this job
-    qint64 total = 0;           // bytes of every part
+    qint64 done = 0;  // bytes on disk for this job
+    qint64 total = 0;  // bytes of every part
     double bytesPerSecond = 0;  // over the last few seconds
-    qint64 secondsLeft = -1;    // -1: unknown
-    QString error;              // one line when Failed
-    bool resumable = false;     // Failed with the bytes kept: resume continues from them
-    QStringList paths;          // the files in place once Done
-    size_t part = 0;            // the part being fetched
+    qint64 secondsLeft = -1;  // -1: unknown
+    QString error;  // one line when Failed
+    bool resumable = false;  // Failed with the bytes kept: resume continues from them
+    QStringList paths;  // the files in place once Done
+    size_t part = 0;  // the part being fetched
 };
 
 class Downloader : public QObject {
@@ -57,9 +57,9 @@ public:
     int enqueue(const QString& repo, const std::vector<HubFile>& parts, const QString& dir, QString* refusal,
                 bool paused = false);
     void pause(int id);
-    void resume(int id);   // also retries a failed job, from the bytes kept
-    void cancel(int id);   // removes its .part files
-    void forget(int id);   // drops a finished job from the list
+    void resume(int id);  // also retries a failed job, from the bytes kept
+    void cancel(int id);  // removes its .part files
+    void forget(int id);  // drops a finished job from the list
     const DownloadJob* job(int id) const;
     const std::deque<DownloadJob>& jobs() const { return jobs_; }
 
@@ -70,7 +70,7 @@ public:
     static QString partPath(const QString& dir, const HubFile& file);
 
 signals:
-    void jobChanged(int id);   // state or progress (progress at most every 100 ms)
+    void jobChanged(int id);  // state or progress (progress at most every 100 ms)
     void jobFinished(int id);  // Done, Failed or Cancelled
 
 private:
@@ -101,9 +101,9 @@ private:
     enum class Stop { None, Pause, Cancel } stop_ = Stop::None;
     std::unique_ptr<class HubTransfer> transfer_;
     QFile file_;
-    qint64 have_ = 0;      // bytes of the current part on disk
-    qint64 doneBefore_ = 0; // bytes of the job's earlier parts
-    bool restarted_ = false; // the current part was restarted from 0 once already
+    qint64 have_ = 0;  // bytes of the current part on disk
+    qint64 doneBefore_ = 0;  // bytes of the job's earlier parts
+    bool restarted_ = false;  // the current part was restarted from 0 once already
     QString partError_;
     QElapsedTimer clock_;
     qint64 lastNote_ = 0;
@@ -113,4 +113,4 @@ private:
     std::shared_ptr<std::atomic<bool>> verifyCancel_;
 };
 
-} // namespace cairn::hub
+}  // namespace cairn::hub

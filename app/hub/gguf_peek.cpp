@@ -39,10 +39,17 @@ struct Reader {
 // Bytes of a scalar of GGUF value type `t` (0 for strings, arrays and unknown types).
 size_t scalarBytes(uint32_t t) {
     switch (t) {
-    case 0: case 1: case 7: return 1;   // u8 i8 bool
-    case 2: case 3: return 2;           // u16 i16
-    case 4: case 5: case 6: return 4;   // u32 i32 f32
-    case 10: case 11: case 12: return 8; // u64 i64 f64
+    case 0:
+    case 1:
+    case 7: return 1;  // u8 i8 bool
+    case 2:
+    case 3: return 2;  // u16 i16
+    case 4:
+    case 5:
+    case 6: return 4;  // u32 i32 f32
+    case 10:
+    case 11:
+    case 12: return 8;  // u64 i64 f64
     default: return 0;
     }
 }
@@ -53,16 +60,40 @@ int64_t readInteger(const uint8_t* b, uint32_t t) {
     switch (t) {
     case 0: return b[0];
     case 1: return int8_t(b[0]);
-    case 2: { uint16_t v; std::memcpy(&v, b, 2); return v; }
-    case 3: { int16_t v; std::memcpy(&v, b, 2); return v; }
-    case 4: { uint32_t v; std::memcpy(&v, b, 4); return v; }
-    case 5: { int32_t v; std::memcpy(&v, b, 4); return v; }
-    case 10: { uint64_t v; std::memcpy(&v, b, 8); return v > uint64_t(INT64_MAX) ? -1 : int64_t(v); }
-    default: { int64_t v; std::memcpy(&v, b, 8); return v; }
+    case 2: {
+        uint16_t v;
+        std::memcpy(&v, b, 2);
+        return v;
+    }
+    case 3: {
+        int16_t v;
+        std::memcpy(&v, b, 2);
+        return v;
+    }
+    case 4: {
+        uint32_t v;
+        std::memcpy(&v, b, 4);
+        return v;
+    }
+    case 5: {
+        int32_t v;
+        std::memcpy(&v, b, 4);
+        return v;
+    }
+    case 10: {
+        uint64_t v;
+        std::memcpy(&v, b, 8);
+        return v > uint64_t(INT64_MAX) ? -1 : int64_t(v);
+    }
+    default: {
+        int64_t v;
+        std::memcpy(&v, b, 8);
+        return v;
+    }
     }
 }
 
-} // namespace
+}  // namespace
 
 GgufPeek peekGguf(const QByteArray& bytes, const QString& where) {
     const std::string w = where.toStdString();
@@ -82,7 +113,8 @@ GgufPeek peekGguf(const QByteArray& bytes, const QString& where) {
         if (!r.string(key, 256) || !r.u32(type)) return out;
         if (type == 8) {  // string
             if (!r.string(text, 256)) return out;
-            if (key == "general.architecture") out.architecture = QString::fromUtf8(text.data(), qsizetype(text.size()));
+            if (key == "general.architecture")
+                out.architecture = QString::fromUtf8(text.data(), qsizetype(text.size()));
             else if (key == "general.name") out.name = QString::fromUtf8(text.data(), qsizetype(text.size()));
         } else if (type == 9) {  // array: element type, count, elements
             uint32_t elem = 0;
@@ -93,13 +125,15 @@ GgufPeek peekGguf(const QByteArray& bytes, const QString& where) {
                     if (!r.string(text, 0)) return out;
             } else {
                 const size_t each = scalarBytes(elem);
-                if (each == 0) throw Error(w, "metadata key '" + key + "' has an array of unknown type " + std::to_string(elem));
+                if (each == 0)
+                    throw Error(w, "metadata key '" + key + "' has an array of unknown type " + std::to_string(elem));
                 if (count > (r.size - r.at) / each) return out;
                 const uint8_t* first = r.p + r.at;
                 r.skip(count * each);
                 const std::string arch = out.architecture.toStdString();
                 if (!arch.empty() && key == arch + ".attention.head_count_kv" && isIntegerType(elem) && count <= 4096)
-                    for (uint64_t k = 0; k < count; ++k) out.kvHeadsPerLayer.push_back(readInteger(first + k * each, elem));
+                    for (uint64_t k = 0; k < count; ++k)
+                        out.kvHeadsPerLayer.push_back(readInteger(first + k * each, elem));
             }
         } else {
             const size_t n = scalarBytes(type);
@@ -121,10 +155,12 @@ std::optional<uint64_t> kvCacheBytes(const GgufPeek& peek, int64_t ctx) {
     };
     if (a.empty()) return std::nullopt;
     if (a == "mamba" || a == "mamba2") return 0;
-    const int64_t layers = get("block_count", 0), embd = get("embedding_length", 0), heads = get("attention.head_count", 0);
+    const int64_t layers = get("block_count", 0), embd = get("embedding_length", 0),
+                  heads = get("attention.head_count", 0);
     if (layers < 1 || layers > 4096 || heads < 1 || heads > 1 << 16 || embd < 1 || ctx < 1 || ctx > int64_t(1) << 24)
         return std::nullopt;
-    const int64_t keyLen = get("attention.key_length", embd / heads), valueLen = get("attention.value_length", embd / heads);
+    const int64_t keyLen = get("attention.key_length", embd / heads),
+                  valueLen = get("attention.value_length", embd / heads);
     if (keyLen < 0 || valueLen < 0 || keyLen > 1 << 16 || valueLen > 1 << 16) return std::nullopt;
     std::vector<int64_t> kv = peek.kvHeadsPerLayer;
     if (kv.empty()) kv.assign(size_t(layers), get("attention.head_count_kv", heads));
@@ -140,4 +176,4 @@ std::optional<uint64_t> kvCacheBytes(const GgufPeek& peek, int64_t ctx) {
     return total;
 }
 
-} // namespace cairn::hub
+}  // namespace cairn::hub

@@ -21,10 +21,10 @@ namespace cairn::hub {
 constexpr qint64 kPeekBytes = 256 * 1024;
 
 struct GgufPeek {
-    QString architecture;   // general.architecture ("" when not in the bytes)
-    QString name;           // general.name
+    QString architecture;  // general.architecture ("" when not in the bytes)
+    QString name;  // general.name
     std::map<std::string, int64_t> integers;  // integer scalars by key (at most 1,000)
-    std::vector<int64_t> kvHeadsPerLayer;     // {arch}.attention.head_count_kv when it is an array
+    std::vector<int64_t> kvHeadsPerLayer;  // {arch}.attention.head_count_kv when it is an array
     bool complete = false;  // every key-value pair was inside the bytes
 };
 
@@ -35,4 +35,4 @@ GgufPeek peekGguf(const QByteArray& bytes, const QString& where);
 // (nullopt when they are missing or make no sense; 0 for recurrent-only models).
 std::optional<uint64_t> kvCacheBytes(const GgufPeek& peek, int64_t ctx);
 
-} // namespace cairn::hub
+}  // namespace cairn::hub

@@ -68,7 +68,8 @@ void HubClient::search(const QString& query, SearchSort sort, int limit,
 }
 
 void HubClient::listFiles(const QString& repo, std::function<void(std::vector<HubFile>, QString)> done) {
-    if (!isValidRepoId(repo)) return done({}, QStringLiteral("'%1' is not a repository name (owner/name)").arg(repo.left(120)));
+    if (!isValidRepoId(repo))
+        return done({}, QStringLiteral("'%1' is not a repository name (owner/name)").arg(repo.left(120)));
     get(treeUrl(base_, repo), kMaxApiReplyBytes, -1, repo, [done, repo](QByteArray body, QString error) {
         if (!error.isEmpty()) return done({}, error);
         try {
@@ -81,14 +82,15 @@ void HubClient::listFiles(const QString& repo, std::function<void(std::vector<Hu
 
 void HubClient::peekHeader(const QString& repo, const HubFile& file, std::function<void(GgufPeek, QString)> done) {
     const QString what = repo + QLatin1Char('/') + file.path;
-    get(fileUrl(base_, repo, file.path), kPeekBytes, kPeekBytes - 1, what, [done, what](QByteArray body, QString error) {
-        if (!error.isEmpty()) return done({}, error);
-        try {
-            done(peekGguf(body, what), {});
-        } catch (const std::exception& e) {
-            done({}, QString::fromUtf8(e.what()));
-        }
-    });
+    get(fileUrl(base_, repo, file.path), kPeekBytes, kPeekBytes - 1, what,
+        [done, what](QByteArray body, QString error) {
+            if (!error.isEmpty()) return done({}, error);
+            try {
+                done(peekGguf(body, what), {});
+            } catch (const std::exception& e) {
+                done({}, QString::fromUtf8(e.what()));
+            }
+        });
 }
 
-} // namespace cairn::hub
+}  // namespace cairn::hub

@@ -45,4 +45,4 @@ private:
     QString token_;
 };
 
-} // namespace cairn::hub
+}  // namespace cairn::hub

@@ -14,4 +14,4 @@ QString failureLine(const QString& what, int status, QNetworkReply* reply);
 // HTTP status of a finished reply (0 without one).
 int httpStatus(QNetworkReply* reply);
 
-} // namespace cairn::hub
+}  // namespace cairn::hub

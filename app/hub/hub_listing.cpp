@@ -53,7 +53,7 @@ const QRegularExpression& splitPattern() {
     return re;
 }
 
-} // namespace
+}  // namespace
 
 std::vector<HubRepo> parseSearchReply(const QByteArray& body) {
     const json j = parseArray(body, "hub search");
@@ -105,7 +105,8 @@ std::vector<HubFile> parseTreeReply(const QByteArray& body) {
 }
 
 bool isValidRepoId(const QString& repo) {
-    static const QRegularExpression re(QStringLiteral("^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$"));
+    static const QRegularExpression re(
+        QStringLiteral("^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$"));
     return re.match(repo).hasMatch() && !repo.contains(QLatin1String(".."));
 }
 
@@ -117,8 +118,8 @@ std::optional<QString> safeLocalName(const QString& repoPath) {
     for (const QString& p : parts)
         if (p.isEmpty() || p == QLatin1String(".") || p == QLatin1String("..")) return std::nullopt;
     const QString name = parts.last();
-    if (name.size() > 200 || name.startsWith(QLatin1Char('.')) || !name.endsWith(QLatin1String(".gguf"), Qt::CaseInsensitive) ||
-        name.size() <= 5)
+    if (name.size() > 200 || name.startsWith(QLatin1Char('.')) ||
+        !name.endsWith(QLatin1String(".gguf"), Qt::CaseInsensitive) || name.size() <= 5)
         return std::nullopt;
     for (QChar c : name)
         if (c.unicode() < 0x20 || c.unicode() == 0x7f || QStringLiteral(":*?\"<>|").contains(c) || c.isNonCharacter() ||
@@ -154,7 +155,8 @@ std::vector<HubFile> splitSet(const std::vector<HubFile>& files, const HubFile& 
         auto it = parts.find(i);
         if (it == parts.end())
             throw Error(file.localName.toStdString(),
-                        "part " + std::to_string(i) + " of " + std::to_string(file.splitCount) + " is not in the repository");
+                        "part " + std::to_string(i) + " of " + std::to_string(file.splitCount) +
+                            " is not in the repository");
         out.push_back(it->second);
     }
     return out;
@@ -175,9 +177,10 @@ QUrl searchUrl(const QString& base, const QString& query, SearchSort sort, int l
     QUrlQuery q;
     q.addQueryItem(QStringLiteral("search"), QString::fromLatin1(QUrl::toPercentEncoding(query.left(200))));
     q.addQueryItem(QStringLiteral("filter"), QStringLiteral("gguf"));
-    q.addQueryItem(QStringLiteral("sort"), sort == SearchSort::Likes     ? QStringLiteral("likes")
-                                           : sort == SearchSort::Updated ? QStringLiteral("lastModified")
-                                                                         : QStringLiteral("downloads"));
+    q.addQueryItem(QStringLiteral("sort"),
+                   sort == SearchSort::Likes         ? QStringLiteral("likes")
+                       : sort == SearchSort::Updated ? QStringLiteral("lastModified")
+                                                     : QStringLiteral("downloads"));
     q.addQueryItem(QStringLiteral("direction"), QStringLiteral("-1"));
     q.addQueryItem(QStringLiteral("limit"), QString::number(std::clamp(limit, 1, 100)));
     // The default answer has no lastModified or gated; asking for fields returns id plus those.
@@ -198,4 +201,4 @@ QUrl fileUrl(const QString& base, const QString& repo, const QString& path) {
     return QUrl::fromEncoded((base + QStringLiteral("/") + repo + QStringLiteral("/resolve/main/")).toUtf8() + encoded);
 }
 
-} // namespace cairn::hub
+}  // namespace cairn::hub

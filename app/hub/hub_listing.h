@@ -22,20 +22,20 @@ constexpr size_t kMaxEntries = 5000;
 enum class SearchSort { Downloads, Likes, Updated };
 
 struct HubRepo {
-    QString id;           // "owner/name"
+    QString id;  // "owner/name"
     qint64 downloads = 0;
     qint64 likes = 0;
-    QString lastModified; // ISO 8601 as the hub gives it; may be empty
+    QString lastModified;  // ISO 8601 as the hub gives it; may be empty
     bool gated = false;
 };
 
 struct HubFile {
-    QString path;         // inside the repository ("Q8_0/x-00001-of-00002.gguf")
-    QString localName;    // the name it gets in the models folder (the path's last part)
+    QString path;  // inside the repository ("Q8_0/x-00001-of-00002.gguf")
+    QString localName;  // the name it gets in the models folder (the path's last part)
     qint64 size = 0;
-    QString sha256;       // the LFS oid, 64 lowercase hex digits; empty when the hub gave none
-    QString quantization; // "Q4_K_M", from the name; "" when none is recognised
-    int splitIndex = 0;   // 1-based part of a split set; 0 for a single file
+    QString sha256;  // the LFS oid, 64 lowercase hex digits; empty when the hub gave none
+    QString quantization;  // "Q4_K_M", from the name; "" when none is recognised
+    int splitIndex = 0;  // 1-based part of a split set; 0 for a single file
     int splitCount = 0;
 };
 
@@ -62,4 +62,4 @@ QUrl searchUrl(const QString& base, const QString& query, SearchSort sort, int l
 QUrl treeUrl(const QString& base, const QString& repo);
 QUrl fileUrl(const QString& base, const QString& repo, const QString& path);
 
-} // namespace cairn::hub
+}  // namespace cairn::hub

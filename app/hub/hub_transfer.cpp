@@ -35,7 +35,8 @@ void HubTransfer::issue(const QUrl& url) {
     request.setHeader(QNetworkRequest::UserAgentHeader, QStringLiteral("cairn/" CAIRN_HUB_VERSION));
     // The token travels only to the hub's own host, and in clear only on loopback (tests, local mirrors).
     const bool loopback = url.host() == QLatin1String("127.0.0.1") || url.host() == QLatin1String("localhost");
-    if (!options_.token.isEmpty() && url.host() == options_.tokenHost && (url.scheme() == QLatin1String("https") || loopback))
+    if (!options_.token.isEmpty() && url.host() == options_.tokenHost &&
+        (url.scheme() == QLatin1String("https") || loopback))
         request.setRawHeader("Authorization", "Bearer " + options_.token.toUtf8());
     if (options_.rangeStart >= 0) {
         QByteArray range = "bytes=" + QByteArray::number(options_.rangeStart) + "-";
@@ -88,4 +89,4 @@ void HubTransfer::issue(const QUrl& url) {
     });
 }
 
-} // namespace cairn::hub
+}  // namespace cairn::hub

@@ -14,11 +14,11 @@
 namespace cairn::hub {
 
 struct TransferOptions {
-    QString token;             // "Bearer" token, sent to `tokenHost` only
+    QString token;  // "Bearer" token, sent to `tokenHost` only
     QString tokenHost;
-    qint64 rangeStart = -1;    // >= 0: "Range: bytes=N-"
-    qint64 rangeEnd = -1;      // with rangeStart: "bytes=N-M"
-    int idleTimeoutMs = 30000; // no bytes for this long ends it as a network failure
+    qint64 rangeStart = -1;  // >= 0: "Range: bytes=N-"
+    qint64 rangeEnd = -1;  // with rangeStart: "bytes=N-M"
+    int idleTimeoutMs = 30000;  // no bytes for this long ends it as a network failure
 };
 
 class HubTransfer : public QObject {
@@ -52,4 +52,4 @@ private:
     bool done_ = false;
 };
 
-} // namespace cairn::hub
+}  // namespace cairn::hub

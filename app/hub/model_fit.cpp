@@ -37,8 +37,8 @@ uint64_t availableMemoryBytes() {
 }
 
 const QStringList& supportedArchitectures() {
-    static const QStringList list = {"llama", "qwen2",  "qwen3", "mamba", "mamba2", "lfm2",
-                                     "granitehybrid", "qwen35", "gemma3", "phi3", "smollm3"};
+    static const QStringList list = {"llama",         "qwen2",  "qwen3",  "mamba", "mamba2", "lfm2",
+                                     "granitehybrid", "qwen35", "gemma3", "phi3",  "smollm3"};
     return list;
 }
 
@@ -56,4 +56,4 @@ const std::vector<Recommended>& recommendedModels() {
     return list;
 }
 
-} // namespace cairn::hub
+}  // namespace cairn::hub

@@ -31,4 +31,4 @@ struct Recommended {
 };
 const std::vector<Recommended>& recommendedModels();
 
-} // namespace cairn::hub
+}  // namespace cairn::hub

@@ -9,11 +9,12 @@ namespace cairn::server {
 
 struct ApiError : std::runtime_error {
     ApiError(int status, std::string type, const std::string& message, std::string param = {}, std::string code = {})
-        : std::runtime_error(message), status(status), type(std::move(type)), param(std::move(param)), code(std::move(code)) {}
+        : std::runtime_error(message), status(status), type(std::move(type)), param(std::move(param)),
+          code(std::move(code)) {}
     int status;
-    std::string type;   // "invalid_request_error", "authentication_error", "server_error", ...
+    std::string type;  // "invalid_request_error", "authentication_error", "server_error", ...
     std::string param;  // the request field at fault, if any
-    std::string code;   // e.g. "model_not_found", "context_length_exceeded"
+    std::string code;  // e.g. "model_not_found", "context_length_exceeded"
 };
 
 // The body of an error response.
@@ -23,4 +24,4 @@ inline ApiError badRequest(const std::string& message, std::string param = {}) {
     return ApiError(400, "invalid_request_error", message, std::move(param));
 }
 
-} // namespace cairn::server
+}  // namespace cairn::server

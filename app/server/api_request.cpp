@@ -28,7 +28,8 @@ double number(const json& j, const char* key, double lo, double hi, double fallb
     if (!it->is_number()) throw badRequest(std::string("'") + key + "' must be a number", key);
     const double v = it->get<double>();
     if (!std::isfinite(v) || v < lo || v > hi)
-        throw badRequest(std::string("'") + key + "' must be between " + json(lo).dump() + " and " + json(hi).dump(), key);
+        throw badRequest(std::string("'") + key + "' must be between " + json(lo).dump() + " and " + json(hi).dump(),
+                         key);
     return v;
 }
 
@@ -38,7 +39,8 @@ std::optional<int64_t> integer(const json& j, const char* key, int64_t lo, int64
     if (!it->is_number_integer()) throw badRequest(std::string("'") + key + "' must be an integer", key);
     const auto v = it->is_number_unsigned() && it->get<uint64_t>() > uint64_t(INT64_MAX) ? hi + 1 : it->get<int64_t>();
     if (v < lo || v > hi)
-        throw badRequest(std::string("'") + key + "' must be between " + std::to_string(lo) + " and " + std::to_string(hi), key);
+        throw badRequest(
+            std::string("'") + key + "' must be between " + std::to_string(lo) + " and " + std::to_string(hi), key);
     return v;
 }
 
@@ -60,7 +62,7 @@ std::vector<LogitBias> logitBias(const json& j) {
         throw badRequest("'logit_bias' must be an object of at most 1024 token ids", "logit_bias");
     for (const auto& [key, value] : it->items()) {
         const bool digits = !key.empty() && key.size() <= 9 &&
-                            std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
+            std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
         if (!digits) throw badRequest("'logit_bias' key '" + key.substr(0, 32) + "' is not a token id", "logit_bias");
         if (!value.is_number() || value.get<double>() < -100 || value.get<double>() > 100)
             throw badRequest("'logit_bias' values must be numbers between -100 and 100", "logit_bias");
@@ -120,7 +122,7 @@ std::string messageContent(const json& content, size_t index) {
     return joined;
 }
 
-} // namespace
+}  // namespace
 
 ChatRequest parseChatRequest(const std::string& body) {
     const json j = parseObject(body);
@@ -132,11 +134,13 @@ ChatRequest parseChatRequest(const std::string& body) {
     for (size_t i = 0; i < it->size(); ++i) {
         const json& m = (*it)[i];
         const std::string param = "messages[" + std::to_string(i) + "]";
-        if (!m.is_object() || !m.contains("role")) throw badRequest("'" + param + "' must be an object with a role", param);
+        if (!m.is_object() || !m.contains("role"))
+            throw badRequest("'" + param + "' must be an object with a role", param);
         std::string role = text(m["role"], param + ".role");
         if (role == "developer") role = "system";  // OpenAI's newer name for it
         if (role != "system" && role != "user" && role != "assistant" && role != "tool")
-            throw badRequest("'" + param + ".role' must be system, developer, user, assistant or tool", param + ".role");
+            throw badRequest("'" + param + ".role' must be system, developer, user, assistant or tool",
+                             param + ".role");
         r.messages.push_back({std::move(role), messageContent(m.value("content", json()), i)});
     }
     return r;
@@ -154,4 +158,4 @@ CompletionRequest parseCompletionRequest(const std::string& body) {
     return r;
 }
 
-} // namespace cairn::server
+}  // namespace cairn::server

@@ -14,12 +14,12 @@
 namespace cairn::server {
 
 struct GenerationParams {
-    std::string model;                 // empty: the loaded one
+    std::string model;  // empty: the loaded one
     SamplerOptions sampler;
     std::optional<int64_t> maxTokens;  // unset: until the end of generation or the context is full
-    std::vector<std::string> stop;     // at most 4, each non-empty valid UTF-8
+    std::vector<std::string> stop;  // at most 4, each non-empty valid UTF-8
     bool stream = false;
-    bool includeUsage = false;         // stream_options.include_usage
+    bool includeUsage = false;  // stream_options.include_usage
 };
 
 struct ChatRequest {
@@ -36,4 +36,4 @@ struct CompletionRequest {
 ChatRequest parseChatRequest(const std::string& body);
 CompletionRequest parseCompletionRequest(const std::string& body);
 
-} // namespace cairn::server
+}  // namespace cairn::server

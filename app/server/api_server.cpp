@@ -118,9 +118,10 @@ public:
 
 private:
     json base() const {
-        return {{"id", id_}, {"object", chat_ ? (params_.stream ? "chat.completion.chunk" : "chat.completion")
-                                              : "text_completion"},
-                {"created", int64_t(created_)}, {"model", model_}};
+        return {{"id", id_},
+                {"object", chat_ ? (params_.stream ? "chat.completion.chunk" : "chat.completion") : "text_completion"},
+                {"created", int64_t(created_)},
+                {"model", model_}};
     }
     void emit(const std::string& text) {
         if (text.empty()) return;
@@ -154,11 +155,12 @@ private:
     std::string text_;
 };
 
-} // namespace
+}  // namespace
 
 struct ApiServer::Impl {
     Impl(const Model& m, ServerOptions o)
-        : model(m), options(std::move(o)), pool(m, options.session, options.slotCount), ctx(options.threads, options.priority) {}
+        : model(m), options(std::move(o)), pool(m, options.session, options.slotCount),
+          ctx(options.threads, options.priority) {}
 
     const Model& model;
     ServerOptions options;
@@ -184,8 +186,9 @@ struct ApiServer::Impl {
     }
     void checkModel(const std::string& name) const {
         if (!name.empty() && name != options.modelId)
-            throw ApiError(404, "invalid_request_error", "the model '" + name + "' does not exist (this server has '" +
-                                                             options.modelId + "')", "model", "model_not_found");
+            throw ApiError(404, "invalid_request_error",
+                           "the model '" + name + "' does not exist (this server has '" + options.modelId + "')",
+                           "model", "model_not_found");
     }
     void checkLogitBias(const SamplerOptions& sampler) const {
         const int64_t vocab = model.tokenizer().vocabSize();
@@ -219,30 +222,30 @@ struct ApiServer::Impl {
         ChatSession& session = pool.forChat(request->messages);
         checkFits(session.promptTokens(request->messages, true).size());
         const std::string id = nextId("chatcmpl-");
-        res.set_chunked_content_provider(
-            request->params.stream ? "text/event-stream" : "application/json",
-            [this, lock, request, &session, id](size_t, httplib::DataSink& sink) {
-                ResponseWriter out(sink, request->params, true, id, options.modelId, stopping);
-                try {
-                    ReplyOptions ro;
-                    ro.sampler = request->params.sampler;
-                    ro.maxTokens = request->params.maxTokens.value_or(pool.contextSize());
-                    ro.cancel = &out.cancel();
-                    ro.onPrefill = [&](int64_t, int64_t) { out.checkClient(); };
-                    ro.onPiece = [&](std::string_view piece) { out.piece(piece); };
-                    const ReplyResult r = session.reply(request->messages, ctx, ro);
-                    Outcome o;
-                    o.promptTokens = r.promptTokens;
-                    o.cachedTokens = r.reusedTokens;
-                    o.completionTokens = r.generatedTokens;
-                    o.finishReason = finishReason(r.stop, out.stoppedBySequence());
-                    if (o.finishReason.empty()) return clientGone();
-                    out.finish(std::move(o));
-                } catch (const std::exception& e) {
-                    out.fail(e.what());
-                }
-                return true;
-            });
+        res.set_chunked_content_provider(request->params.stream ? "text/event-stream" : "application/json",
+                                         [this, lock, request, &session, id](size_t, httplib::DataSink& sink) {
+                                             ResponseWriter out(sink, request->params, true, id, options.modelId,
+                                                                stopping);
+                                             try {
+                                                 ReplyOptions ro;
+                                                 ro.sampler = request->params.sampler;
+                                                 ro.maxTokens = request->params.maxTokens.value_or(pool.contextSize());
+                                                 ro.cancel = &out.cancel();
+                                                 ro.onPrefill = [&](int64_t, int64_t) { out.checkClient(); };
+                                                 ro.onPiece = [&](std::string_view piece) { out.piece(piece); };
+                                                 const ReplyResult r = session.reply(request->messages, ctx, ro);
+                                                 Outcome o;
+                                                 o.promptTokens = r.promptTokens;
+                                                 o.cachedTokens = r.reusedTokens;
+                                                 o.completionTokens = r.generatedTokens;
+                                                 o.finishReason = finishReason(r.stop, out.stoppedBySequence());
+                                                 if (o.finishReason.empty()) return clientGone();
+                                                 out.finish(std::move(o));
+                                             } catch (const std::exception& e) {
+                                                 out.fail(e.what());
+                                             }
+                                             return true;
+                                         });
     }
 
     void completion(const httplib::Request& req, httplib::Response& res) {
@@ -252,25 +255,26 @@ struct ApiServer::Impl {
         checkLogitBias(request->params.sampler);
         const Tokenizer& tok = model.tokenizer();
         // Plain text: a control token's spelling in the prompt stays text.
-        auto ids = std::make_shared<std::vector<int32_t>>(tok.encode(request->prompt, /*addSpecial=*/true, /*parseSpecial=*/false));
+        auto ids = std::make_shared<std::vector<int32_t>>(
+            tok.encode(request->prompt, /*addSpecial=*/true, /*parseSpecial=*/false));
         if (ids->empty()) throw badRequest("the prompt gives no tokens", "prompt");
         checkFits(ids->size());
         auto lock = acquireEngine();
         Session& session = pool.forTokens(*ids).session();
         const std::string id = nextId("cmpl-");
-        res.set_chunked_content_provider(
-            request->params.stream ? "text/event-stream" : "application/json",
-            [this, lock, request, ids, &session, id](size_t, httplib::DataSink& sink) {
-                ResponseWriter out(sink, request->params, false, id, options.modelId, stopping);
-                try {
-                    Outcome o = complete(session, *ids, request->params, out);
-                    if (o.finishReason.empty()) return clientGone();
-                    out.finish(std::move(o));
-                } catch (const std::exception& e) {
-                    out.fail(e.what());
-                }
-                return true;
-            });
+        res.set_chunked_content_provider(request->params.stream ? "text/event-stream" : "application/json",
+                                         [this, lock, request, ids, &session, id](size_t, httplib::DataSink& sink) {
+                                             ResponseWriter out(sink, request->params, false, id, options.modelId,
+                                                                stopping);
+                                             try {
+                                                 Outcome o = complete(session, *ids, request->params, out);
+                                                 if (o.finishReason.empty()) return clientGone();
+                                                 out.finish(std::move(o));
+                                             } catch (const std::exception& e) {
+                                                 out.fail(e.what());
+                                             }
+                                             return true;
+                                         });
     }
 
     bool clientGone() {
@@ -286,7 +290,8 @@ struct ApiServer::Impl {
 
     // A plain continuation of `ids` on the session (what ChatSession::reply
     // does after its prompt, without the chat's history bookkeeping).
-    Outcome complete(Session& session, const std::vector<int32_t>& ids, const GenerationParams& params, ResponseWriter& out) {
+    Outcome complete(Session& session, const std::vector<int32_t>& ids, const GenerationParams& params,
+                     ResponseWriter& out) {
         Outcome o;
         o.promptTokens = int64_t(ids.size());
         FeedProgress progress;
@@ -325,12 +330,17 @@ struct ApiServer::Impl {
 
     void routes() {
         http.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
-            res.set_content(json{{"status", "ok"}, {"requests", requests.load()}, {"cancelled", cancelled.load()}}.dump(),
-                            "application/json");
+            res.set_content(
+                json{{"status", "ok"}, {"requests", requests.load()}, {"cancelled", cancelled.load()}}.dump(),
+                "application/json");
         });
         auto modelJson = [this] {
-            return json{{"id", options.modelId}, {"object", "model"}, {"created", 0}, {"owned_by", "cairn"},
-                        {"meta", {{"architecture", model.info().architecture}, {"context_length", pool.contextSize()}}}};
+            return json{
+                {"id", options.modelId},
+                {"object", "model"},
+                {"created", 0},
+                {"owned_by", "cairn"},
+                {"meta", {{"architecture", model.info().architecture}, {"context_length", pool.contextSize()}}}};
         };
         http.Get("/v1/models", [this, modelJson](const httplib::Request& req, httplib::Response& res) {
             authorize(req);
@@ -341,8 +351,10 @@ struct ApiServer::Impl {
             checkModel(req.matches[1]);
             res.set_content(modelJson().dump(), "application/json");
         });
-        http.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) { chat(req, res); });
-        http.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) { completion(req, res); });
+        http.Post("/v1/chat/completions",
+                  [this](const httplib::Request& req, httplib::Response& res) { chat(req, res); });
+        http.Post("/v1/completions",
+                  [this](const httplib::Request& req, httplib::Response& res) { completion(req, res); });
 
         http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
             ApiError error(500, "server_error", "internal error");
@@ -363,13 +375,16 @@ struct ApiServer::Impl {
         http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
             if (!res.body.empty()) return;
             if (res.status == 404)
-                res.set_content(errorBody(ApiError(404, "invalid_request_error", "no such endpoint: " + req.method + " " + req.path)),
+                res.set_content(errorBody(ApiError(404, "invalid_request_error",
+                                                   "no such endpoint: " + req.method + " " + req.path)),
                                 "application/json");
             else if (res.status == 413)
-                res.set_content(errorBody(ApiError(413, "invalid_request_error", "the request body is too large")), "application/json");
-            else
-                res.set_content(errorBody(ApiError(res.status, "invalid_request_error", "HTTP " + std::to_string(res.status))),
+                res.set_content(errorBody(ApiError(413, "invalid_request_error", "the request body is too large")),
                                 "application/json");
+            else
+                res.set_content(
+                    errorBody(ApiError(res.status, "invalid_request_error", "HTTP " + std::to_string(res.status))),
+                    "application/json");
         });
         http.set_payload_max_length(options.maxBodyBytes);
         // SO_REUSEADDR only: httplib's default SO_REUSEPORT let a second server
@@ -385,8 +400,9 @@ struct ApiServer::Impl {
 ApiServer::ApiServer(const Model& model, ServerOptions options) {
     if (options.slotCount < 1 || options.slotCount > 64) throw Error("api server", "--slots must be between 1 and 64");
     if (!isLoopbackHost(options.host) && options.apiKey.empty())
-        throw Error("api server", "refusing to serve on " + options.host +
-                                      " without an API key: anyone on the network could use it (give --api-key)");
+        throw Error("api server",
+                    "refusing to serve on " + options.host +
+                        " without an API key: anyone on the network could use it (give --api-key)");
     if (options.modelId.empty()) options.modelId = model.info().name.empty() ? "cairn" : model.info().name;
     impl_ = std::make_unique<Impl>(model, std::move(options));
     impl_->routes();
@@ -396,7 +412,8 @@ ApiServer::~ApiServer() { stop(); }
 
 int ApiServer::bind() {
     const auto& o = impl_->options;
-    const int port = o.port == 0 ? impl_->http.bind_to_any_port(o.host) : (impl_->http.bind_to_port(o.host, o.port) ? o.port : -1);
+    const int port =
+        o.port == 0 ? impl_->http.bind_to_any_port(o.host) : (impl_->http.bind_to_port(o.host, o.port) ? o.port : -1);
     if (port < 0) throw Error("api server", "cannot listen on " + o.host + ":" + std::to_string(o.port));
     constexpr int kListenBacklog = 512;
     if (impl_->listenSocket != INVALID_SOCKET) ::listen(impl_->listenSocket, kListenBacklog);
@@ -411,4 +428,4 @@ void ApiServer::stop() {
     impl_->http.stop();
 }
 
-} // namespace cairn::server
+}  // namespace cairn::server

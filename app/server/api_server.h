@@ -21,15 +21,15 @@ namespace cairn::server {
 
 struct ServerOptions {
     std::string host = "127.0.0.1";
-    int port = 8080;               // 0: any free port (bind() says which)
-    std::string apiKey;            // empty: no key asked; required off loopback
-    std::string modelId;           // the name /v1/models lists and requests may give
-    int slotCount = 1;             // live sessions kept for prefix reuse (each holds its memory)
+    int port = 8080;  // 0: any free port (bind() says which)
+    std::string apiKey;  // empty: no key asked; required off loopback
+    std::string modelId;  // the name /v1/models lists and requests may give
+    int slotCount = 1;  // live sessions kept for prefix reuse (each holds its memory)
     int threads = 2;
     ThreadPriority priority = ThreadPriority::Normal;  // the app's server: Background, like its chats
     SessionOptions session;
     size_t maxBodyBytes = size_t(16) << 20;  // larger bodies: 413
-    int queueWaitMs = 30000;       // how long a request waits for the engine before 503
+    int queueWaitMs = 30000;  // how long a request waits for the engine before 503
 };
 
 bool isLoopbackHost(const std::string& host);
@@ -54,4 +54,4 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
-} // namespace cairn::server
+}  // namespace cairn::server

@@ -6,10 +6,11 @@ namespace cairn::server {
 namespace {
 
 size_t sharedPrefix(std::span<const int32_t> a, std::span<const int32_t> b) {
-    return size_t(std::mismatch(a.begin(), a.begin() + std::ptrdiff_t(std::min(a.size(), b.size())), b.begin()).first - a.begin());
+    return size_t(std::mismatch(a.begin(), a.begin() + std::ptrdiff_t(std::min(a.size(), b.size())), b.begin()).first -
+                  a.begin());
 }
 
-} // namespace
+}  // namespace
 
 SlotPool::SlotPool(const Model& model, SessionOptions options, int slots)
     : model_(model), options_(options), capacity_(size_t(std::max(1, slots))) {}
@@ -26,8 +27,9 @@ ChatSession& SlotPool::pick(SharedPrefix shared) {
         slots_.push_back({std::make_unique<ChatSession>(model_, options_), 0});
         best = &slots_.back();
     }
-    if (!best) best = &*std::min_element(slots_.begin(), slots_.end(),
-                                         [](const Slot& a, const Slot& b) { return a.lastUse < b.lastUse; });
+    if (!best)
+        best = &*std::min_element(slots_.begin(), slots_.end(),
+                                  [](const Slot& a, const Slot& b) { return a.lastUse < b.lastUse; });
     best->lastUse = ++clock_;
     return *best->chat;
 }
@@ -42,4 +44,4 @@ ChatSession& SlotPool::forTokens(std::span<const int32_t> tokens) {
     return pick([&](const ChatSession& chat) { return sharedPrefix(chat.session().tokens(), tokens); });
 }
 
-} // namespace cairn::server
+}  // namespace cairn::server

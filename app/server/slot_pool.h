@@ -32,7 +32,8 @@ private:
         std::unique_ptr<ChatSession> chat;
         uint64_t lastUse = 0;
     };
-    template <class SharedPrefix> ChatSession& pick(SharedPrefix sharedPrefix);
+    template <class SharedPrefix>
+    ChatSession& pick(SharedPrefix sharedPrefix);
 
     const Model& model_;
     SessionOptions options_;
@@ -41,4 +42,4 @@ private:
     uint64_t clock_ = 0;
 };
 
-} // namespace cairn::server
+}  // namespace cairn::server

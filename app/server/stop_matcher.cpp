@@ -36,4 +36,4 @@ std::string StopMatcher::finish() {
     return std::exchange(pending_, {});
 }
 
-} // namespace cairn::server
+}  // namespace cairn::server

@@ -29,4 +29,4 @@ private:
     bool stopped_ = false;
 };
 
-} // namespace cairn::server
+}  // namespace cairn::server

@@ -12,9 +12,7 @@ namespace {
 
 using nlohmann::json;
 
-[[noreturn]] void bad(const std::string& field, const std::string& what) {
-    throw Error("import", field + ": " + what);
-}
+[[noreturn]] void bad(const std::string& field, const std::string& what) { throw Error("import", field + ": " + what); }
 
 const json* member(const json& object, const char* key) {
     auto it = object.find(key);
@@ -115,7 +113,7 @@ const char* heading(Role role) {
     return "User";
 }
 
-} // namespace
+}  // namespace
 
 nlohmann::json toJson(const ConversationData& data, const ExportOptions& options) {
     const Conversation& c = data.conversation;
@@ -159,8 +157,7 @@ ConversationData fromJson(const nlohmann::json& j) {
     if (!j.is_object()) bad("document", "expected a JSON object");
     if (text(j, "format", "", true) != kExportFormat) bad("format", std::string("expected \"") + kExportFormat + "\"");
     const int64_t version = integer(j, "version", "");
-    if (version < 1 || version > kExportVersion)
-        bad("version", "unsupported version " + std::to_string(version));
+    if (version < 1 || version > kExportVersion) bad("version", "unsupported version " + std::to_string(version));
     ConversationData data;
     Conversation& c = data.conversation;
     c.title = text(j, "title", "", false, kImportMaxTitleBytes);
@@ -178,8 +175,9 @@ ConversationData fromJson(const nlohmann::json& j) {
     const json* messages = member(j, "messages");
     if (!messages || !messages->is_array()) bad("messages", "expected an array");
     if (messages->size() > kImportMaxMessages)
-        bad("messages", std::to_string(messages->size()) + " messages, more than the limit of " +
-                            std::to_string(kImportMaxMessages));
+        bad("messages",
+            std::to_string(messages->size()) + " messages, more than the limit of " +
+                std::to_string(kImportMaxMessages));
     data.messages.reserve(messages->size());
     for (size_t i = 0; i < messages->size(); ++i)
         data.messages.push_back(messageFromJson((*messages)[i], "messages[" + std::to_string(i) + "]."));
@@ -194,7 +192,8 @@ ConversationData fromJsonText(const std::string& textIn) {
         if (depth > kImportMaxDepth)
             bad("document", "nested deeper than the limit of " + std::to_string(kImportMaxDepth) + " levels");
         if ((event == json::parse_event_t::value || event == json::parse_event_t::object_start ||
-             event == json::parse_event_t::array_start) && ++values > kImportMaxValues)
+             event == json::parse_event_t::array_start) &&
+            ++values > kImportMaxValues)
             bad("document", "more than the limit of " + std::to_string(kImportMaxValues) + " JSON values");
         return true;
     };
@@ -208,8 +207,9 @@ ConversationData fromJsonFile(const std::string& path) {
     const uint64_t size = std::filesystem::file_size(path, ec);
     if (ec) throw Error("import", path + ": " + ec.message());
     if (size > kImportMaxFileBytes)
-        throw Error("import", path + ": " + mib(size) + ", more than the limit of " + mib(kImportMaxFileBytes) +
-                                  " for an imported conversation");
+        throw Error("import",
+                    path + ": " + mib(size) + ", more than the limit of " + mib(kImportMaxFileBytes) +
+                        " for an imported conversation");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw Error("import", path + ": cannot be opened");
     // Read no more than the limit allows, even if the file grows meanwhile.
@@ -238,8 +238,7 @@ std::string toMarkdown(const ConversationData& data, const ExportOptions& option
     const std::string& title = data.conversation.title;
     std::string out = "# " + (title.empty() ? std::string("Untitled conversation") : title) + "\n";
     if (!data.conversation.modelPath.empty()) out += "\n*Model: " + data.conversation.modelPath + "*\n";
-    if (!data.conversation.systemPrompt.empty())
-        out += "\n## System\n\n" + data.conversation.systemPrompt + "\n";
+    if (!data.conversation.systemPrompt.empty()) out += "\n## System\n\n" + data.conversation.systemPrompt + "\n";
     for (auto it = path.rbegin(); it != path.rend(); ++it) {
         const Message& m = **it;
         out += std::string("\n## ") + heading(m.role) + "\n\n";
@@ -251,4 +250,4 @@ std::string toMarkdown(const ConversationData& data, const ExportOptions& option
     return out;
 }
 
-} // namespace cairn::store
+}  // namespace cairn::store

@@ -22,4 +22,4 @@ Role roleFromName(std::string_view name) {
     throw Error("store", "unknown message role '" + std::string(name) + "'");
 }
 
-} // namespace cairn::store
+}  // namespace cairn::store

@@ -22,4 +22,4 @@ Conversation readConversation(const sql::Statement& s);
 Message readMessage(const sql::Statement& s);
 SnapshotInfo readSnapshot(const sql::Statement& s);
 
-} // namespace cairn::store::rows
+}  // namespace cairn::store::rows

@@ -98,7 +98,7 @@ ALTER TABLE messages ADD COLUMN reasoning TEXT NOT NULL DEFAULT '';
 ALTER TABLE messages ADD COLUMN reasoning_ms INTEGER NOT NULL DEFAULT 0;
 )SQL";
 
-} // namespace
+}  // namespace
 
 const std::vector<Migration>& migrations() {
     static const std::vector<Migration> list = {
@@ -115,12 +115,12 @@ int latestSchemaVersion() { return migrations().back().version; }
 int migrate(sql::Database& db, int targetVersion) {
     const int latest = latestSchemaVersion();
     if (targetVersion < 0) targetVersion = latest;
-    if (targetVersion > latest)
-        throw Error("store", "no schema version " + std::to_string(targetVersion));
+    if (targetVersion > latest) throw Error("store", "no schema version " + std::to_string(targetVersion));
     int current = db.userVersion();
     if (current > latest)
-        throw Error("store", db.path() + " has schema version " + std::to_string(current) +
-                                 ", newer than this Cairn understands (" + std::to_string(latest) + ")");
+        throw Error("store",
+                    db.path() + " has schema version " + std::to_string(current) +
+                        ", newer than this Cairn understands (" + std::to_string(latest) + ")");
     for (const Migration& m : migrations()) {
         if (m.version <= current || m.version > targetVersion) continue;
         sql::Transaction tx(db);
@@ -134,4 +134,4 @@ int migrate(sql::Database& db, int targetVersion) {
     return db.userVersion();
 }
 
-} // namespace cairn::store
+}  // namespace cairn::store

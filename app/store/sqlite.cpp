@@ -22,7 +22,7 @@ const char* kWhere = "store";
     throw Error(kWhere, what);
 }
 
-} // namespace
+}  // namespace
 
 // ---------------------------------------------------------------- Database
 
@@ -51,16 +51,14 @@ Database Database::open(const std::string& path, const OpenOptions& options) {
         if (wal.step() && path != ":memory:" && wal.columnText(0) != "wal")
             throw Error(kWhere, "cannot switch " + path + " to WAL mode");
     }
-    db.exec(options.synchronous == Synchronous::Full ? "PRAGMA synchronous = FULL"
-                                                     : "PRAGMA synchronous = NORMAL");
+    db.exec(options.synchronous == Synchronous::Full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL");
     // A large snapshot passes through the WAL; truncate the WAL back to this
     // size after each checkpoint instead of keeping it at its largest.
     if (!options.readOnly) db.exec("PRAGMA journal_size_limit = 67108864");
     return db;
 }
 
-Database::Database(Database&& other) noexcept
-    : db_(std::exchange(other.db_, nullptr)), path_(std::move(other.path_)) {}
+Database::Database(Database&& other) noexcept : db_(std::exchange(other.db_, nullptr)), path_(std::move(other.path_)) {}
 
 Database& Database::operator=(Database&& other) noexcept {
     if (this != &other) {
@@ -143,13 +141,11 @@ void Statement::check(int rc, const char* action) const {
 int Statement::indexOf(Param p) const {
     if (!p.name()) {
         if (p.index() < 1 || p.index() > sqlite3_bind_parameter_count(stmt_))
-            throw Error(kWhere, "bind failed: no parameter " + std::to_string(p.index()) +
-                                    " [SQL: " + sql_ + "]");
+            throw Error(kWhere, "bind failed: no parameter " + std::to_string(p.index()) + " [SQL: " + sql_ + "]");
         return p.index();
     }
     int i = sqlite3_bind_parameter_index(stmt_, p.name());
-    if (i == 0)
-        throw Error(kWhere, std::string("bind failed: no parameter ") + p.name() + " [SQL: " + sql_ + "]");
+    if (i == 0) throw Error(kWhere, std::string("bind failed: no parameter ") + p.name() + " [SQL: " + sql_ + "]");
     return i;
 }
 
@@ -166,8 +162,7 @@ Statement& Statement::bind(Param p, double value) {
 Statement& Statement::bind(Param p, std::string_view text) {
     // A non-null pointer even for "", so an empty string binds as '' and not NULL.
     const char* data = text.data() ? text.data() : "";
-    check(sqlite3_bind_text64(stmt_, indexOf(p), data, text.size(), SQLITE_TRANSIENT, SQLITE_UTF8),
-          "bind");
+    check(sqlite3_bind_text64(stmt_, indexOf(p), data, text.size(), SQLITE_TRANSIENT, SQLITE_UTF8), "bind");
     return *this;
 }
 
@@ -193,8 +188,7 @@ bool Statement::step() {
 }
 
 void Statement::run() {
-    while (step()) {
-    }
+    while (step()) {}
 }
 
 void Statement::reset() {
@@ -241,4 +235,4 @@ void Transaction::commit() {
     done_ = true;
 }
 
-} // namespace cairn::sql
+}  // namespace cairn::sql

@@ -30,7 +30,7 @@ Conversation readConversation(const sql::Statement& s) {
     return c;
 }
 
-} // namespace rows
+}  // namespace rows
 
 namespace {
 
@@ -38,11 +38,10 @@ std::string sqlConversation(const char* tail) {
     return std::string("SELECT ") + rows::kConversationColumns + " FROM conversations " + tail;
 }
 
-} // namespace
+}  // namespace
 
 Store::Store(const std::string& path, StoreOptions options)
-    : db_(sql::Database::open(path, options.open)),
-      budget_(options.snapshotBudgetBytes),
+    : db_(sql::Database::open(path, options.open)), budget_(options.snapshotBudgetBytes),
       clock_(std::move(options.clock)) {
     migrate(db_);
 }
@@ -58,8 +57,7 @@ void Store::requireChanged(const char* what, int64_t id) {
 }
 
 int64_t Store::createConversation(const std::string& title, const std::string& modelPath,
-                                  const std::string& modelFingerprint,
-                                  const std::string& systemPrompt) {
+                                  const std::string& modelFingerprint, const std::string& systemPrompt) {
     sql::Statement s(db_,
                      "INSERT INTO conversations (title, model_path, model_fingerprint, system_prompt, "
                      "created_ms, updated_ms) VALUES (:title, :path, :fp, :system, :now, :now)");
@@ -76,8 +74,7 @@ Conversation Store::conversation(int64_t id) const {
 }
 
 std::vector<Conversation> Store::listConversations() {
-    sql::Statement s(db_, sqlConversation(
-                              "WHERE deleted_ms IS NULL ORDER BY pinned DESC, updated_ms DESC, id DESC"));
+    sql::Statement s(db_, sqlConversation("WHERE deleted_ms IS NULL ORDER BY pinned DESC, updated_ms DESC, id DESC"));
     std::vector<Conversation> out;
     while (s.step()) out.push_back(rows::readConversation(s));
     return out;
@@ -152,7 +149,7 @@ void deleteMessagesNewestFirst(sql::Database& db, int64_t conversationId) {
     } while (db.changes() > 0);
 }
 
-} // namespace
+}  // namespace
 
 void Store::purgeConversation(int64_t id) {
     // Their FTS rows go by triggers, snapshots by cascade.
@@ -175,4 +172,4 @@ int Store::purgeDeletedBefore(int64_t cutoffMs) {
     return static_cast<int>(ids.size());
 }
 
-} // namespace cairn::store
+}  // namespace cairn::store

@@ -22,22 +22,23 @@ namespace {
 // Ids unique, every parent before its child, the active leaf a message.
 void checkTree(const ConversationData& data) {
     if (data.messages.size() > kImportMaxMessages)
-        throw Error("import", std::to_string(data.messages.size()) + " messages, more than the limit of " +
-                                  std::to_string(kImportMaxMessages));
+        throw Error("import",
+                    std::to_string(data.messages.size()) + " messages, more than the limit of " +
+                        std::to_string(kImportMaxMessages));
     std::unordered_set<int64_t> seen;
     seen.reserve(data.messages.size());
     for (const Message& m : data.messages) {
         if (m.parentId && !seen.count(*m.parentId))
-            throw Error("import", "message " + std::to_string(m.id) + ": parent " + std::to_string(*m.parentId) +
-                                      " is missing or comes after it");
-        if (!seen.insert(m.id).second)
-            throw Error("import", "message id " + std::to_string(m.id) + " appears twice");
+            throw Error("import",
+                        "message " + std::to_string(m.id) + ": parent " + std::to_string(*m.parentId) +
+                            " is missing or comes after it");
+        if (!seen.insert(m.id).second) throw Error("import", "message id " + std::to_string(m.id) + " appears twice");
     }
     if (data.conversation.activeLeafId && !seen.count(*data.conversation.activeLeafId))
         throw Error("import", "active leaf " + std::to_string(*data.conversation.activeLeafId) + " is not a message");
 }
 
-} // namespace
+}  // namespace
 
 int64_t Store::importConversation(const ConversationData& data, const ImportOptions& options) {
     const Conversation& c = data.conversation;
@@ -48,9 +49,10 @@ int64_t Store::importConversation(const ConversationData& data, const ImportOpti
         // Hidden (deleted at time 0) until complete: never listed, searched or
         // opened half-written, and purged at the next start after a crash.
         sql::Transaction tx(db_);
-        sql::Statement ins(db_,
-                           "INSERT INTO conversations (title, model_path, model_fingerprint, system_prompt, "
-                           "settings_json, created_ms, updated_ms, pinned, deleted_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)");
+        sql::Statement ins(
+            db_,
+            "INSERT INTO conversations (title, model_path, model_fingerprint, system_prompt, "
+            "settings_json, created_ms, updated_ms, pinned, deleted_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)");
         ins.bind(1, c.title).bind(2, c.modelPath).bind(3, c.modelFingerprint).bind(4, c.systemPrompt);
         ins.bind(5, c.settings.dump()).bind(6, c.createdMs).bind(7, c.updatedMs).bind(8, c.pinned).run();
         conversationId = db_.lastInsertRowid();
@@ -114,4 +116,4 @@ std::string Store::unusedTitle(const std::string& title) {
     }
 }
 
-} // namespace cairn::store
+}  // namespace cairn::store

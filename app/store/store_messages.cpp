@@ -25,7 +25,7 @@ Message readMessage(const sql::Statement& s) {
     return m;
 }
 
-} // namespace rows
+}  // namespace rows
 
 namespace {
 
@@ -39,7 +39,7 @@ std::vector<Message> readAll(sql::Statement& s) {
     return out;
 }
 
-} // namespace
+}  // namespace
 
 int64_t Store::addMessage(int64_t conversationId, std::optional<int64_t> parentId, Role role,
                           const std::string& content, bool complete) {
@@ -48,8 +48,9 @@ int64_t Store::addMessage(int64_t conversationId, std::optional<int64_t> parentI
         sql::Statement p(db_, "SELECT conversation_id FROM messages WHERE id = ?");
         p.bind(1, *parentId);
         if (!p.step() || p.columnInt64(0) != conversationId)
-            throw Error("store", "message " + std::to_string(*parentId) + " is not in conversation " +
-                                     std::to_string(conversationId));
+            throw Error("store",
+                        "message " + std::to_string(*parentId) + " is not in conversation " +
+                            std::to_string(conversationId));
     }
     const int64_t t = now();
     sql::Statement s(db_,
@@ -175,8 +176,9 @@ void Store::setActiveLeaf(int64_t conversationId, int64_t messageId) {
                      "(SELECT 1 FROM messages WHERE id = ?1 AND conversation_id = ?2)");
     s.bind(1, messageId).bind(2, conversationId).run();
     if (db_.changes() == 0)
-        throw Error("store", "message " + std::to_string(messageId) + " is not in conversation " +
-                                 std::to_string(conversationId));
+        throw Error("store",
+                    "message " + std::to_string(messageId) + " is not in conversation " +
+                        std::to_string(conversationId));
 }
 
-} // namespace cairn::store
+}  // namespace cairn::store

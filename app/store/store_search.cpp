@@ -33,7 +33,7 @@ std::string ftsQuery(const std::string& text) {
     return query;
 }
 
-} // namespace
+}  // namespace
 
 std::vector<SearchHit> Store::search(const std::string& text, int limit, const std::string& open,
                                      const std::string& close) {
@@ -53,4 +53,4 @@ std::vector<SearchHit> Store::search(const std::string& text, int limit, const s
     return hits;
 }
 
-} // namespace cairn::store
+}  // namespace cairn::store

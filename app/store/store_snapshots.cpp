@@ -24,7 +24,7 @@ SnapshotInfo readSnapshot(const sql::Statement& s) {
     return i;
 }
 
-} // namespace rows
+}  // namespace rows
 
 namespace {
 
@@ -60,32 +60,35 @@ int evict(sql::Database& db, uint64_t budget, std::optional<int64_t> keep) {
     return static_cast<int>(victims.size());
 }
 
-} // namespace
+}  // namespace
 
-std::optional<int64_t> Store::putSnapshot(std::span<const uint8_t> blob, int64_t conversationId,
-                                          int64_t messageId, const std::string& modelFingerprint,
-                                          int64_t tokenCount) {
+std::optional<int64_t> Store::putSnapshot(std::span<const uint8_t> blob, int64_t conversationId, int64_t messageId,
+                                          const std::string& modelFingerprint, int64_t tokenCount) {
     if (blob.size() > budget_) return std::nullopt;
     const auto limit = static_cast<uint64_t>(sqlite3_limit(db_.handle(), SQLITE_LIMIT_LENGTH, -1));
     if (blob.size() > limit)
-        throw Error("store", "snapshot of " + std::to_string(blob.size()) +
-                                 " bytes exceeds the database's limit of " + std::to_string(limit));
+        throw Error("store",
+                    "snapshot of " + std::to_string(blob.size()) + " bytes exceeds the database's limit of " +
+                        std::to_string(limit));
     sql::Transaction tx(db_);
     {
         sql::Statement p(db_, "SELECT conversation_id FROM messages WHERE id = ?");
         p.bind(1, messageId);
         if (!p.step() || p.columnInt64(0) != conversationId)
-            throw Error("store", "message " + std::to_string(messageId) + " is not in conversation " +
-                                     std::to_string(conversationId));
+            throw Error("store",
+                        "message " + std::to_string(messageId) + " is not in conversation " +
+                            std::to_string(conversationId));
     }
-    sql::Statement s(db_, std::string(
-        "INSERT INTO snapshots (conversation_id, message_id, model_fingerprint, token_count, "
-        "size_bytes, created_ms, last_used_ms, data) "
-        "VALUES (:conv, :msg, :fp, :tokens, :size, :now, ") + kUseStamp + ", :data) "
-        "ON CONFLICT (message_id, model_fingerprint) DO UPDATE SET "
-        "token_count = excluded.token_count, size_bytes = excluded.size_bytes, "
-        "created_ms = excluded.created_ms, last_used_ms = excluded.last_used_ms, data = excluded.data "
-        "RETURNING id");
+    sql::Statement s(db_,
+                     std::string("INSERT INTO snapshots (conversation_id, message_id, model_fingerprint, token_count, "
+                                 "size_bytes, created_ms, last_used_ms, data) "
+                                 "VALUES (:conv, :msg, :fp, :tokens, :size, :now, ") +
+                         kUseStamp +
+                         ", :data) "
+                         "ON CONFLICT (message_id, model_fingerprint) DO UPDATE SET "
+                         "token_count = excluded.token_count, size_bytes = excluded.size_bytes, "
+                         "created_ms = excluded.created_ms, last_used_ms = excluded.last_used_ms, data = excluded.data "
+                         "RETURNING id");
     s.bind(":conv", conversationId).bind(":msg", messageId).bind(":fp", modelFingerprint);
     s.bind(":tokens", tokenCount).bind(":size", static_cast<int64_t>(blob.size()));
     s.bind(":now", now()).bind(":data", sql::Blob(blob));
@@ -164,4 +167,4 @@ int Store::evictSnapshots(std::optional<int64_t> keep) {
     return n;
 }
 
-} // namespace cairn::store
+}  // namespace cairn::store

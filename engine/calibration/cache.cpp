@@ -30,7 +30,8 @@ constexpr int kMaxThreads = 4096;
 // Text from the file, cut to one printable ASCII line for a message.
 std::string printable(const std::string& s) {
     std::string out;
-    for (char c : s.substr(0, 80)) out += (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) ? '?' : c;
+    for (char c : s.substr(0, 80))
+        out += (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) ? '?' : c;
     return s.size() > 80 ? out + "..." : out;
 }
 
@@ -45,8 +46,8 @@ Enum byName(const Enum (&all)[N], std::string_view (*nameOf)(Enum), const std::s
 const json& member(const json& obj, const char* key, json::value_t type, const std::string& where) {
     const auto it = obj.find(key);
     const bool ok = it != obj.end() &&
-                    (it->type() == type || (type == json::value_t::number_float && it->is_number()) ||
-                     (type == json::value_t::number_integer && it->is_number_integer()));
+        (it->type() == type || (type == json::value_t::number_float && it->is_number()) ||
+         (type == json::value_t::number_integer && it->is_number_integer()));
     if (!ok) throw Error(where, std::string("\"") + key + "\" is missing or of the wrong type");
     return *it;
 }
@@ -57,7 +58,8 @@ std::string shortString(const json& obj, const char* key, const std::string& whe
     return s;
 }
 
-std::string supportedPath(const std::string& name, const std::vector<std::string>& supported, const std::string& where) {
+std::string supportedPath(const std::string& name, const std::vector<std::string>& supported,
+                          const std::string& where) {
     for (const std::string& p : supported)
         if (p == name) return p;
     throw Error(where, "path \"" + printable(name) + "\" is not supported by this build and CPU");
@@ -101,7 +103,7 @@ void writeAtomically(const std::filesystem::path& file, const std::string& text,
     }
 }
 
-} // namespace
+}  // namespace
 
 std::string kernelCalibrationToJson(const KernelCalibration& c) {
     json choice = json::object();
@@ -117,9 +119,9 @@ std::string kernelCalibrationToJson(const KernelCalibration& c) {
                            {"path", t.path},
                            {"seconds", t.seconds},
                            {"bytes", t.bytes}});
-    const json j = {{"format", kKernelCalibrationFormat}, {"cpu", c.cpuModel},        {"threads", c.threads},
-                    {"paths", c.paths},                   {"measure_ms", c.measureMs}, {"choice", choice},
-                    {"timings", timings}};
+    const json j = {
+        {"format", kKernelCalibrationFormat}, {"cpu", c.cpuModel}, {"threads", c.threads}, {"paths", c.paths},
+        {"measure_ms", c.measureMs},          {"choice", choice},  {"timings", timings}};
     return j.dump(1) + "\n";
 }
 
@@ -139,8 +141,9 @@ KernelCalibration kernelCalibrationFromJson(std::string_view text, const std::st
     if (!j.is_object()) throw Error(where, "not a JSON object");
     const int64_t format = member(j, "format", json::value_t::number_integer, where).get<int64_t>();
     if (format != kKernelCalibrationFormat)
-        throw Error(where, "format " + std::to_string(format) + ", this build reads " +
-                               std::to_string(kKernelCalibrationFormat));
+        throw Error(where,
+                    "format " + std::to_string(format) + ", this build reads " +
+                        std::to_string(kKernelCalibrationFormat));
     KernelCalibration c;
     c.cpuModel = shortString(j, "cpu", where);
     const int64_t threads = member(j, "threads", json::value_t::number_integer, where).get<int64_t>();
@@ -158,8 +161,8 @@ KernelCalibration kernelCalibrationFromJson(std::string_view text, const std::st
     for (KernelRegime r : kKernelRegimes) {
         const json& per = member(choice, std::string(kernelRegimeName(r)).c_str(), json::value_t::object, where);
         for (KernelFamily f : kKernelFamilies)
-            c.choice.at(f, r) = supportedPath(shortString(per, std::string(kernelFamilyName(f)).c_str(), where),
-                                              supported, where);
+            c.choice.at(f, r) =
+                supportedPath(shortString(per, std::string(kernelFamilyName(f)).c_str(), where), supported, where);
     }
     const json& timings = member(j, "timings", json::value_t::array, where);
     if (timings.size() > kMaxTimings) throw Error(where, "too many timings");
@@ -187,10 +190,11 @@ KernelCalibration loadOrCalibrateKernels(const std::filesystem::path& cacheFile,
         try {
             KernelCalibration cached = kernelCalibrationFromJson(readBounded(cacheFile, where), where, supported);
             if (cached.cpuModel != cpu)
-                note = where + ": measured on \"" + printable(cached.cpuModel) + "\", this is \"" + printable(cpu) + "\"";
+                note =
+                    where + ": measured on \"" + printable(cached.cpuModel) + "\", this is \"" + printable(cpu) + "\"";
             else if (cached.threads != ctx.threads())
                 note = where + ": measured with " + std::to_string(cached.threads) + " threads, now " +
-                       std::to_string(ctx.threads());
+                    std::to_string(ctx.threads());
             else if (cached.paths != supported)
                 note = where + ": measured with other kernel paths than this build and CPU have";
             else {
@@ -216,8 +220,8 @@ KernelCalibration loadOrCalibrateKernels(const std::filesystem::path& cacheFile,
     c.cacheNote = note;
     if (c.othersCpuShare > kCalibrationBusyShare) {
         c.notCached = "kernel calibration not cached: other programs took " +
-                      std::to_string(int(c.othersCpuShare * 100 + 0.5)) +
-                      " % of the CPU while it measured, so the next load measures again";
+            std::to_string(int(c.othersCpuShare * 100 + 0.5)) +
+            " % of the CPU while it measured, so the next load measures again";
         return c;
     }
     try {
@@ -228,4 +232,4 @@ KernelCalibration loadOrCalibrateKernels(const std::filesystem::path& cacheFile,
     return c;
 }
 
-} // namespace cairn
+}  // namespace cairn

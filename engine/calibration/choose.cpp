@@ -12,7 +12,7 @@ namespace {
 // Another path must beat the default by more than this factor of its time.
 constexpr double kMargin = 1.05;
 
-} // namespace
+}  // namespace
 
 KernelChoice chooseKernels(const std::vector<KernelTiming>& timings, const std::vector<std::string>& supported) {
     KernelChoice choice;
@@ -24,7 +24,8 @@ KernelChoice chooseKernels(const std::vector<KernelTiming>& timings, const std::
             for (const KernelTiming& t : timings) {
                 if (t.family != f || t.regime != r || !(t.seconds > 0) || !std::isfinite(t.seconds)) continue;
                 const auto it = std::find(supported.begin(), supported.end(), t.path);
-                if (it != supported.end()) best[size_t(it - supported.begin())] = std::min(best[size_t(it - supported.begin())], t.seconds);
+                if (it != supported.end())
+                    best[size_t(it - supported.begin())] = std::min(best[size_t(it - supported.begin())], t.seconds);
             }
             const auto def = std::find_if(best.begin(), best.end(), [](double s) { return std::isfinite(s); });
             if (def == best.end()) {
@@ -38,4 +39,4 @@ KernelChoice chooseKernels(const std::vector<KernelTiming>& timings, const std::
     return choice;
 }
 
-} // namespace cairn
+}  // namespace cairn

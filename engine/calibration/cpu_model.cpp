@@ -28,7 +28,7 @@ std::string field(const std::string& text, const std::string& key) {
     return {};
 }
 
-} // namespace
+}  // namespace
 
 std::string cpuModelName() {
     std::ifstream in("/proc/cpuinfo");
@@ -46,8 +46,8 @@ std::string cpuModelName() {
     // aarch64: no model name; the implementer, part and variant identify the core.
     if (std::string part = field(text, "CPU part"); !part.empty())
         return "Arm implementer " + field(text, "CPU implementer") + " part " + part + " variant " +
-               field(text, "CPU variant");
+            field(text, "CPU variant");
     return "unknown CPU";
 }
 
-} // namespace cairn
+}  // namespace cairn

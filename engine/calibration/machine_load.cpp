@@ -31,7 +31,7 @@ std::optional<MachineCpuTicks> readMachineTicks() {
     return parseProcStatCpu(line);
 }
 
-} // namespace
+}  // namespace
 
 std::optional<MachineCpuTicks> parseProcStatCpu(std::string_view procStat) {
     const std::string_view line = procStat.substr(0, procStat.find('\n'));
@@ -72,4 +72,4 @@ KernelMeasurement measureKernels(ExecContext& ctx, const std::vector<std::string
     return m;
 }
 
-} // namespace cairn
+}  // namespace cairn

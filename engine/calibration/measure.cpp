@@ -20,8 +20,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr int64_t kCols = 2048;           // a 1-3B model's hidden size
-constexpr int64_t kDecodeRows = 4096;     // per matrix: 4.5-16 MiB, like a layer's weights
+constexpr int64_t kCols = 2048;  // a 1-3B model's hidden size
+constexpr int64_t kDecodeRows = 4096;  // per matrix: 4.5-16 MiB, like a layer's weights
 constexpr int64_t kPrefillRows = 256;
 constexpr int64_t kPrefillTokens = 64;
 constexpr int kRepetitions = 3;
@@ -94,7 +94,7 @@ double secondsOf(const std::function<void()>& f) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-} // namespace
+}  // namespace
 
 std::vector<std::string> kernelCalibrationCandidates(const std::vector<std::string>& supported) {
     std::vector<std::string> out;
@@ -113,7 +113,8 @@ std::vector<KernelTiming> measureKernelTimings(ExecContext& ctx, const std::vect
 
     // Times `pass` on every candidate: one untimed pass each, then rounds in
     // alternating order, keeping each path's best.
-    auto timeAll = [&](KernelFamily f, KernelRegime r, double bytes, const std::function<void(const std::string&)>& pass) {
+    auto timeAll = [&](KernelFamily f, KernelRegime r, double bytes,
+                       const std::function<void(const std::string&)>& pass) {
         std::vector<double> best(candidates.size(), 1e300);
         for (const std::string& p : candidates) pass(p);
         for (int rep = 0; rep < kRepetitions; ++rep) {
@@ -148,4 +149,4 @@ std::vector<KernelTiming> measureKernelTimings(ExecContext& ctx, const std::vect
     return out;
 }
 
-} // namespace cairn
+}  // namespace cairn

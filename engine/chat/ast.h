@@ -15,21 +15,22 @@ using ExprPtr = std::unique_ptr<Expr>;
 
 struct Expr {
     enum class Type {
-        Literal,      // value
-        Name,         // name
-        List, Tuple,  // args = items
-        Dict,         // args = key, value, key, value, ...
-        Attribute,    // a.name
-        Item,         // a[b]
-        Slice,        // a[b:c:d] (b, c, d may be null)
-        Call,         // a(args, kwargs)
-        Filter,       // a | name(args, kwargs)
-        Test,         // a is name(args) (negated when `negate`)
-        Unary,        // op a: "-", "+", "not"
-        Binary,       // a op b: + - * / // % ** ~ and or
-        Compare,      // a ops[0] args[0] ops[1] args[1] ...: == != < <= > >= in notin
+        Literal,  // value
+        Name,  // name
+        List,
+        Tuple,  // args = items
+        Dict,  // args = key, value, key, value, ...
+        Attribute,  // a.name
+        Item,  // a[b]
+        Slice,  // a[b:c:d] (b, c, d may be null)
+        Call,  // a(args, kwargs)
+        Filter,  // a | name(args, kwargs)
+        Test,  // a is name(args) (negated when `negate`)
+        Unary,  // op a: "-", "+", "not"
+        Binary,  // a op b: + - * / // % ** ~ and or
+        Compare,  // a ops[0] args[0] ops[1] args[1] ...: == != < <= > >= in notin
         Conditional,  // b if a else c (c may be null)
-        BlockValue,   // the rendered body of a filter block or a block set
+        BlockValue,  // the rendered body of a filter block or a block set
     };
     Type type;
     int line = 0;
@@ -52,22 +53,36 @@ struct MacroParam {
 };
 
 struct Stmt {
-    enum class Type { Text, Output, If, For, Set, SetAttribute, SetBlock, Macro, CallBlock, FilterBlock, Break, Continue, Scope };
+    enum class Type {
+        Text,
+        Output,
+        If,
+        For,
+        Set,
+        SetAttribute,
+        SetBlock,
+        Macro,
+        CallBlock,
+        FilterBlock,
+        Break,
+        Continue,
+        Scope
+    };
     Type type;
     int line = 0;
-    std::string text;                              // Text; Macro name; SetAttribute attribute
-    ExprPtr expr;                                  // Output; Set value; For iterable; CallBlock call; FilterBlock/SetBlock filter
-    ExprPtr target;                                // SetAttribute object
-    ExprPtr condition;                             // For `if` filter
-    std::vector<std::string> names;                // For / Set / SetBlock targets
+    std::string text;  // Text; Macro name; SetAttribute attribute
+    ExprPtr expr;  // Output; Set value; For iterable; CallBlock call; FilterBlock/SetBlock filter
+    ExprPtr target;  // SetAttribute object
+    ExprPtr condition;  // For `if` filter
+    std::vector<std::string> names;  // For / Set / SetBlock targets
     std::vector<std::pair<ExprPtr, Body>> branches;  // If: conditions (null for else) and bodies
-    Body body;                                     // For, Macro, CallBlock, FilterBlock, SetBlock, Scope
-    Body elseBody;                                 // For
-    std::vector<MacroParam> params;                // Macro, CallBlock (caller's parameters); Scope (with-assignments)
+    Body body;  // For, Macro, CallBlock, FilterBlock, SetBlock, Scope
+    Body elseBody;  // For
+    std::vector<MacroParam> params;  // Macro, CallBlock (caller's parameters); Scope (with-assignments)
 };
 
 struct Program {
     Body body;
 };
 
-} // namespace cairn::chat
+}  // namespace cairn::chat

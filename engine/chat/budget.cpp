@@ -8,7 +8,7 @@ namespace cairn {
 ChatRenderLimits::ChatRenderLimits()
     : maxSteps(chat::kDefaultMaxSteps), maxBytes(chat::kDefaultMaxBytes), maxDepth(chat::kDefaultMaxDepth) {}
 
-} // namespace cairn
+}  // namespace cairn
 
 namespace cairn::chat {
 namespace {
@@ -21,7 +21,7 @@ constexpr uint64_t kCancelCheckSteps = 4096;
 
 [[noreturn]] void exceeded(const std::string& what) { throw TemplateError("chat template", "exceeded the " + what); }
 
-} // namespace
+}  // namespace
 
 Budget::Budget(const ChatRenderLimits& limits, const std::atomic<bool>* cancel)
     : limits_(limits), cancel_(cancel), id_(++t_nextId) {
@@ -32,7 +32,8 @@ Budget* Budget::current() { return t_current; }
 
 void Budget::checkSteps() {
     if (steps_ > limits_.maxSteps) exceeded("step budget (" + std::to_string(limits_.maxSteps) + " steps)");
-    if (cancel_ && cancel_->load(std::memory_order_relaxed)) throw TemplateCancelled("chat template", "rendering cancelled");
+    if (cancel_ && cancel_->load(std::memory_order_relaxed))
+        throw TemplateCancelled("chat template", "rendering cancelled");
     nextCheck_ = std::min(steps_ + kCancelCheckSteps, limits_.maxSteps + 1);
 }
 
@@ -76,4 +77,4 @@ void Charge::reset() noexcept {
     bytes_ = 0;
 }
 
-} // namespace cairn::chat
+}  // namespace cairn::chat

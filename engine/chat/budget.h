@@ -71,7 +71,9 @@ public:
     class Depth {
     public:
         Depth();
-        ~Depth() { if (b_) --b_->depth_; }
+        ~Depth() {
+            if (b_) --b_->depth_;
+        }
         Depth(const Depth&) = delete;
         Depth& operator=(const Depth&) = delete;
 
@@ -126,4 +128,4 @@ private:
 // The bytes a heap object of the interpreter is charged beyond its contents.
 constexpr uint64_t kObjectBytes = 64;
 
-} // namespace cairn::chat
+}  // namespace cairn::chat

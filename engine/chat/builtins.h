@@ -57,8 +57,8 @@ struct BuiltinTable {
 Value binaryOp(const std::string& op, const Value& a, const Value& b);
 Value negate(const Value& v);
 bool contains(const Value& container, const Value& item);  // Python `item in container`
-std::vector<Value> iterate(const Value& v);                 // Python iter(): str by code point, dict keys
-size_t length(const Value& v);                              // Python len()
+std::vector<Value> iterate(const Value& v);  // Python iter(): str by code point, dict keys
+size_t length(const Value& v);  // Python len()
 
 // Jinja's getattr (attribute first, then item) and getitem (item first, then attribute).
 Value getAttribute(const Value& obj, const std::string& name);
@@ -84,4 +84,4 @@ bool hasTest(const std::string& name);
 // C-locale strftime with Python's directives (and glibc's %-d style flags).
 std::string formatTime(const std::string& format, const std::tm& time);
 
-} // namespace cairn::chat
+}  // namespace cairn::chat

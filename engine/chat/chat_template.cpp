@@ -77,7 +77,8 @@ std::string ChatTemplate::render(const nlohmann::ordered_json& messages, const C
     vars["eos_token"] = chat::Value(options.eosToken);
     if (options.extraVariables) {
         if (!options.extraVariables->is_object()) throw Error("chat template", "extra variables must be a JSON object");
-        for (const auto& [k, v] : options.extraVariables->items()) vars[k] = chat::Value::fromJson(v, options.limits.maxDepth);
+        for (const auto& [k, v] : options.extraVariables->items())
+            vars[k] = chat::Value::fromJson(v, options.limits.maxDepth);
     }
     try {
         return chat::renderProgram(impl_->program, env);
@@ -142,4 +143,4 @@ std::vector<ChatMessage> chatMessagesFromJson(const nlohmann::ordered_json& mess
     return out;
 }
 
-} // namespace cairn
+}  // namespace cairn

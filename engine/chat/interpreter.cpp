@@ -132,20 +132,26 @@ private:
             if (!a.named.empty()) raiseError("range() takes no keyword arguments");
             if (a.positional.empty() || a.positional.size() > 3) raiseError("range expected 1 to 3 arguments");
             for (const auto& v : a.positional)
-                if (!v.isInt() && !v.isBool()) raiseError("'" + v.typeName() + "' object cannot be interpreted as an integer");
+                if (!v.isInt() && !v.isBool())
+                    raiseError("'" + v.typeName() + "' object cannot be interpreted as an integer");
             int64_t start = 0, stop, step = 1;
             if (a.positional.size() == 1) stop = a.positional[0].asInt();
-            else { start = a.positional[0].asInt(); stop = a.positional[1].asInt(); }
+            else {
+                start = a.positional[0].asInt();
+                stop = a.positional[1].asInt();
+            }
             if (a.positional.size() == 3) step = a.positional[2].asInt();
             if (step == 0) raiseError("range() arg 3 must not be zero");
             int64_t n = rangeLength(start, stop, step);
             if (n > kMaxRange)
-                raiseError("Range too big. The sandbox blocks ranges larger than MAX_RANGE (" + std::to_string(kMaxRange) + ").");
+                raiseError("Range too big. The sandbox blocks ranges larger than MAX_RANGE (" +
+                           std::to_string(kMaxRange) + ").");
             ensureBytes(uint64_t(n) * sizeof(Value));
             work(uint64_t(n));
             std::vector<Value> out;
             out.reserve(size_t(n));
-            for (int64_t i = 0; i < n; ++i) out.emplace_back(int64_t(start + __int128(i) * step));  // within [start, stop)
+            for (int64_t i = 0; i < n; ++i)
+                out.emplace_back(int64_t(start + __int128(i) * step));  // within [start, stop)
             return Value::list(std::move(out));
         });
         g["dict"] = Value::function("dict", [](CallArgs& a) {
@@ -193,7 +199,10 @@ private:
             Value sep = p.has(0) ? Value(p[0].str()) : Value(", ");
             auto used = std::make_shared<bool>(false);
             return Value::function("joiner", [sep, used](CallArgs&) {
-                if (!*used) { *used = true; return Value(""); }
+                if (!*used) {
+                    *used = true;
+                    return Value("");
+                }
                 return sep;
             });
         });
@@ -203,11 +212,11 @@ private:
             auto items = std::make_shared<std::vector<Value>>(a.positional);
             auto pos = std::make_shared<size_t>(0);
             ns->attributes.set(Value("next"), Value::function("next", [items, pos](CallArgs&) {
-                if (items->empty()) return Value::none();
-                Value v = (*items)[*pos % items->size()];
-                ++*pos;
-                return v;
-            }));
+                                   if (items->empty()) return Value::none();
+                                   Value v = (*items)[*pos % items->size()];
+                                   ++*pos;
+                                   return v;
+                               }));
             return Value(ns);
         });
     }
@@ -248,13 +257,17 @@ private:
         }
         auto items = iterate(v);
         if (items.size() != names.size())
-            raiseError("cannot unpack " + std::to_string(items.size()) + " values into " + std::to_string(names.size()) + " names");
+            raiseError("cannot unpack " + std::to_string(items.size()) + " values into " +
+                       std::to_string(names.size()) + " names");
         for (size_t i = 0; i < names.size(); ++i) scope.set(names[i], items[i]);
     }
 
     Value applyBlockFilter(const Expr& filter, std::string text, const ScopePtr& scope) {
         blockValues_.push_back(Value(std::move(text)));
-        struct Pop { std::vector<Value>& v; ~Pop() { v.pop_back(); } } pop{blockValues_};
+        struct Pop {
+            std::vector<Value>& v;
+            ~Pop() { v.pop_back(); }
+        } pop{blockValues_};
         return eval(filter, scope);
     }
 
@@ -347,9 +360,9 @@ private:
             a.emplace_back(k[9], i > 0 ? items[size_t(i - 1)] : Value::undefined("there is no previous item"));
             a.emplace_back(k[10], i + 1 < n ? items[size_t(i + 1)] : Value::undefined("there is no next item"));
             a.emplace_back(k[11], Value::function("cycle", [i](CallArgs& args) {
-                if (args.positional.empty()) raiseError("no items for cycling given");
-                return args.positional[size_t(i) % args.positional.size()];
-            }));
+                               if (args.positional.empty()) raiseError("no items for cycling given");
+                               return args.positional[size_t(i) % args.positional.size()];
+                           }));
             loop->attributes.assign(std::move(a));
             iterScope->set("loop", Value(loop));
             if (exec(s.body, out, iterScope) == Flow::Break) break;
@@ -383,7 +396,8 @@ private:
             bool isParam = false;
             for (size_t i = 0; i < params.size(); ++i) {
                 if (params[i].name != k) continue;
-                if (i < args.positional.size()) raiseError("macro '" + name + "' got multiple values for argument '" + k + "'");
+                if (i < args.positional.size())
+                    raiseError("macro '" + name + "' got multiple values for argument '" + k + "'");
                 isParam = true;
             }
             if (isParam || k == "caller") scope->set(k, v);
@@ -391,9 +405,10 @@ private:
         }
         for (size_t i = args.positional.size(); i < params.size(); ++i) {
             if (scope->vars.count(params[i].name)) continue;
-            scope->set(params[i].name, params[i].defaultValue
-                                           ? eval(*params[i].defaultValue, scope)
-                                           : Value::undefined("parameter '" + params[i].name + "' was not provided"));
+            scope->set(params[i].name,
+                       params[i].defaultValue
+                           ? eval(*params[i].defaultValue, scope)
+                           : Value::undefined("parameter '" + params[i].name + "' was not provided"));
         }
         scope->set("varargs", Value::list(std::move(varargs)));
         scope->set("kwargs", kwargs);
@@ -443,7 +458,8 @@ private:
         switch (e.type) {
         case Expr::Type::Literal: return e.value;
         case Expr::Type::Name: return lookup(scope, e.name);
-        case Expr::Type::List: case Expr::Type::Tuple: {
+        case Expr::Type::List:
+        case Expr::Type::Tuple: {
             std::vector<Value> items;
             items.reserve(e.args.size());
             for (const auto& a : e.args) items.push_back(eval(*a, scope));
@@ -451,7 +467,8 @@ private:
         }
         case Expr::Type::Dict: {
             Value d = Value::dict();
-            for (size_t i = 0; i + 1 < e.args.size(); i += 2) d.mutableDict().set(eval(*e.args[i], scope), eval(*e.args[i + 1], scope));
+            for (size_t i = 0; i + 1 < e.args.size(); i += 2)
+                d.mutableDict().set(eval(*e.args[i], scope), eval(*e.args[i + 1], scope));
             return d;
         }
         case Expr::Type::Attribute: return getAttribute(eval(*e.a, scope), e.name);
@@ -505,26 +522,29 @@ private:
         }
         case Expr::Type::Conditional:
             if (eval(*e.a, scope).truthy()) return eval(*e.b, scope);
-            return e.c ? eval(*e.c, scope) : Value::undefined("the inline if-expression evaluated to false and no else section was defined");
-        case Expr::Type::BlockValue:
-            return blockValues_.empty() ? Value("") : blockValues_.back();
+            return e.c
+                ? eval(*e.c, scope)
+                : Value::undefined("the inline if-expression evaluated to false and no else section was defined");
+        case Expr::Type::BlockValue: return blockValues_.empty() ? Value("") : blockValues_.back();
         }
         return Value();
     }
 };
 
-} // namespace
+}  // namespace
 
 std::string renderProgram(const Program& program, const RenderEnvironment& environment) {
     Budget budget(environment.limits, environment.cancel);
     struct Report {
         const Budget& budget;
         ChatRenderStats* stats;
-        ~Report() { if (stats) *stats = budget.stats(); }
+        ~Report() {
+            if (stats) *stats = budget.stats();
+        }
     } report{budget, environment.stats};
     Budget::Active active(budget);
     Interpreter interpreter(environment);
     return interpreter.run(program);
 }
 
-} // namespace cairn::chat
+}  // namespace cairn::chat

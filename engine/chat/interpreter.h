@@ -25,14 +25,14 @@ struct Scope {
 
 struct RenderEnvironment {
     std::unordered_map<std::string, Value> variables;  // messages, bos_token, ... (override the globals)
-    std::function<std::tm()> clock;                    // for strftime_now()
+    std::function<std::tm()> clock;  // for strftime_now()
     ChatRenderLimits limits;
     const std::atomic<bool>* cancel = nullptr;
-    ChatRenderStats* stats = nullptr;                  // filled in when the render ends, also on failure
+    ChatRenderStats* stats = nullptr;  // filled in when the render ends, also on failure
 };
 
 // Throws cairn::TemplateError("chat template, line N", message) on run-time errors, and
 // TemplateCancelled when `environment.cancel` is set while rendering.
 std::string renderProgram(const Program& program, const RenderEnvironment& environment);
 
-} // namespace cairn::chat
+}  // namespace cairn::chat

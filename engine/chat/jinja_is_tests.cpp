@@ -29,55 +29,69 @@ bool namedIn(const Value& v, bool (*has)(const std::string&)) {
 }
 
 const BuiltinTable<TestFn>& tests() {
-    static const BuiltinTable<TestFn> table = {{
-        {"boolean", [](const Value& v, const CallArgs&) { return v.isBool(); }},
-        {"callable", [](const Value& v, const CallArgs&) { return v.isFunction() || v.isUndefined(); }},
-        {"defined", [](const Value& v, const CallArgs&) { return !v.isUndefined(); }},
-        {"divisibleby", [](const Value& v, const CallArgs& a) {
-             return binaryOp("%", v, arg(a, "divisibleby")).equals(Value(int64_t(0)));
-         }},
-        {"eq", [](const Value& v, const CallArgs& a) { return v.equals(arg(a, "eq")); }},
-        {"escaped", [](const Value&, const CallArgs&) { return false; }},
-        {"even", [](const Value& v, const CallArgs&) { return remainderIs(v, 0); }},
-        {"false", [](const Value& v, const CallArgs&) { return v.isBool() && !v.asBool(); }},
-        {"filter", [](const Value& v, const CallArgs&) { return namedIn(v, hasFilter); }},
-        {"float", [](const Value& v, const CallArgs&) { return v.isFloat(); }},
-        {"ge", [](const Value& v, const CallArgs& a) { return compareValues(v, arg(a, "ge")) >= 0; }},
-        {"gt", [](const Value& v, const CallArgs& a) { return compareValues(v, arg(a, "gt")) > 0; }},
-        {"in", [](const Value& v, const CallArgs& a) { return contains(arg(a, "in"), v); }},
-        {"integer", [](const Value& v, const CallArgs&) { return v.isInt(); }},
-        {"iterable", [](const Value& v, const CallArgs&) {
-             return v.isString() || v.isList() || v.isDict() || v.isUndefined();
-         }},
-        {"le", [](const Value& v, const CallArgs& a) { return compareValues(v, arg(a, "le")) <= 0; }},
-        {"lower", [](const Value& v, const CallArgs&) {
-             CallArgs none;
-             return callMethod(Value(v.str()), "islower", none).asBool();
-         }},
-        {"lt", [](const Value& v, const CallArgs& a) { return compareValues(v, arg(a, "lt")) < 0; }},
-        {"mapping", [](const Value& v, const CallArgs&) { return v.isDict(); }},
-        {"ne", [](const Value& v, const CallArgs& a) { return !v.equals(arg(a, "ne")); }},
-        {"none", [](const Value& v, const CallArgs&) { return v.isNone(); }},
-        {"number", [](const Value& v, const CallArgs&) { return v.isNumber(); }},
-        {"odd", [](const Value& v, const CallArgs&) { return remainderIs(v, 1); }},
-        {"sameas", [](const Value& v, const CallArgs& a) { return v.sameAs(arg(a, "sameas")); }},
-        {"sequence", [](const Value& v, const CallArgs&) {
-             return v.isString() || v.isList() || v.isDict() || v.isUndefined();
-         }},
-        {"string", [](const Value& v, const CallArgs&) { return v.isString(); }},
-        {"test", [](const Value& v, const CallArgs&) { return namedIn(v, hasTest); }},
-        {"true", [](const Value& v, const CallArgs&) { return v.isBool() && v.asBool(); }},
-        {"undefined", [](const Value& v, const CallArgs&) { return v.isUndefined(); }},
-        {"upper", [](const Value& v, const CallArgs&) {
-             CallArgs none;
-             return callMethod(Value(v.str()), "isupper", none).asBool();
-         }},
-    }, {{"==", "eq"}, {"equalto", "eq"}, {"!=", "ne"}, {">", "gt"}, {"greaterthan", "gt"}, {">=", "ge"},
-        {"<", "lt"}, {"lessthan", "lt"}, {"<=", "le"}}};
+    static const BuiltinTable<TestFn> table = {
+        {
+            {"boolean", [](const Value& v, const CallArgs&) { return v.isBool(); }},
+            {"callable", [](const Value& v, const CallArgs&) { return v.isFunction() || v.isUndefined(); }},
+            {"defined", [](const Value& v, const CallArgs&) { return !v.isUndefined(); }},
+            {"divisibleby",
+             [](const Value& v, const CallArgs& a) {
+                 return binaryOp("%", v, arg(a, "divisibleby")).equals(Value(int64_t(0)));
+             }},
+            {"eq", [](const Value& v, const CallArgs& a) { return v.equals(arg(a, "eq")); }},
+            {"escaped", [](const Value&, const CallArgs&) { return false; }},
+            {"even", [](const Value& v, const CallArgs&) { return remainderIs(v, 0); }},
+            {"false", [](const Value& v, const CallArgs&) { return v.isBool() && !v.asBool(); }},
+            {"filter", [](const Value& v, const CallArgs&) { return namedIn(v, hasFilter); }},
+            {"float", [](const Value& v, const CallArgs&) { return v.isFloat(); }},
+            {"ge", [](const Value& v, const CallArgs& a) { return compareValues(v, arg(a, "ge")) >= 0; }},
+            {"gt", [](const Value& v, const CallArgs& a) { return compareValues(v, arg(a, "gt")) > 0; }},
+            {"in", [](const Value& v, const CallArgs& a) { return contains(arg(a, "in"), v); }},
+            {"integer", [](const Value& v, const CallArgs&) { return v.isInt(); }},
+            {"iterable",
+             [](const Value& v, const CallArgs&) {
+                 return v.isString() || v.isList() || v.isDict() || v.isUndefined();
+             }},
+            {"le", [](const Value& v, const CallArgs& a) { return compareValues(v, arg(a, "le")) <= 0; }},
+            {"lower",
+             [](const Value& v, const CallArgs&) {
+                 CallArgs none;
+                 return callMethod(Value(v.str()), "islower", none).asBool();
+             }},
+            {"lt", [](const Value& v, const CallArgs& a) { return compareValues(v, arg(a, "lt")) < 0; }},
+            {"mapping", [](const Value& v, const CallArgs&) { return v.isDict(); }},
+            {"ne", [](const Value& v, const CallArgs& a) { return !v.equals(arg(a, "ne")); }},
+            {"none", [](const Value& v, const CallArgs&) { return v.isNone(); }},
+            {"number", [](const Value& v, const CallArgs&) { return v.isNumber(); }},
+            {"odd", [](const Value& v, const CallArgs&) { return remainderIs(v, 1); }},
+            {"sameas", [](const Value& v, const CallArgs& a) { return v.sameAs(arg(a, "sameas")); }},
+            {"sequence",
+             [](const Value& v, const CallArgs&) {
+                 return v.isString() || v.isList() || v.isDict() || v.isUndefined();
+             }},
+            {"string", [](const Value& v, const CallArgs&) { return v.isString(); }},
+            {"test", [](const Value& v, const CallArgs&) { return namedIn(v, hasTest); }},
+            {"true", [](const Value& v, const CallArgs&) { return v.isBool() && v.asBool(); }},
+            {"undefined", [](const Value& v, const CallArgs&) { return v.isUndefined(); }},
+            {"upper",
+             [](const Value& v, const CallArgs&) {
+                 CallArgs none;
+                 return callMethod(Value(v.str()), "isupper", none).asBool();
+             }},
+        },
+        {{"==", "eq"},
+         {"equalto", "eq"},
+         {"!=", "ne"},
+         {">", "gt"},
+         {"greaterthan", "gt"},
+         {">=", "ge"},
+         {"<", "lt"},
+         {"lessthan", "lt"},
+         {"<=", "le"}}};
     return table;
 }
 
-} // namespace
+}  // namespace
 
 bool hasTest(const std::string& name) { return tests().find(name) != nullptr; }
 
@@ -85,4 +99,4 @@ bool applyTest(const std::string& name, const Value& input, CallArgs& args) {
     return tests().get(name, "test")(input, args);
 }
 
-} // namespace cairn::chat
+}  // namespace cairn::chat

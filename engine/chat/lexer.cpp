@@ -21,7 +21,10 @@ std::string rstripUnicode(const std::string& s) {
 size_t skipWhitespace(const std::string& s, size_t pos) {
     // \s* after a `-` closer: Unicode whitespace
     while (pos < s.size()) {
-        if (isAsciiSpace(s[pos])) { ++pos; continue; }
+        if (isAsciiSpace(s[pos])) {
+            ++pos;
+            continue;
+        }
         unsigned char c = static_cast<unsigned char>(s[pos]);
         if (c < 0x80) break;
         size_t len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 1;
@@ -90,8 +93,10 @@ private:
     std::pair<int, int> position(size_t at) const {
         int line = 1, col = 1;
         for (size_t i = 0; i < at && i < s_.size(); ++i) {
-            if (s_[i] == '\n') { ++line; col = 1; }
-            else if ((static_cast<unsigned char>(s_[i]) & 0xC0) != 0x80) ++col;
+            if (s_[i] == '\n') {
+                ++line;
+                col = 1;
+            } else if ((static_cast<unsigned char>(s_[i]) & 0xC0) != 0x80) ++col;
         }
         return {line, col};
     }
@@ -181,7 +186,8 @@ private:
             }
             size_t start = pos_;
             if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
-                while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_')) ++pos_;
+                while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_'))
+                    ++pos_;
                 push(Token::Type::Name, s_.substr(start, pos_ - start), start);
             } else if (std::isdigit(static_cast<unsigned char>(c))) {
                 lexNumber(start);
@@ -238,7 +244,10 @@ private:
             if (pos_ >= s_.size()) fail(start, "unterminated string");
             char c = s_[pos_++];
             if (c == quote) break;
-            if (c != '\\') { out += c; continue; }
+            if (c != '\\') {
+                out += c;
+                continue;
+            }
             if (pos_ >= s_.size()) fail(start, "unterminated string");
             char e = s_[pos_++];
             switch (e) {
@@ -253,14 +262,18 @@ private:
             case '\'': out += '\''; break;
             case '"': out += '"'; break;
             case '\n': break;
-            case 'x': case 'u': case 'U': {
+            case 'x':
+            case 'u':
+            case 'U': {
                 size_t n = e == 'x' ? 2 : e == 'u' ? 4 : 8;
                 if (pos_ + n > s_.size()) fail(pos_, "truncated \\" + std::string(1, e) + " escape");
                 char32_t cp = 0;
                 for (size_t k = 0; k < n; ++k) {
                     char h = s_[pos_ + k];
-                    if (!std::isxdigit(static_cast<unsigned char>(h))) fail(pos_, "bad \\" + std::string(1, e) + " escape");
-                    cp = cp * 16 + char32_t(std::isdigit(static_cast<unsigned char>(h)) ? h - '0' : (std::tolower(h) - 'a' + 10));
+                    if (!std::isxdigit(static_cast<unsigned char>(h)))
+                        fail(pos_, "bad \\" + std::string(1, e) + " escape");
+                    cp = cp * 16 +
+                        char32_t(std::isdigit(static_cast<unsigned char>(h)) ? h - '0' : (std::tolower(h) - 'a' + 10));
                 }
                 pos_ += n;
                 unicode::append(out, cp);
@@ -298,7 +311,7 @@ std::string normalizeSource(const std::string& src) {
     return out;
 }
 
-} // namespace
+}  // namespace
 
 std::vector<Token> tokenize(const std::string& source) {
     std::string src = normalizeSource(source);
@@ -309,8 +322,10 @@ std::vector<Token> tokenize(const std::string& source) {
     for (auto& t : tokens) {
         size_t target = size_t(t.line);
         for (; offset < target && offset < src.size(); ++offset) {
-            if (src[offset] == '\n') { ++line; col = 1; }
-            else if ((static_cast<unsigned char>(src[offset]) & 0xC0) != 0x80) ++col;
+            if (src[offset] == '\n') {
+                ++line;
+                col = 1;
+            } else if ((static_cast<unsigned char>(src[offset]) & 0xC0) != 0x80) ++col;
         }
         t.line = line;
         t.column = col;
@@ -318,4 +333,4 @@ std::vector<Token> tokenize(const std::string& source) {
     return tokens;
 }
 
-} // namespace cairn::chat
+}  // namespace cairn::chat

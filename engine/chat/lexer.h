@@ -9,7 +9,19 @@
 namespace cairn::chat {
 
 struct Token {
-    enum class Type { Text, VariableBegin, VariableEnd, BlockBegin, BlockEnd, Name, String, Integer, Float, Operator, End };
+    enum class Type {
+        Text,
+        VariableBegin,
+        VariableEnd,
+        BlockBegin,
+        BlockEnd,
+        Name,
+        String,
+        Integer,
+        Float,
+        Operator,
+        End
+    };
     Type type;
     std::string text;  // text, name, decoded string literal, number spelling, operator
     int line = 1;
@@ -19,4 +31,4 @@ struct Token {
 // Throws cairn::Error("chat template", "line L, column C: ...") on malformed input.
 std::vector<Token> tokenize(const std::string& source);
 
-} // namespace cairn::chat
+}  // namespace cairn::chat

@@ -29,7 +29,8 @@ int64_t codePointIndex(const std::string& s, size_t byteOffset) {
 
 bool matchesAffix(const std::string& s, const Value& affix, bool prefix, const char* fn) {
     auto test = [&](const Value& a) {
-        if (!a.isString()) raiseError(std::string(fn) + " first arg must be str or a tuple of str, not " + a.typeName());
+        if (!a.isString())
+            raiseError(std::string(fn) + " first arg must be str or a tuple of str, not " + a.typeName());
         const std::string& x = a.asString();
         if (x.size() > s.size()) return false;
         return prefix ? s.compare(0, x.size(), x) == 0 : s.compare(s.size() - x.size(), x.size(), x) == 0;
@@ -55,8 +56,11 @@ std::vector<std::string> splitLines(const std::string& s, bool keepEnds) {
         chargeParts(out.size() + 1);
         char32_t c = cps[i];
         bool brk = c == '\n' || c == '\r' || c == 0x0B || c == 0x0C || c == 0x1C || c == 0x1D || c == 0x1E ||
-                   c == 0x85 || c == 0x2028 || c == 0x2029;
-        if (!brk) { cur.push_back(c); continue; }
+            c == 0x85 || c == 0x2028 || c == 0x2029;
+        if (!brk) {
+            cur.push_back(c);
+            continue;
+        }
         if (keepEnds) cur.push_back(c);
         if (c == '\r' && i + 1 < cps.size() && cps[i + 1] == '\n') {
             ++i;
@@ -76,9 +80,20 @@ std::string pyFormat(const std::string& fmt, const CallArgs& args) {
     for (size_t i = 0; i < fmt.size(); ++i) {
         if (i % 4096 == 0) ensureBytes(out.size() + 4096);
         char c = fmt[i];
-        if (c == '{' && i + 1 < fmt.size() && fmt[i + 1] == '{') { out += '{'; ++i; continue; }
-        if (c == '}' && i + 1 < fmt.size() && fmt[i + 1] == '}') { out += '}'; ++i; continue; }
-        if (c != '{') { out += c; continue; }
+        if (c == '{' && i + 1 < fmt.size() && fmt[i + 1] == '{') {
+            out += '{';
+            ++i;
+            continue;
+        }
+        if (c == '}' && i + 1 < fmt.size() && fmt[i + 1] == '}') {
+            out += '}';
+            ++i;
+            continue;
+        }
+        if (c != '{') {
+            out += c;
+            continue;
+        }
         size_t close = fmt.find('}', i);
         if (close == std::string::npos) raiseError("Single '{' encountered in format string");
         std::string field = fmt.substr(i + 1, close - i - 1);
@@ -89,7 +104,8 @@ std::string pyFormat(const std::string& fmt, const CallArgs& args) {
         }
         Value v;
         if (field.empty()) {
-            if (autoIndex >= args.positional.size()) raiseError("Replacement index " + std::to_string(autoIndex) + " out of range");
+            if (autoIndex >= args.positional.size())
+                raiseError("Replacement index " + std::to_string(autoIndex) + " out of range");
             v = args.positional[autoIndex++];
         } else if (std::all_of(field.begin(), field.end(), ::isdigit)) {
             size_t idx = field.size() > 6 ? SIZE_MAX : std::stoul(field);
@@ -98,7 +114,10 @@ std::string pyFormat(const std::string& fmt, const CallArgs& args) {
         } else {
             bool found = false;
             for (const auto& [k, val] : args.named)
-                if (k == field) { v = val; found = true; }
+                if (k == field) {
+                    v = val;
+                    found = true;
+                }
             if (!found) raiseError("KeyError: '" + field + "'");
         }
         std::string text = v.str();
@@ -106,8 +125,14 @@ std::string pyFormat(const std::string& fmt, const CallArgs& args) {
             // Width and alignment only: [fill][<>^]width
             char align = v.isNumber() ? '>' : '<', fill = ' ';
             size_t p = 0;
-            if (spec.size() >= 2 && (spec[1] == '<' || spec[1] == '>' || spec[1] == '^')) { fill = spec[0]; align = spec[1]; p = 2; }
-            else if (spec[0] == '<' || spec[0] == '>' || spec[0] == '^') { align = spec[0]; p = 1; }
+            if (spec.size() >= 2 && (spec[1] == '<' || spec[1] == '>' || spec[1] == '^')) {
+                fill = spec[0];
+                align = spec[1];
+                p = 2;
+            } else if (spec[0] == '<' || spec[0] == '>' || spec[0] == '^') {
+                align = spec[0];
+                p = 1;
+            }
             uint64_t width = 0;
             while (p < spec.size() && ::isdigit(static_cast<unsigned char>(spec[p])))
                 width = std::min<uint64_t>(width * 10 + uint64_t(spec[p++] - '0'), UINT64_MAX / 16);
@@ -135,7 +160,12 @@ std::string pad(const std::string& s, int64_t width, const std::string& fillArg,
     // The fill is charged before it is made (`'x'.center(10**12)`).
     ensureBytes(total > UINT64_MAX / 8 ? UINT64_MAX : s.size() + total * fill.size());
     workBytes(total * fill.size());
-    auto rep = [&](size_t n) { std::string r; r.reserve(n * fill.size()); for (size_t i = 0; i < n; ++i) r += fill; return r; };
+    auto rep = [&](size_t n) {
+        std::string r;
+        r.reserve(n * fill.size());
+        for (size_t i = 0; i < n; ++i) r += fill;
+        return r;
+    };
     if (align == '<') return s + rep(total);
     if (align == '>') return rep(total) + s;
     size_t left = total / 2 + (total & size_t(width) & 1);
@@ -154,7 +184,11 @@ Value split(const std::string& s, const CallArgs& args, const char* name, bool f
     std::vector<Value> out;
     if (fromRight && maxSplit >= 0) {
         // Split from the right: reverse, split, reverse back (valid for code-point sequences).
-        auto rev = [](const std::string& x) { auto c = unicode::decode(x); std::reverse(c.begin(), c.end()); return unicode::encode(c); };
+        auto rev = [](const std::string& x) {
+            auto c = unicode::decode(x);
+            std::reverse(c.begin(), c.end());
+            return unicode::encode(c);
+        };
         Value sep = p[0].isString() ? Value(rev(p[0].asString())) : p[0];
         auto parts = pySplit(rev(s), sep, maxSplit);
         for (auto it = parts.rbegin(); it != parts.rend(); ++it) out.emplace_back(rev(*it));
@@ -185,7 +219,8 @@ Value replace(const std::string& s, const CallArgs& args) {
 
 Value swapcase(const std::string& s) {
     std::string out;
-    for (char32_t c : unicode::decode(s)) unicode::append(out, unicode::isUpper(c) ? unicode::toLower(c) : unicode::toUpper(c));
+    for (char32_t c : unicode::decode(s))
+        unicode::append(out, unicode::isUpper(c) ? unicode::toLower(c) : unicode::toUpper(c));
     return Value(out);
 }
 
@@ -227,7 +262,8 @@ Value join(const std::string& s, const CallArgs& args) {
     uint64_t total = 0;
     for (size_t i = 0; i < items.size(); ++i) {
         if (!items[i].isString())
-            raiseError("sequence item " + std::to_string(i) + ": expected str instance, " + items[i].typeName() + " found");
+            raiseError("sequence item " + std::to_string(i) + ": expected str instance, " + items[i].typeName() +
+                       " found");
         total += items[i].asString().size() + (i ? s.size() : 0);
     }
     ensureBytes(total);  // the separator repeats once per item
@@ -265,7 +301,10 @@ Value justify(const std::string& s, const CallArgs& args, const char* name, char
 Value zfill(const std::string& s, const CallArgs& args) {
     Params p("zfill", args, {"width"});
     std::string body = s, sign;
-    if (!body.empty() && (body[0] == '-' || body[0] == '+')) { sign = body.substr(0, 1); body.erase(0, 1); }
+    if (!body.empty() && (body[0] == '-' || body[0] == '+')) {
+        sign = body.substr(0, 1);
+        body.erase(0, 1);
+    }
     return Value(sign + pad(body, p[0].asInt() - int64_t(sign.size()), "0", '>'));
 }
 
@@ -348,30 +387,35 @@ void chargeEntries(const DictData& d, size_t bytesPerEntry) { ensureBytes(d.item
 const BuiltinTable<DictMethod>& dictMethods() {
     static const BuiltinTable<DictMethod> table = {
         {
-            {"items", [](const DictData& d, const CallArgs&) {
+            {"items",
+             [](const DictData& d, const CallArgs&) {
                  chargeEntries(d, sizeof(Value) + 2 * kObjectBytes);
                  std::vector<Value> out;
                  for (const auto& [k, v] : d.items) out.push_back(Value::list({k, v}, true));
                  return Value::list(std::move(out));
              }},
-            {"keys", [](const DictData& d, const CallArgs&) {
+            {"keys",
+             [](const DictData& d, const CallArgs&) {
                  chargeEntries(d, 2 * sizeof(Value));
                  std::vector<Value> out;
                  for (const auto& entry : d.items) out.push_back(entry.first);
                  return Value::list(std::move(out));
              }},
-            {"values", [](const DictData& d, const CallArgs&) {
+            {"values",
+             [](const DictData& d, const CallArgs&) {
                  chargeEntries(d, 2 * sizeof(Value));
                  std::vector<Value> out;
                  for (const auto& entry : d.items) out.push_back(entry.second);
                  return Value::list(std::move(out));
              }},
-            {"get", [](const DictData& d, const CallArgs& a) {
+            {"get",
+             [](const DictData& d, const CallArgs& a) {
                  Params p("get", a, {"key", "default"});
                  if (const Value* v = d.find(p[0])) return *v;
                  return p.has(1) ? p[1] : Value::none();
              }},
-            {"copy", [](const DictData& d, const CallArgs&) {
+            {"copy",
+             [](const DictData& d, const CallArgs&) {
                  chargeEntries(d, 2 * sizeof(Value));
                  Value copy = Value::dict();
                  copy.mutableDict().assign(d.items);
@@ -412,7 +456,7 @@ const BuiltinTable<ListMethod>& listMethods() {
 const std::set<std::string> kDictMutators = {"pop", "popitem", "update", "setdefault", "clear"};
 const std::set<std::string> kListMutators = {"append", "extend", "insert", "pop", "remove", "reverse", "sort", "clear"};
 
-} // namespace
+}  // namespace
 
 std::string pyStrip(const std::string& s, const Value& chars, bool left, bool right) {
     auto cps = unicode::decode(s);
@@ -420,8 +464,10 @@ std::string pyStrip(const std::string& s, const Value& chars, bool left, bool ri
     bool whitespace = !chars.isString();
     auto strip = [&](char32_t c) { return whitespace ? unicode::isSpace(c) : set.find(c) != std::u32string::npos; };
     size_t b = 0, e = cps.size();
-    if (left) while (b < e && strip(cps[b])) ++b;
-    if (right) while (e > b && strip(cps[e - 1])) --e;
+    if (left)
+        while (b < e && strip(cps[b])) ++b;
+    if (right)
+        while (e > b && strip(cps[e - 1])) --e;
     return unicode::encode(std::u32string_view(cps).substr(b, e - b));
 }
 
@@ -482,7 +528,10 @@ std::string pyReplace(const std::string& s, const std::string& from, const std::
         int64_t done = 0;
         auto cps = unicode::decode(s);
         for (char32_t c : cps) {
-            if (count < 0 || done < count) { out += to; ++done; }
+            if (count < 0 || done < count) {
+                out += to;
+                ++done;
+            }
             unicode::append(out, c);
         }
         if (count < 0 || done < count) out += to;
@@ -526,7 +575,8 @@ Value callMethod(const Value& obj, const std::string& name, CallArgs& args) {
         }
     } else if (obj.isList()) {
         if (kListMutators.count(name))
-            raiseError("SecurityError: access to attribute '" + name + "' of '" + obj.typeName() + "' object is unsafe.");
+            raiseError("SecurityError: access to attribute '" + name + "' of '" + obj.typeName() +
+                       "' object is unsafe.");
         if (auto method = listMethods().find(name)) {
             work(obj.asList().items.size());
             return (*method)(obj.asList().items, args);
@@ -535,4 +585,4 @@ Value callMethod(const Value& obj, const std::string& name, CallArgs& args) {
     raiseError("'" + obj.typeName() + "' object has no attribute '" + name + "'");
 }
 
-} // namespace cairn::chat
+}  // namespace cairn::chat

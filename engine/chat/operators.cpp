@@ -4,9 +4,9 @@
 #include "cairn/chat_template.h"
 #include "unicode.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <algorithm>
 #include <limits>
 #include <optional>
 
@@ -80,9 +80,15 @@ std::string percentFormat(const std::string& fmt, const Value& args) {
     std::string out;
     for (size_t i = 0; i < fmt.size(); ++i) {
         if (i % 4096 == 0) ensureBytes(out.size() + 4096);
-        if (fmt[i] != '%') { out += fmt[i]; continue; }
+        if (fmt[i] != '%') {
+            out += fmt[i];
+            continue;
+        }
         if (++i >= fmt.size()) raiseError("incomplete format");
-        if (fmt[i] == '%') { out += '%'; continue; }
+        if (fmt[i] == '%') {
+            out += '%';
+            continue;
+        }
         // %(name)s takes the value from a mapping.
         const Value* named = nullptr;
         if (fmt[i] == '(') {
@@ -113,17 +119,26 @@ std::string percentFormat(const std::string& fmt, const Value& args) {
             out += piece;
             break;
         }
-        case 'd': case 'i':
+        case 'd':
+        case 'i':
             if (!v.isNumber()) raiseError("%d format: a real number is required, not " + v.typeName());
-            std::snprintf(buf, sizeof buf, (spec + "lld").c_str(), (long long)(v.isFloat() ? int64_t(v.asDouble()) : v.asInt()));
+            std::snprintf(buf, sizeof buf, (spec + "lld").c_str(),
+                          (long long)(v.isFloat() ? int64_t(v.asDouble()) : v.asInt()));
             out += buf;
             break;
-        case 'f': case 'F': case 'e': case 'E': case 'g': case 'G':
+        case 'f':
+        case 'F':
+        case 'e':
+        case 'E':
+        case 'g':
+        case 'G':
             if (!v.isNumber()) raiseError("must be real number, not " + v.typeName());
             std::snprintf(buf, sizeof buf, (spec + conv).c_str(), v.asDouble());
             out += buf;
             break;
-        case 'x': case 'X': case 'o':
+        case 'x':
+        case 'X':
+        case 'o':
             if (!v.isInt() && !v.isBool()) raiseError("%x format: an integer is required");
             std::snprintf(buf, sizeof buf, (spec + "ll" + conv).c_str(), (long long)v.asInt());
             out += buf;
@@ -149,7 +164,7 @@ std::string quotedObjectName(const Value& v) {
     return q;
 }
 
-} // namespace
+}  // namespace
 
 void raiseError(const std::string& message) {
     // One line of bounded length, whatever the template put in it (raise_exception(huge)).
@@ -180,7 +195,10 @@ Params::Params(const std::string& function, const CallArgs& args, std::initializ
         size_t idx = 0;
         bool found = false;
         for (const char* n : names) {
-            if (key == n) { found = true; break; }
+            if (key == n) {
+                found = true;
+                break;
+            }
             ++idx;
         }
         if (!found) raiseError(function + "() got an unexpected keyword argument '" + key + "'");
@@ -359,7 +377,8 @@ Value getAttribute(const Value& obj, const std::string& name) {
     case Value::Kind::Namespace:
         if (const Value* v = obj.asNamespace().attributes.find(name)) return *v;
         break;
-    case Value::Kind::String: case Value::Kind::List:
+    case Value::Kind::String:
+    case Value::Kind::List:
         if (isMethod(obj, name)) return boundMethod(obj, name);
         break;
     default: break;
@@ -448,4 +467,4 @@ Value callValue(const Value& callee, CallArgs& args) {
     raiseError(what + "' object is not callable");
 }
 
-} // namespace cairn::chat
+}  // namespace cairn::chat

@@ -27,16 +27,37 @@ private:
     int depth_ = 0;
 
     const Token& peek(size_t ahead = 0) const { return t_[std::min(i_ + ahead, t_.size() - 1)]; }
-    const Token& next() { const Token& t = t_[i_]; if (i_ + 1 < t_.size()) ++i_; return t; }
-
-    [[noreturn]] void fail(const Token& at, const std::string& what) const {
-        throw Error("chat template", "line " + std::to_string(at.line) + ", column " + std::to_string(at.column) + ": " + what);
+    const Token& next() {
+        const Token& t = t_[i_];
+        if (i_ + 1 < t_.size()) ++i_;
+        return t;
     }
 
-    bool isOp(const char* op, size_t ahead = 0) const { return peek(ahead).type == T::Operator && peek(ahead).text == op; }
-    bool isName(const char* name, size_t ahead = 0) const { return peek(ahead).type == T::Name && peek(ahead).text == name; }
-    bool acceptOp(const char* op) { if (isOp(op)) { next(); return true; } return false; }
-    bool acceptName(const char* name) { if (isName(name)) { next(); return true; } return false; }
+    [[noreturn]] void fail(const Token& at, const std::string& what) const {
+        throw Error("chat template",
+                    "line " + std::to_string(at.line) + ", column " + std::to_string(at.column) + ": " + what);
+    }
+
+    bool isOp(const char* op, size_t ahead = 0) const {
+        return peek(ahead).type == T::Operator && peek(ahead).text == op;
+    }
+    bool isName(const char* name, size_t ahead = 0) const {
+        return peek(ahead).type == T::Name && peek(ahead).text == name;
+    }
+    bool acceptOp(const char* op) {
+        if (isOp(op)) {
+            next();
+            return true;
+        }
+        return false;
+    }
+    bool acceptName(const char* name) {
+        if (isName(name)) {
+            next();
+            return true;
+        }
+        return false;
+    }
 
     void expectOp(const char* op) {
         if (!acceptOp(op)) fail(peek(), std::string("expected '") + op + "'" + found());
@@ -80,7 +101,8 @@ private:
     struct DepthGuard {
         int& d;
         DepthGuard(int& depth, const Parser& p) : d(depth) {
-            if (++d > kMaxNesting) p.fail(p.peek(), "template nested too deeply (more than " + std::to_string(kMaxNesting) + " levels)");
+            if (++d > kMaxNesting)
+                p.fail(p.peek(), "template nested too deeply (more than " + std::to_string(kMaxNesting) + " levels)");
         }
         ~DepthGuard() { --d; }
     };
@@ -94,7 +116,8 @@ private:
         void link() {
             ++links_;
             if (++p_.depth_ > kMaxNesting)
-                p_.fail(p_.peek(), "expression chain nested too deeply (more than " + std::to_string(kMaxNesting) + " levels)");
+                p_.fail(p_.peek(),
+                        "expression chain nested too deeply (more than " + std::to_string(kMaxNesting) + " levels)");
         }
 
     private:
@@ -135,10 +158,12 @@ private:
                     next();
                     return kw.text;
                 }
-                static const std::set<std::string> kEndWords = {"elif", "else", "endif", "endfor", "endset", "endmacro",
-                                                                "endcall", "endfilter", "endgeneration", "endraw", "endwith"};
+                static const std::set<std::string> kEndWords = {"elif",          "else",     "endif",   "endfor",
+                                                                "endset",        "endmacro", "endcall", "endfilter",
+                                                                "endgeneration", "endraw",   "endwith"};
                 if (kEndWords.count(kw.text))
-                    fail(t, "unexpected '" + kw.text + "'" + (ends.empty() ? std::string() : ", expected " + oneOf(ends)));
+                    fail(t,
+                         "unexpected '" + kw.text + "'" + (ends.empty() ? std::string() : ", expected " + oneOf(ends)));
                 body.push_back(parseStatement());
             } else {
                 fail(t, "unexpected token" + found());
@@ -384,14 +409,22 @@ private:
     ExprPtr parseOr() {
         ExprPtr e = parseAnd();
         ChainGuard chain(*this);
-        while (isName("or")) { chain.link(); int line = next().line; e = binary("or", std::move(e), parseAnd(), line); }
+        while (isName("or")) {
+            chain.link();
+            int line = next().line;
+            e = binary("or", std::move(e), parseAnd(), line);
+        }
         return e;
     }
 
     ExprPtr parseAnd() {
         ExprPtr e = parseNot();
         ChainGuard chain(*this);
-        while (isName("and")) { chain.link(); int line = next().line; e = binary("and", std::move(e), parseNot(), line); }
+        while (isName("and")) {
+            chain.link();
+            int line = next().line;
+            e = binary("and", std::move(e), parseNot(), line);
+        }
         return e;
     }
 
@@ -414,8 +447,9 @@ private:
         for (;;) {
             std::string op;
             const Token& t = peek();
-            if (t.type == T::Operator && (t.text == "==" || t.text == "!=" || t.text == "<" || t.text == "<=" ||
-                                          t.text == ">" || t.text == ">=")) {
+            if (t.type == T::Operator &&
+                (t.text == "==" || t.text == "!=" || t.text == "<" || t.text == "<=" || t.text == ">" ||
+                 t.text == ">=")) {
                 op = t.text;
                 next();
             } else if (isName("in")) {
@@ -508,7 +542,10 @@ private:
             if (t.text == "true" || t.text == "True") e->value = Value(true);
             else if (t.text == "false" || t.text == "False") e->value = Value(false);
             else if (t.text == "none" || t.text == "None") e->value = Value::none();
-            else { e->type = Expr::Type::Name; e->name = t.text; }
+            else {
+                e->type = Expr::Type::Name;
+                e->name = t.text;
+            }
             return e;
         }
         case T::String: {
@@ -667,7 +704,10 @@ private:
     ExprPtr parseFilter(ExprPtr input) {
         auto e = node(Expr::Type::Filter, peek().line);
         e->name = expectName();
-        while (isOp(".") && peek(1).type == T::Name) { next(); e->name += "." + next().text; }
+        while (isOp(".") && peek(1).type == T::Name) {
+            next();
+            e->name += "." + next().text;
+        }
         e->a = std::move(input);
         if (isOp("(")) parseArgs(*e);
         return e;
@@ -685,7 +725,10 @@ private:
                 auto t = node(Expr::Type::Test, line);
                 t->negate = acceptName("not");
                 t->name = expectName();
-                while (isOp(".") && peek(1).type == T::Name) { next(); t->name += "." + next().text; }
+                while (isOp(".") && peek(1).type == T::Name) {
+                    next();
+                    t->name += "." + next().text;
+                }
                 t->a = std::move(e);
                 const Token& n = peek();
                 if (isOp("(")) {
@@ -706,8 +749,8 @@ private:
     }
 };
 
-} // namespace
+}  // namespace
 
 Program parse(const std::vector<Token>& tokens) { return Parser(tokens).program(); }
 
-} // namespace cairn::chat
+}  // namespace cairn::chat

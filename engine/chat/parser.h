@@ -8,4 +8,4 @@ namespace cairn::chat {
 
 Program parse(const std::vector<Token>& tokens);
 
-} // namespace cairn::chat
+}  // namespace cairn::chat

@@ -11,7 +11,7 @@ std::string_view trimmed(std::string_view s) {
     return s;
 }
 
-} // namespace
+}  // namespace
 
 ReasoningMarkers reasoningMarkersOf(std::string_view templateSource) {
     if (templateSource.find("seed:think>") != std::string_view::npos) return {"<seed:think>", "</seed:think>"};
@@ -54,4 +54,4 @@ std::string_view reasoningText(std::string_view segment, const ReasoningMarkers&
     return trimmed(segment);
 }
 
-} // namespace cairn
+}  // namespace cairn

@@ -19,7 +19,7 @@ size_t length(std::string_view s) { return text::utf8Length(s); }
 
 bool isSpace(char32_t c) {
     return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680 ||
-           (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
+        (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
 }
 
 bool isDigit(char32_t c) { return c >= '0' && c <= '9'; }
@@ -77,7 +77,10 @@ bool isAlpha(char32_t c) {
 std::string upper(std::string_view s) {
     std::string out;
     for (char32_t c : decode(s)) {
-        if (c == 0xDF) { out += "SS"; continue; }
+        if (c == 0xDF) {
+            out += "SS";
+            continue;
+        }
         append(out, toUpper(c));
     }
     return out;
@@ -111,4 +114,4 @@ std::string capitalize(std::string_view s) {
     return out;
 }
 
-} // namespace cairn::chat::unicode
+}  // namespace cairn::chat::unicode

@@ -19,7 +19,7 @@ namespace {
 thread_local std::vector<Value> t_swept;
 thread_local bool t_sweeping = false;
 
-} // namespace
+}  // namespace
 
 void sweep(Value& v) {
     if (v.holdsContainer()) t_swept.push_back(std::move(v));
@@ -80,7 +80,10 @@ const Value* DictData::find(const std::string& key) const {
 void DictData::set(const Value& key, Value value) {
     workComparisons(items.size());
     for (auto& [k, v] : items)
-        if (k.equals(key)) { v = std::move(value); return; }
+        if (k.equals(key)) {
+            v = std::move(value);
+            return;
+        }
     append(key, std::move(value));
 }
 
@@ -119,7 +122,8 @@ Value Value::function(std::string name, std::function<Value(CallArgs&)> fn) {
 
 int64_t Value::asInt() const {
     if (isBool()) return asBool() ? 1 : 0;
-    if (!isInt()) throw TemplateError("chat template", "'" + typeName() + "' object cannot be interpreted as an integer");
+    if (!isInt())
+        throw TemplateError("chat template", "'" + typeName() + "' object cannot be interpreted as an integer");
     return std::get<int64_t>(v_);
 }
 
@@ -131,7 +135,8 @@ double Value::asDouble() const {
 
 bool Value::truthy() const {
     switch (kind()) {
-    case Kind::Undefined: case Kind::None: return false;
+    case Kind::Undefined:
+    case Kind::None: return false;
     case Kind::Bool: return asBool();
     case Kind::Int: return asInt() != 0;
     case Kind::Float: return asDouble() != 0.0;
@@ -185,8 +190,10 @@ std::string reprString(const std::string& s) {
     char quote = hasSingle && !hasDouble ? '"' : '\'';
     std::string out(1, quote);
     for (char32_t c : unicode::decode(s)) {
-        if (c == char32_t(quote) || c == '\\') { out += '\\'; out += char(c); }
-        else if (c == '\n') out += "\\n";
+        if (c == char32_t(quote) || c == '\\') {
+            out += '\\';
+            out += char(c);
+        } else if (c == '\n') out += "\\n";
         else if (c == '\r') out += "\\r";
         else if (c == '\t') out += "\\t";
         else if (c < 0x20 || c == 0x7F) {
@@ -224,10 +231,15 @@ void appendChecked(std::string& out, std::string_view piece) {
 // itself prints as <Namespace {...}> like Python's recursion guard.
 void reprInto(std::string& out, const Value& v, std::vector<const void*>& active) {
     using Kind = Value::Kind;
-    const void* self = v.isList() ? (const void*)&v.asList() : v.isDict() ? (const void*)&v.asDict()
-                       : v.isNamespace() ? (const void*)&v.asNamespace() : nullptr;
+    const void* self = v.isList() ? (const void*)&v.asList()
+        : v.isDict()              ? (const void*)&v.asDict()
+        : v.isNamespace()         ? (const void*)&v.asNamespace()
+                                  : nullptr;
     if (self && std::find(active.begin(), active.end(), self) != active.end()) {
-        appendChecked(out, v.isList() ? (v.asList().tuple ? "(...)" : "[...]") : v.isDict() ? "{...}" : "<Namespace {...}>");
+        appendChecked(out,
+                      v.isList()       ? (v.asList().tuple ? "(...)" : "[...]")
+                          : v.isDict() ? "{...}"
+                                       : "<Namespace {...}>");
         return;
     }
     Budget::Depth depth;
@@ -275,7 +287,7 @@ void reprInto(std::string& out, const Value& v, std::vector<const void*>& active
     }
 }
 
-} // namespace
+}  // namespace
 
 std::string Value::repr() const {
     switch (kind()) {
@@ -297,7 +309,8 @@ std::string shortRepr(const Value& v, size_t max) {
     std::string r;
     if (v.isString()) {
         // Never print a whole huge string in a message.
-        std::string head = unicode::encode(std::u32string_view(unicode::decode(std::string_view(v.asString()).substr(0, max * 4))).substr(0, max + 1));
+        std::string head = unicode::encode(
+            std::u32string_view(unicode::decode(std::string_view(v.asString()).substr(0, max * 4))).substr(0, max + 1));
         r = reprString(head);
     } else if (v.holdsContainer()) {
         r = "<" + v.typeName() + ">";
@@ -332,10 +345,9 @@ bool Value::equals(const Value& o) const {
     }
     if (kind() != o.kind()) return false;
     switch (kind()) {
-    case Kind::Undefined: case Kind::None: return true;
-    case Kind::String:
-        workBytes(asString().size());
-        return asString() == o.asString();
+    case Kind::Undefined:
+    case Kind::None: return true;
+    case Kind::String: workBytes(asString().size()); return asString() == o.asString();
     case Kind::List: {
         if (&asList() == &o.asList()) return true;
         Budget::Depth depth;
@@ -363,7 +375,8 @@ bool Value::equals(const Value& o) const {
 bool Value::sameAs(const Value& o) const {
     if (kind() != o.kind()) return false;
     switch (kind()) {
-    case Kind::Undefined: case Kind::None: return true;
+    case Kind::Undefined:
+    case Kind::None: return true;
     case Kind::Bool: return asBool() == o.asBool();
     case Kind::Int: return asInt() == o.asInt();
     case Kind::Float: return asDouble() == o.asDouble();
@@ -400,12 +413,13 @@ int compareValues(const Value& a, const Value& b) {
         }
         return x.size() < y.size() ? -1 : (x.size() > y.size() ? 1 : 0);
     }
-    throw TemplateError("chat template", "'<' not supported between instances of '" + a.typeName() + "' and '" +
-                                             b.typeName() + "'");
+    throw TemplateError("chat template",
+                        "'<' not supported between instances of '" + a.typeName() + "' and '" + b.typeName() + "'");
 }
 
 Value Value::fromJson(const nlohmann::ordered_json& j, uint32_t maxDepth) {
-    if ((j.is_array() || j.is_object()) && maxDepth == 0) throw Error("chat template", "a variable is nested too deeply");
+    if ((j.is_array() || j.is_object()) && maxDepth == 0)
+        throw Error("chat template", "a variable is nested too deeply");
     switch (j.type()) {
     case nlohmann::ordered_json::value_t::null: return none();
     case nlohmann::ordered_json::value_t::boolean: return Value(j.get<bool>());
@@ -455,7 +469,8 @@ void dumpString(std::string& out, const std::string& s, bool ensureAscii) {
         if (c < 0x20 || (ensureAscii && c > 0x7E)) {
             if (c >= 0x10000) {
                 char32_t v = c - 0x10000;
-                std::snprintf(b, sizeof b, "\\u%04x\\u%04x", unsigned(0xD800 + (v >> 10)), unsigned(0xDC00 + (v & 0x3FF)));
+                std::snprintf(b, sizeof b, "\\u%04x\\u%04x", unsigned(0xD800 + (v >> 10)),
+                              unsigned(0xDC00 + (v & 0x3FF)));
             } else {
                 std::snprintf(b, sizeof b, "\\u%04x", unsigned(c));
             }
@@ -475,14 +490,14 @@ std::string jsonKey(const Value& k) {
     case Value::Kind::Bool: return k.asBool() ? "true" : "false";
     case Value::Kind::Int: return std::to_string(k.asInt());
     case Value::Kind::Float: return formatFloat(k.asDouble());
-    default:
-        throw TemplateError("chat template", "keys must be str, int, float, bool or None, not " + k.typeName());
+    default: throw TemplateError("chat template", "keys must be str, int, float, bool or None, not " + k.typeName());
     }
 }
 
 void dumpValue(std::string& out, const Value& v, const JsonDumpOptions& o, int depth) {
     bool pretty = o.indent >= 0 || !o.indentString.empty();
-    const std::string spaces = o.indentString.empty() && o.indent > 0 ? std::string(size_t(o.indent), ' ') : std::string();
+    const std::string spaces =
+        o.indentString.empty() && o.indent > 0 ? std::string(size_t(o.indent), ' ') : std::string();
     const std::string& unit = o.indentString.empty() ? spaces : o.indentString;
     auto newline = [&](int level) {
         // Charged before it grows: indentation multiplies with depth and item count.
@@ -506,7 +521,10 @@ void dumpValue(std::string& out, const Value& v, const JsonDumpOptions& o, int d
     case Value::Kind::String: dumpString(out, v.asString(), o.ensureAscii); return;
     case Value::Kind::List: {
         const auto& items = v.asList().items;
-        if (items.empty()) { appendChecked(out, "[]"); return; }
+        if (items.empty()) {
+            appendChecked(out, "[]");
+            return;
+        }
         out += '[';
         for (size_t i = 0; i < items.size(); ++i) {
             if (i) appendChecked(out, o.itemSeparator);
@@ -520,7 +538,10 @@ void dumpValue(std::string& out, const Value& v, const JsonDumpOptions& o, int d
     case Value::Kind::Dict: {
         std::vector<std::pair<std::string, const Value*>> entries;
         for (const auto& [k, val] : v.asDict().items) entries.emplace_back(jsonKey(k), &val);
-        if (entries.empty()) { appendChecked(out, "{}"); return; }
+        if (entries.empty()) {
+            appendChecked(out, "{}");
+            return;
+        }
         if (o.sortKeys) {
             workComparisons(entries.size() * 20);
             std::stable_sort(entries.begin(), entries.end(), [](auto& a, auto& b) { return a.first < b.first; });
@@ -537,12 +558,11 @@ void dumpValue(std::string& out, const Value& v, const JsonDumpOptions& o, int d
         out += '}';
         return;
     }
-    default:
-        throw TemplateError("chat template", "Object of type " + v.typeName() + " is not JSON serializable");
+    default: throw TemplateError("chat template", "Object of type " + v.typeName() + " is not JSON serializable");
     }
 }
 
-} // namespace
+}  // namespace
 
 std::string dumpJson(const Value& v, const JsonDumpOptions& options) {
     std::string out;
@@ -550,4 +570,4 @@ std::string dumpJson(const Value& v, const JsonDumpOptions& options) {
     return out;
 }
 
-} // namespace cairn::chat
+}  // namespace cairn::chat

@@ -31,9 +31,9 @@ struct StringData {
 
 struct ListData {
     std::vector<Value> items;  // set once, then account()
-    bool tuple = false;        // prints as (a, b)
+    bool tuple = false;  // prints as (a, b)
     Charge charge;
-    void account();            // charges the items' storage
+    void account();  // charges the items' storage
     ~ListData();
 };
 
@@ -123,8 +123,8 @@ public:
     bool isNamespace() const { return kind() == Kind::Namespace; }
 
     bool asBool() const { return std::get<bool>(v_); }
-    int64_t asInt() const;     // int or bool
-    double asDouble() const;   // any number
+    int64_t asInt() const;  // int or bool
+    double asDouble() const;  // any number
     const std::string& asString() const { return std::get<std::shared_ptr<const StringData>>(v_)->text; }
     const ListData& asList() const { return *std::get<std::shared_ptr<ListData>>(v_); }
     const DictData& asDict() const { return *std::get<std::shared_ptr<DictData>>(v_); }
@@ -133,10 +133,10 @@ public:
     NamespaceData& asNamespace() const { return *std::get<std::shared_ptr<NamespaceData>>(v_); }
     const std::string& undefinedName() const { return std::get<UndefinedValue>(v_).name; }
 
-    bool truthy() const;                  // Python bool()
-    std::string str() const;              // Python str(); Undefined is ""
-    std::string repr() const;             // Python repr() (charged to the budget as it grows)
-    std::string typeName() const;         // Python type name, for messages
+    bool truthy() const;  // Python bool()
+    std::string str() const;  // Python str(); Undefined is ""
+    std::string repr() const;  // Python repr() (charged to the budget as it grows)
+    std::string typeName() const;  // Python type name, for messages
     bool equals(const Value& other) const;  // Python ==
     bool holdsContainer() const { return kind() >= Kind::List; }  // list, dict, function or namespace
     bool sameAs(const Value& other) const;  // Python `is`
@@ -145,8 +145,9 @@ public:
     static Value fromJson(const nlohmann::ordered_json& j, uint32_t maxDepth = kDefaultMaxDepth);
 
 private:
-    std::variant<UndefinedValue, NoneValue, bool, int64_t, double, std::shared_ptr<const StringData>, std::shared_ptr<ListData>,
-                 std::shared_ptr<DictData>, std::shared_ptr<Function>, std::shared_ptr<NamespaceData>>
+    std::variant<UndefinedValue, NoneValue, bool, int64_t, double, std::shared_ptr<const StringData>,
+                 std::shared_ptr<ListData>, std::shared_ptr<DictData>, std::shared_ptr<Function>,
+                 std::shared_ptr<NamespaceData>>
         v_;
 };
 
@@ -174,4 +175,4 @@ struct JsonDumpOptions {
 };
 std::string dumpJson(const Value& v, const JsonDumpOptions& options);
 
-} // namespace cairn::chat
+}  // namespace cairn::chat

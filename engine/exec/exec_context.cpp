@@ -36,7 +36,7 @@ void lowerThisThreadOnce() {
 #endif
 }
 
-} // namespace
+}  // namespace
 
 ExecContext::ExecContext(int threads, ThreadPriority priority)
     : threads_(std::max(1, threads)), priority_(priority), arena_(std::make_unique<Arena>(threads_)) {}
@@ -52,13 +52,14 @@ void ExecContext::parallelFor(int64_t n, int64_t grain, const std::function<void
         return;
     }
     arena_->arena.execute([&] {
-        tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, grain),
-                          [&](const tbb::blocked_range<int64_t>& r) {
-                              if (background) lowerThisThreadOnce();
-                              fn(r.begin(), r.end());
-                          },
-                          tbb::simple_partitioner());
+        tbb::parallel_for(
+            tbb::blocked_range<int64_t>(0, n, grain),
+            [&](const tbb::blocked_range<int64_t>& r) {
+                if (background) lowerThisThreadOnce();
+                fn(r.begin(), r.end());
+            },
+            tbb::simple_partitioner());
     });
 }
 
-} // namespace cairn
+}  // namespace cairn

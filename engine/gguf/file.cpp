@@ -18,7 +18,9 @@ namespace cairn::gguf {
 struct File::Mapping {
     void* addr = nullptr;
     size_t size = 0;
-    ~Mapping() { if (addr && size) munmap(addr, size); }
+    ~Mapping() {
+        if (addr && size) munmap(addr, size);
+    }
 };
 
 File::File(File&&) noexcept = default;
@@ -30,7 +32,7 @@ File File::open(const std::string& path) {
     f.path_ = path;
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw Error(path, std::string("cannot open: ") + std::strerror(errno));
-    struct stat st{};
+    struct stat st {};
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         ::close(fd);
         throw Error(path, "not a regular file");
@@ -104,4 +106,4 @@ const TensorInfo& File::tensor(std::string_view name) const {
     throw Error(path_, "missing tensor " + format::quoted(name));
 }
 
-} // namespace cairn::gguf
+}  // namespace cairn::gguf

@@ -11,11 +11,11 @@
 
 namespace cairn::gguf::format {
 
-constexpr uint32_t kMagic = 0x46554747;          // "GGUF" read as a little-endian uint32
-constexpr uint32_t kDefaultAlignment = 32;        // when general.alignment is absent
+constexpr uint32_t kMagic = 0x46554747;  // "GGUF" read as a little-endian uint32
+constexpr uint32_t kDefaultAlignment = 32;  // when general.alignment is absent
 constexpr uint32_t kMaxDims = 4;
-constexpr uint64_t kMaxTensorNameBytes = 64;      // the spec's limit
-constexpr uint64_t kMaxKeyBytes = 65535;          // the spec's limit (2^16 - 1)
+constexpr uint64_t kMaxTensorNameBytes = 64;  // the spec's limit
+constexpr uint64_t kMaxKeyBytes = 65535;  // the spec's limit (2^16 - 1)
 constexpr std::string_view kAlignmentKey = "general.alignment";
 
 // Smallest possible encodings, used to refuse counts the file cannot hold:
@@ -28,10 +28,17 @@ constexpr uint64_t kMinTensorInfoBytes = 8 + 4 + 4 + 8;
 // Bytes of one scalar of `t`; 0 for String and Array (and unknown numbers).
 inline size_t scalarSize(ValueType t) {
     switch (t) {
-    case ValueType::UInt8: case ValueType::Int8: case ValueType::Bool: return 1;
-    case ValueType::UInt16: case ValueType::Int16: return 2;
-    case ValueType::UInt32: case ValueType::Int32: case ValueType::Float32: return 4;
-    case ValueType::UInt64: case ValueType::Int64: case ValueType::Float64: return 8;
+    case ValueType::UInt8:
+    case ValueType::Int8:
+    case ValueType::Bool: return 1;
+    case ValueType::UInt16:
+    case ValueType::Int16: return 2;
+    case ValueType::UInt32:
+    case ValueType::Int32:
+    case ValueType::Float32: return 4;
+    case ValueType::UInt64:
+    case ValueType::Int64:
+    case ValueType::Float64: return 8;
     default: return 0;
     }
 }
@@ -44,7 +51,8 @@ inline bool isValidAlignment(uint64_t a) { return a >= 8 && (a & (a - 1)) == 0; 
 
 inline uint64_t alignUp(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
 
-template <typename T> T load(const uint8_t* p) {
+template <typename T>
+T load(const uint8_t* p) {
     T v;
     std::memcpy(&v, p, sizeof v);
     return v;
@@ -70,9 +78,9 @@ inline std::string quoted(std::string_view s) {
     return out + "'";
 }
 
-} // namespace cairn::gguf::format
+}  // namespace cairn::gguf::format
 
 namespace cairn::gguf {
 // Parses and validates `size` bytes at `data` into `f` (reader.cpp).
 void parseInto(File& f, const uint8_t* data, uint64_t size);
-} // namespace cairn::gguf
+}  // namespace cairn::gguf

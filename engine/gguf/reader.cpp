@@ -21,15 +21,15 @@ namespace {
 
 // What an error is about: "metadata key 'x'", "metadata entry #3", "tensor 'y'", ...
 struct Subject {
-    const char* kind;          // "metadata" or "tensor"
+    const char* kind;  // "metadata" or "tensor"
     uint64_t index;
-    std::string_view name;     // empty until the name was read
+    std::string_view name;  // empty until the name was read
     bool named = false;
 
     std::string describe() const {
         if (named) return std::string(kind == std::string_view("tensor") ? "tensor " : "metadata key ") + quoted(name);
         return std::string(kind == std::string_view("tensor") ? "tensor info #" : "metadata entry #") +
-               std::to_string(index);
+            std::to_string(index);
     }
 };
 
@@ -40,7 +40,7 @@ std::string num(uint64_t v) { return std::to_string(v); }
 // an error message (well under 16 KiB) this stays within parseAllocationBound.
 uint64_t tableBudget(uint64_t fileSize) { return std::max<uint64_t>(fileSize / 2, 32 * 1024); }
 
-} // namespace
+}  // namespace
 
 struct Parser {
     File& f;
@@ -58,7 +58,8 @@ struct Parser {
         std::string who = s ? s->describe() + ": " : std::string();
         fail(pos, "truncated file: " + who + field + " needs " + num(n) + " bytes, " + num(left()) + " left");
     }
-    template <typename T> T read(const Subject* s, const char* field) {
+    template <typename T>
+    T read(const Subject* s, const char* field) {
         need(sizeof(T), s, field);
         T v = load<T>(base + pos);
         pos += sizeof(T);
@@ -82,8 +83,9 @@ struct Parser {
     void checkBool(const Subject& s, uint64_t at, uint64_t element = kNoElement) const {
         uint8_t b = base[at];
         if (b > 1)
-            fail(at, s.describe() + ": " + (element == kNoElement ? "bool value" : "bool #" + num(element)) + " is " +
-                         num(b) + ", but a GGUF bool must be 0 or 1");
+            fail(at,
+                 s.describe() + ": " + (element == kNoElement ? "bool value" : "bool #" + num(element)) + " is " +
+                     num(b) + ", but a GGUF bool must be 0 or 1");
     }
 
     void readArray(Value& v, const Subject& s) {
@@ -99,14 +101,16 @@ struct Parser {
         if (v.elem_ == ValueType::String) {
             // Each string takes at least its 8-byte length.
             if (v.count_ > left() / 8)
-                fail(countAt, s.describe() + ": array of " + num(v.count_) + " strings cannot fit in the " +
-                                  num(left()) + " bytes left");
+                fail(countAt,
+                     s.describe() + ": array of " + num(v.count_) + " strings cannot fit in the " + num(left()) +
+                         " bytes left");
             for (uint64_t i = 0; i < v.count_; ++i) readString(s, "string", i);
         } else {
             uint64_t es = scalarSize(v.elem_);
             if (v.count_ > left() / es)
-                fail(countAt, s.describe() + ": array of " + num(v.count_) + " " + std::string(valueTypeName(v.elem_)) +
-                                  " values runs past the end of the file (" + num(left()) + " bytes left)");
+                fail(countAt,
+                     s.describe() + ": array of " + num(v.count_) + " " + std::string(valueTypeName(v.elem_)) +
+                         " values runs past the end of the file (" + num(left()) + " bytes left)");
             if (v.elem_ == ValueType::Bool)
                 for (uint64_t i = 0; i < v.count_; ++i) checkBool(s, pos + i, i);
             pos += v.count_ * es;
@@ -143,10 +147,10 @@ struct Parser {
         uint32_t version = read<uint32_t>(nullptr, "the version");
         if (version == 1) fail(4, "unsupported GGUF version 1 (the obsolete v1 layout; supported: 2 and 3)");
         if (version != 0 && (version & 0xffff) == 0)
-            fail(4, "unsupported GGUF version " + num(version) +
-                        ": this looks like a big-endian file, only little-endian GGUF is supported");
-        if (version != 2 && version != 3)
-            fail(4, "unsupported GGUF version " + num(version) + " (supported: 2 and 3)");
+            fail(4,
+                 "unsupported GGUF version " + num(version) +
+                     ": this looks like a big-endian file, only little-endian GGUF is supported");
+        if (version != 2 && version != 3) fail(4, "unsupported GGUF version " + num(version) + " (supported: 2 and 3)");
         f.version_ = version;
         nTensors = read<uint64_t>(nullptr, "the tensor count");
         nKv = read<uint64_t>(nullptr, "the metadata count");
@@ -155,20 +159,22 @@ struct Parser {
         // is reserved for them.
         uint64_t rest = left();
         if (nKv > rest / kMinKvBytes)
-            fail(16, "absurd metadata count " + num(nKv) + ": the " + num(rest) +
-                         " bytes after the header hold at most " + num(rest / kMinKvBytes) +
-                         " entries (truncated or corrupt file)");
+            fail(16,
+                 "absurd metadata count " + num(nKv) + ": the " + num(rest) + " bytes after the header hold at most " +
+                     num(rest / kMinKvBytes) + " entries (truncated or corrupt file)");
         uint64_t restForTensors = rest - nKv * kMinKvBytes;
         if (nTensors > restForTensors / kMinTensorInfoBytes)
-            fail(8, "absurd tensor count " + num(nTensors) + ": the " + num(restForTensors) +
-                        " bytes left after the metadata hold at most " + num(restForTensors / kMinTensorInfoBytes) +
-                        " tensor infos (truncated or corrupt file)");
+            fail(8,
+                 "absurd tensor count " + num(nTensors) + ": the " + num(restForTensors) +
+                     " bytes left after the metadata hold at most " + num(restForTensors / kMinTensorInfoBytes) +
+                     " tensor infos (truncated or corrupt file)");
         if (nKv > std::numeric_limits<uint32_t>::max() || nTensors > std::numeric_limits<uint32_t>::max())
             fail(8, "absurd counts: " + num(nKv) + " metadata entries and " + num(nTensors) + " tensors");
         uint64_t tables = nKv * (sizeof(Value) + sizeof(uint32_t)) + nTensors * (sizeof(TensorInfo) + sizeof(uint32_t));
         if (tables > tableBudget(size))
-            fail(8, "absurd counts: " + num(nKv) + " metadata entries and " + num(nTensors) + " tensors in a " +
-                        num(size) + "-byte file");
+            fail(8,
+                 "absurd counts: " + num(nKv) + " metadata entries and " + num(nTensors) + " tensors in a " +
+                     num(size) + "-byte file");
     }
 
     void readMetadata(uint64_t nKv) {
@@ -180,8 +186,9 @@ struct Parser {
             v.key_ = readString(s, "key");
             if (v.key_.empty()) fail(at, "metadata entry #" + num(i) + " has an empty key");
             if (v.key_.size() > kMaxKeyBytes)
-                fail(at, "metadata key " + quoted(v.key_) + " is " + num(v.key_.size()) + " bytes long (at most " +
-                             num(kMaxKeyBytes) + " allowed)");
+                fail(at,
+                     "metadata key " + quoted(v.key_) + " is " + num(v.key_.size()) + " bytes long (at most " +
+                         num(kMaxKeyBytes) + " allowed)");
             s.name = v.key_;
             s.named = true;
             uint64_t typeAt = pos;
@@ -190,7 +197,8 @@ struct Parser {
             readValue(v, ValueType(type), s);
             f.values_.push_back(v);
         }
-        rejectDuplicates(f.values_, [](const Value& v) { return v.key_; }, "metadata key");
+        rejectDuplicates(
+            f.values_, [](const Value& v) { return v.key_; }, "metadata key");
     }
 
     void readAlignment() {
@@ -213,14 +221,16 @@ struct Parser {
             TensorInfo t;
             t.name = readString(s, "name");
             if (t.name.size() > kMaxTensorNameBytes)
-                fail(at, "tensor name " + quoted(t.name) + " is " + num(t.name.size()) + " bytes long (GGUF allows " +
-                             num(kMaxTensorNameBytes) + ")");
+                fail(at,
+                     "tensor name " + quoted(t.name) + " is " + num(t.name.size()) + " bytes long (GGUF allows " +
+                         num(kMaxTensorNameBytes) + ")");
             s.name = t.name;
             s.named = true;
             uint64_t dimsAt = pos;
             t.nDims = read<uint32_t>(&s, "dimension count");
             if (t.nDims > kMaxDims)
-                fail(dimsAt, s.describe() + ": " + num(t.nDims) + " dimensions (GGUF allows at most " + num(kMaxDims) + ")");
+                fail(dimsAt,
+                     s.describe() + ": " + num(t.nDims) + " dimensions (GGUF allows at most " + num(kMaxDims) + ")");
             readShape(t, s);
             uint64_t typeAt = pos;
             uint32_t type = read<uint32_t>(&s, "tensor type");
@@ -228,8 +238,9 @@ struct Parser {
             if (!traits) fail(typeAt, s.describe() + ": unknown tensor type " + num(type));
             t.type = TensorType(type);
             if (uint64_t(t.ne[0]) % traits->blockSize != 0)
-                fail(typeAt, s.describe() + ": row length " + num(uint64_t(t.ne[0])) + " is not a multiple of the " +
-                                 std::string(traits->name) + " block size " + num(traits->blockSize));
+                fail(typeAt,
+                     s.describe() + ": row length " + num(uint64_t(t.ne[0])) + " is not a multiple of the " +
+                         std::string(traits->name) + " block size " + num(traits->blockSize));
             uint64_t blocks = uint64_t(t.elements()) / traits->blockSize;
             if (blocks > std::numeric_limits<uint64_t>::max() / traits->blockBytes)
                 fail(typeAt, s.describe() + ": its size in bytes overflows 64 bits");
@@ -237,7 +248,8 @@ struct Parser {
             t.offset = read<uint64_t>(&s, "data offset");
             f.tensors_.push_back(t);
         }
-        rejectDuplicates(f.tensors_, [](const TensorInfo& t) { return t.name; }, "tensor name");
+        rejectDuplicates(
+            f.tensors_, [](const TensorInfo& t) { return t.name; }, "tensor name");
     }
 
     // Dimensions are stored as uint64 but used as int64; the element count of
@@ -251,8 +263,9 @@ struct Parser {
             if (n > uint64_t(std::numeric_limits<int64_t>::max()))
                 fail(at, s.describe() + ": dimension " + num(d) + " is " + num(n) + ", beyond the int64 range");
             if (n != 0 && product > std::numeric_limits<int64_t>::max() / int64_t(n))
-                fail(at, s.describe() + ": dimension " + num(d) + " = " + num(n) +
-                             " makes the element count overflow int64");
+                fail(at,
+                     s.describe() + ": dimension " + num(d) + " = " + num(n) +
+                         " makes the element count overflow int64");
             if (n != 0) product *= int64_t(n);
             t.ne[d] = int64_t(n);
         }
@@ -266,22 +279,25 @@ struct Parser {
         f.headerEnd_ = size_t(pos);
         uint64_t dataStart = alignUp(pos, f.alignment_);
         if (nTensors > 0 && dataStart > size)
-            fail(pos, "truncated file: the tensor data section starts at byte " + num(dataStart) +
-                          " (aligned to " + num(f.alignment_) + ") but the file ends at byte " + num(size));
+            fail(pos,
+                 "truncated file: the tensor data section starts at byte " + num(dataStart) + " (aligned to " +
+                     num(f.alignment_) + ") but the file ends at byte " + num(size));
         f.dataOffset_ = std::min(dataStart, size);
         uint64_t dataBytes = size - f.dataOffset_;
         for (auto& t : f.tensors_) {
             auto who = [&] { return "tensor " + quoted(t.name); };
             if (t.offset % f.alignment_ != 0)
-                fail(offsetFieldAt(t), who() + ": data offset " + num(t.offset) + " is not a multiple of the alignment " +
-                                           num(f.alignment_));
+                fail(offsetFieldAt(t),
+                     who() + ": data offset " + num(t.offset) + " is not a multiple of the alignment " +
+                         num(f.alignment_));
             if (t.offset > dataBytes)
-                fail(offsetFieldAt(t), who() + ": data offset " + num(t.offset) + " lies past the end of the file (the data " +
-                                           "section holds " + num(dataBytes) + " bytes)");
+                fail(offsetFieldAt(t),
+                     who() + ": data offset " + num(t.offset) + " lies past the end of the file (the data " +
+                         "section holds " + num(dataBytes) + " bytes)");
             if (t.nbytes > dataBytes - t.offset)
-                fail(offsetFieldAt(t), who() + ": its " + num(t.nbytes) + " bytes of data from file byte " +
-                                           num(f.dataOffset_ + t.offset) + " run past the end of the file (" +
-                                           num(size) + " bytes)");
+                fail(offsetFieldAt(t),
+                     who() + ": its " + num(t.nbytes) + " bytes of data from file byte " +
+                         num(f.dataOffset_ + t.offset) + " run past the end of the file (" + num(size) + " bytes)");
             t.data = base + f.dataOffset_ + t.offset;
         }
     }
@@ -306,10 +322,14 @@ struct Parser {
         auto name = nameOf(items[firstRepeat]);
         // The original is the first of the run of equal names.
         for (size_t i = 0; i < order.size(); ++i)
-            if (nameOf(items[order[i]]) == name) { firstOriginal = order[i]; break; }
+            if (nameOf(items[order[i]]) == name) {
+                firstOriginal = order[i];
+                break;
+            }
         uint64_t at = uint64_t(reinterpret_cast<const uint8_t*>(name.data()) - base) - 8;
-        fail(at, std::string("duplicate ") + what + " " + quoted(name) + " (entries #" + num(firstOriginal) +
-                     " and #" + num(firstRepeat) + ")");
+        fail(at,
+             std::string("duplicate ") + what + " " + quoted(name) + " (entries #" + num(firstOriginal) + " and #" +
+                 num(firstRepeat) + ")");
     }
 
     void parse() {
@@ -327,4 +347,4 @@ void parseInto(File& f, const uint8_t* data, uint64_t size) {
     p.parse();
 }
 
-} // namespace cairn::gguf
+}  // namespace cairn::gguf

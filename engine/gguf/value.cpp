@@ -12,9 +12,8 @@ using format::load;
 using format::scalarSize;
 
 std::string_view valueTypeName(ValueType type) {
-    static constexpr std::string_view names[] = {"uint8", "int8", "uint16", "int16", "uint32", "int32",
-                                                 "float32", "bool", "string", "array", "uint64", "int64",
-                                                 "float64"};
+    static constexpr std::string_view names[] = {"uint8", "int8",   "uint16", "int16",  "uint32", "int32",  "float32",
+                                                 "bool",  "string", "array",  "uint64", "int64",  "float64"};
     auto i = uint32_t(type);
     return i < std::size(names) ? names[i] : std::string_view("unknown");
 }
@@ -47,12 +46,18 @@ std::string typeName(ValueType type, ValueType elem) {
     throw Error("metadata key " + format::quoted(key), "is " + have + ", expected " + want);
 }
 
-} // namespace
+}  // namespace
 
 bool Value::isInteger() const {
     switch (type_) {
-    case ValueType::UInt8: case ValueType::Int8: case ValueType::UInt16: case ValueType::Int16:
-    case ValueType::UInt32: case ValueType::Int32: case ValueType::UInt64: case ValueType::Int64: return true;
+    case ValueType::UInt8:
+    case ValueType::Int8:
+    case ValueType::UInt16:
+    case ValueType::Int16:
+    case ValueType::UInt32:
+    case ValueType::Int32:
+    case ValueType::UInt64:
+    case ValueType::Int64: return true;
     default: return false;
     }
 }
@@ -114,4 +119,4 @@ std::vector<double> Value::numbers() const {
     return out;
 }
 
-} // namespace cairn::gguf
+}  // namespace cairn::gguf

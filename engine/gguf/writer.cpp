@@ -23,7 +23,8 @@ namespace {
 
 const char* const kWhere = "gguf writer";
 
-template <typename T> void append(std::vector<uint8_t>& out, T v) {
+template <typename T>
+void append(std::vector<uint8_t>& out, T v) {
     uint8_t b[sizeof(T)];
     std::memcpy(b, &v, sizeof(T));
     out.insert(out.end(), b, b + sizeof(T));
@@ -33,7 +34,7 @@ void appendString(std::vector<uint8_t>& out, std::string_view s) {
     out.insert(out.end(), s.begin(), s.end());
 }
 
-} // namespace
+}  // namespace
 
 Writer::Writer(uint32_t alignment) : alignment_(alignment) {
     if (!format::isValidAlignment(alignment))
@@ -47,18 +48,22 @@ void Writer::put(Entry e) {
         if (e.type != ValueType::UInt32) throw Error(kWhere, "general.alignment must be uint32");
         uint32_t a = format::load<uint32_t>(e.payload.data());
         if (!format::isValidAlignment(a))
-            throw Error(kWhere, "general.alignment " + std::to_string(a) + " is not a power of two and a multiple of 8");
+            throw Error(kWhere,
+                        "general.alignment " + std::to_string(a) + " is not a power of two and a multiple of 8");
     }
     for (auto& old : entries_)
-        if (old.key == e.key) { old = std::move(e); return; }
+        if (old.key == e.key) {
+            old = std::move(e);
+            return;
+        }
     entries_.push_back(std::move(e));
 }
 
-#define CAIRN_SCALAR_SETTER(Name, CType, VType)                             \
-    void Writer::Name(const std::string& key, CType v) {                    \
-        Entry e{key, ValueType::VType, ValueType::UInt8, 0, {}};            \
-        append<CType>(e.payload, v);                                        \
-        put(std::move(e));                                                  \
+#define CAIRN_SCALAR_SETTER(Name, CType, VType)                                                                        \
+    void Writer::Name(const std::string& key, CType v) {                                                               \
+        Entry e{key, ValueType::VType, ValueType::UInt8, 0, {}};                                                       \
+        append<CType>(e.payload, v);                                                                                   \
+        put(std::move(e));                                                                                             \
     }
 CAIRN_SCALAR_SETTER(setUInt8, uint8_t, UInt8)
 CAIRN_SCALAR_SETTER(setInt8, int8_t, Int8)
@@ -104,8 +109,9 @@ void Writer::setArray(const std::string& key, ValueType elem, uint64_t count, st
     size_t es = format::scalarSize(elem);
     if (es == 0) throw Error(kWhere, "metadata key " + quoted(key) + ": setArray takes fixed-size elements only");
     if (count > elementBytes.size() / es || count * es != elementBytes.size())
-        throw Error(kWhere, "metadata key " + quoted(key) + ": " + std::to_string(elementBytes.size()) +
-                                " bytes given for " + std::to_string(count) + " elements");
+        throw Error(kWhere,
+                    "metadata key " + quoted(key) + ": " + std::to_string(elementBytes.size()) + " bytes given for " +
+                        std::to_string(count) + " elements");
     put({key, ValueType::Array, elem, count, {elementBytes.begin(), elementBytes.end()}});
 }
 
@@ -137,8 +143,9 @@ void Writer::addTensor(const std::string& name, TensorType type, std::vector<int
     if (tensors_.back().nbytes != data.size()) {
         size_t expected = tensors_.back().nbytes;
         tensors_.pop_back();
-        throw Error(kWhere, "tensor " + quoted(name) + ": " + std::to_string(data.size()) + " bytes given, " +
-                                std::to_string(expected) + " expected");
+        throw Error(kWhere,
+                    "tensor " + quoted(name) + ": " + std::to_string(data.size()) + " bytes given, " +
+                        std::to_string(expected) + " expected");
     }
 }
 
@@ -154,7 +161,10 @@ void Writer::addTensor(const std::string& name, TensorType type, std::vector<int
     bool empty = false;
     for (auto d : ne) {
         if (d < 0) fail("negative dimension");
-        if (d == 0) { empty = true; continue; }
+        if (d == 0) {
+            empty = true;
+            continue;
+        }
         if (n > std::numeric_limits<int64_t>::max() / d) fail("element count overflows");
         n *= d;
     }
@@ -217,8 +227,7 @@ std::vector<uint8_t> Writer::toBytes() const {
     serializeHeader(out, offsets);
     size_t base = out.size();
     out.resize(base + offsets.back(), 0);
-    for (size_t i = 0; i < tensors_.size(); ++i)
-        tensors_[i].fill({out.data() + base + offsets[i], tensors_[i].nbytes});
+    for (size_t i = 0; i < tensors_.size(); ++i) tensors_[i].fill({out.data() + base + offsets[i], tensors_[i].nbytes});
     return out;
 }
 
@@ -255,7 +264,10 @@ void Writer::write(const std::string& path) const {
     }
     padTo(offsets.back());
     if (std::fflush(f) != 0 || fsync(fileno(f)) != 0) fail("flush failed");
-    if (std::fclose(f) != 0) { std::remove(tmp.c_str()); throw Error(path, "close failed"); }
+    if (std::fclose(f) != 0) {
+        std::remove(tmp.c_str());
+        throw Error(path, "close failed");
+    }
     if (std::rename(tmp.c_str(), path.c_str()) != 0) {
         int err = errno;
         std::remove(tmp.c_str());
@@ -263,4 +275,4 @@ void Writer::write(const std::string& path) const {
     }
 }
 
-} // namespace cairn::gguf
+}  // namespace cairn::gguf

@@ -34,8 +34,9 @@ void HybridMemory::truncate(int64_t n) {
         return;
     }
     if (n != 0)
-        throw Error("hybrid memory", "cannot rewind the recurrent layers from " + std::to_string(size_) + " to " +
-                                         std::to_string(n) + " positions (restore a checkpoint instead)");
+        throw Error("hybrid memory",
+                    "cannot rewind the recurrent layers from " + std::to_string(size_) + " to " + std::to_string(n) +
+                        " positions (restore a checkpoint instead)");
     if (kv_) kv_->truncate(0);
     if (rec_) rec_->reset();
     size_ = 0;
@@ -67,8 +68,9 @@ void HybridMemory::restoreCheckpoint(const Memory& checkpoint) {
         throw Error("hybrid memory", "the checkpoint belongs to another memory");
     if (checkpoint_) throw Error("hybrid memory", "a checkpoint cannot restore another");
     if (c->size_ > size_)
-        throw Error("hybrid memory", "checkpoint at position " + std::to_string(c->size_) + " lies beyond the " +
-                                         std::to_string(size_) + " positions held");
+        throw Error("hybrid memory",
+                    "checkpoint at position " + std::to_string(c->size_) + " lies beyond the " + std::to_string(size_) +
+                        " positions held");
     if (rec_) rec_->restoreCheckpoint(*c->rec_);
     if (kv_) kv_->truncate(c->size_);
     size_ = c->size_;
@@ -95,8 +97,9 @@ std::vector<StateTensor> HybridMemory::state() {
 
 void HybridMemory::resizeForRestore(int64_t n) {
     if (n < 0 || n > capacity_)
-        throw Error("hybrid memory", "cannot restore " + std::to_string(n) + " positions into a context of " +
-                                         std::to_string(capacity_));
+        throw Error("hybrid memory",
+                    "cannot restore " + std::to_string(n) + " positions into a context of " +
+                        std::to_string(capacity_));
     if (kv_) kv_->resizeForRestore(n);
     if (rec_) rec_->resizeForRestore(n);
     size_ = n;
@@ -110,4 +113,4 @@ void HybridMemory::advance(int64_t n) {
     size_ += n;
 }
 
-} // namespace cairn::memory
+}  // namespace cairn::memory

@@ -22,7 +22,7 @@ namespace cairn::memory {
 struct HybridShape {
     std::vector<bool> attention;  // per model layer: attention (true) or recurrent
     int64_t kvHeads = 0, keyDim = 0, valueDim = 0;
-    RecurrentShape recurrent;     // its `layers` is ignored: the count of recurrent layers is used
+    RecurrentShape recurrent;  // its `layers` is ignored: the count of recurrent layers is used
 };
 
 class HybridMemory final : public Memory {
@@ -42,7 +42,7 @@ public:
 
     int64_t layers() const { return int64_t(index_.size()); }
     bool isAttention(int64_t layer) const { return attention_[size_t(layer)]; }
-    int64_t kvIndex(int64_t layer) const { return index_[size_t(layer)]; }         // attention layers
+    int64_t kvIndex(int64_t layer) const { return index_[size_t(layer)]; }  // attention layers
     int64_t recurrentIndex(int64_t layer) const { return index_[size_t(layer)]; }  // recurrent layers
     bool isCheckpoint() const { return checkpoint_; }
     // Only when the model has layers of that kind (and, for kv(), not in a checkpoint).
@@ -60,12 +60,12 @@ private:
 
     HybridShape shape_;
     std::vector<bool> attention_;
-    std::vector<int64_t> index_;        // model layer → index within its kind
+    std::vector<int64_t> index_;  // model layer → index within its kind
     std::vector<int64_t> kvLayers_, recLayers_;  // index within a kind → model layer
     int64_t capacity_ = 0, size_ = 0;
     bool checkpoint_ = false;
-    std::unique_ptr<KvCache> kv_;          // null in a checkpoint or without attention layers
+    std::unique_ptr<KvCache> kv_;  // null in a checkpoint or without attention layers
     std::unique_ptr<RecurrentState> rec_;  // null without recurrent layers
 };
 
-} // namespace cairn::memory
+}  // namespace cairn::memory

@@ -12,25 +12,27 @@ namespace cairn::memory {
 
 KvCache::KvCache(int64_t layers, int64_t kvHeads, int64_t keyDim, int64_t valueDim, int64_t capacity, KvType type)
     : layers_(layers), kvHeads_(kvHeads), keyDim_(keyDim), valueDim_(valueDim), capacity_(capacity), type_(type) {
-    if (layers <= 0 || kvHeads <= 0 || keyDim <= 0 || valueDim <= 0)
-        throw Error("kv cache", "invalid geometry");
+    if (layers <= 0 || kvHeads <= 0 || keyDim <= 0 || valueDim <= 0) throw Error("kv cache", "invalid geometry");
     if (capacity <= 0 || capacity > (int64_t(1) << 24))
         throw Error("kv cache", "context size " + std::to_string(capacity) + " is out of range (1 … 16777216)");
     kRow_ = size_t(keyDim) * elementBytes();
     vRow_ = size_t(valueDim) * elementBytes();
     const double total = double(layers) * double(kvHeads) * double(capacity) * double(kRow_ + vRow_);
-    if (total > double(uint64_t(1) << 40)) throw Error("kv cache", "context size " + std::to_string(capacity) + " needs too much memory");
+    if (total > double(uint64_t(1) << 40))
+        throw Error("kv cache", "context size " + std::to_string(capacity) + " needs too much memory");
     vBase_ = size_t(layers * kvHeads * capacity) * kRow_;
     totalBytes_ = vBase_ + size_t(layers * kvHeads * capacity) * vRow_;
     data_.reset(new (std::nothrow) uint8_t[totalBytes_]);
     if (!data_)
-        throw Error("kv cache", "cannot allocate " + std::to_string(totalBytes_ >> 20) + " MiB for a context of " +
-                                    std::to_string(capacity) + " tokens");
+        throw Error("kv cache",
+                    "cannot allocate " + std::to_string(totalBytes_ >> 20) + " MiB for a context of " +
+                        std::to_string(capacity) + " tokens");
 }
 
 void KvCache::truncate(int64_t n) {
     if (n < 0 || n > size_)
-        throw Error("kv cache", "cannot truncate to " + std::to_string(n) + " positions (holds " + std::to_string(size_) + ")");
+        throw Error("kv cache",
+                    "cannot truncate to " + std::to_string(n) + " positions (holds " + std::to_string(size_) + ")");
     size_ = n;
 }
 
@@ -66,8 +68,9 @@ std::vector<StateTensor> KvCache::state() {
 
 void KvCache::resizeForRestore(int64_t n) {
     if (n < 0 || n > capacity_)
-        throw Error("kv cache", "cannot restore " + std::to_string(n) + " positions into a context of " +
-                                    std::to_string(capacity_));
+        throw Error("kv cache",
+                    "cannot restore " + std::to_string(n) + " positions into a context of " +
+                        std::to_string(capacity_));
     size_ = n;
 }
 
@@ -93,4 +96,4 @@ void KvCache::advance(int64_t n) {
     size_ += n;
 }
 
-} // namespace cairn::memory
+}  // namespace cairn::memory

@@ -41,9 +41,7 @@ public:
     void advance(int64_t n);
 
 private:
-    size_t kOffset(int64_t layer, int64_t head) const {
-        return size_t((layer * kvHeads_ + head) * capacity_) * kRow_;
-    }
+    size_t kOffset(int64_t layer, int64_t head) const { return size_t((layer * kvHeads_ + head) * capacity_) * kRow_; }
     size_t vOffset(int64_t layer, int64_t head) const {
         return vBase_ + size_t((layer * kvHeads_ + head) * capacity_) * vRow_;
     }
@@ -56,4 +54,4 @@ private:
     std::unique_ptr<uint8_t[]> data_;  // not value-initialised: untouched pages cost no RAM
 };
 
-} // namespace cairn::memory
+}  // namespace cairn::memory

@@ -12,13 +12,12 @@ namespace cairn::memory {
 namespace {
 // Refuse shapes whose state would be absurd (corrupt metadata), before allocating.
 constexpr int64_t kMaxStateFloats = int64_t(1) << 31;
-}
+}  // namespace
 
 RecurrentState::RecurrentState(const RecurrentShape& shape) : shape_(shape) {
     const auto& s = shape;
     if (s.layers <= 0 || s.channels <= 0 || s.convWidth < 0 || s.stateSize < 0 || s.convWidth + s.stateSize == 0 ||
-        s.lanes <= 0 || s.lanes > 64 ||
-        s.convChannels < 0)
+        s.lanes <= 0 || s.lanes > 64 || s.convChannels < 0)
         throw Error("recurrent state", "invalid shape");
     const int64_t padded = s.blocks() * s.lanes, convPadded = s.convBlocks() * s.lanes;
     if (padded > kMaxStateFloats || convPadded > kMaxStateFloats || s.stateSize > kMaxStateFloats / padded ||
@@ -37,8 +36,9 @@ void RecurrentState::truncate(int64_t n) {
         reset();
         return;
     }
-    throw Error("recurrent state", "cannot rewind a recurrent state from " + std::to_string(size_) +
-                                       " to " + std::to_string(n) + " positions (restore a checkpoint instead)");
+    throw Error("recurrent state",
+                "cannot rewind a recurrent state from " + std::to_string(size_) + " to " + std::to_string(n) +
+                    " positions (restore a checkpoint instead)");
 }
 
 std::unique_ptr<Memory> RecurrentState::clone() const { return std::make_unique<RecurrentState>(*this); }
@@ -86,4 +86,4 @@ void RecurrentState::resizeForRestore(int64_t n) {
     size_ = n;
 }
 
-} // namespace cairn::memory
+}  // namespace cairn::memory

@@ -13,10 +13,10 @@ namespace cairn::memory {
 
 struct RecurrentShape {
     int64_t layers = 0;
-    int64_t channels = 0;   // d_inner
+    int64_t channels = 0;  // d_inner
     int64_t convWidth = 0;  // d_conv - 1: previous inputs each channel's conv1d still needs
     int64_t stateSize = 0;  // d_state (0: a conv-only layer, e.g. LFM2's short conv)
-    int64_t lanes = 1;      // channel interleave of the layout (the kernels' SIMD lanes; 1 = plain)
+    int64_t lanes = 1;  // channel interleave of the layout (the kernels' SIMD lanes; 1 = plain)
     int64_t convChannels = 0;  // channels of the conv when they differ from the scan's (Mamba-2: x, B, C); 0 = channels
 
     int64_t blocks() const { return (channels + lanes - 1) / lanes; }
@@ -28,9 +28,9 @@ public:
     explicit RecurrentState(const RecurrentShape& shape);
 
     int64_t size() const override { return size_; }
-    int64_t capacity() const override;      // unbounded: the state never grows
+    int64_t capacity() const override;  // unbounded: the state never grows
     bool canTruncate() const override { return false; }
-    void truncate(int64_t n) override;      // only n == size() (no-op) or n == 0 (reset)
+    void truncate(int64_t n) override;  // only n == size() (no-op) or n == 0 (reset)
     std::unique_ptr<Memory> clone() const override;
     void restoreCheckpoint(const Memory& checkpoint) override;  // a copy of an equal-shaped state
     size_t bytes() const override { return (conv_.size() + ssm_.size()) * sizeof(float); }
@@ -65,7 +65,7 @@ private:
     RecurrentShape shape_;
     int64_t size_ = 0;
     std::vector<float> conv_;  // [layers][convBlocks][convWidth][lanes]
-    std::vector<float> ssm_;   // [layers][blocks][stateSize][lanes]
+    std::vector<float> ssm_;  // [layers][blocks][stateSize][lanes]
 };
 
-} // namespace cairn::memory
+}  // namespace cairn::memory

@@ -23,4 +23,4 @@ std::unique_ptr<Model> loadGemma3(std::unique_ptr<gguf::File> file);
 std::unique_ptr<Model> loadPhi3(std::unique_ptr<gguf::File> file);
 std::unique_ptr<Model> loadSmolLm3(std::unique_ptr<gguf::File> file);
 
-} // namespace cairn::model
+}  // namespace cairn::model

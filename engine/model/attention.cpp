@@ -56,4 +56,4 @@ void attention(const memory::KvCache& cache, int64_t layer, const AttentionShape
     });
 }
 
-} // namespace cairn::model
+}  // namespace cairn::model

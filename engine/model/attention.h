@@ -27,4 +27,4 @@ struct AttentionShape {
 void attention(const memory::KvCache& cache, int64_t layer, const AttentionShape& shape, const float* q, int64_t ldq,
                int64_t nTokens, int64_t pos0, float* out, int64_t ldo, ExecContext& ctx);
 
-} // namespace cairn::model
+}  // namespace cairn::model

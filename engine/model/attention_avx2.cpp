@@ -11,9 +11,9 @@ namespace {
 template <bool F16>
 inline __m256 load8(const uint8_t* row, int64_t d) {
     if constexpr (F16)
-        return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(reinterpret_cast<const uint16_t*>(row) + d)));
-    else
-        return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + d);
+        return _mm256_cvtph_ps(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(reinterpret_cast<const uint16_t*>(row) + d)));
+    else return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + d);
 }
 
 // Elements [d, end) of a row into 16 zero-padded floats (the last, partial chunk).
@@ -42,7 +42,8 @@ inline __m128 reduce16x4(const __m256* lo, const __m256* hi) {
                              _mm256_permute2f128_ps(s8[2 * p], s8[2 * p + 1], 0x31));
     const __m256d x = _mm256_castps_pd(c[0]), y = _mm256_castps_pd(c[1]);
     // [s2a, s2b of key 0, of key 2 | of key 1, of key 3]
-    const __m256 e = _mm256_add_ps(_mm256_castpd_ps(_mm256_unpacklo_pd(x, y)), _mm256_castpd_ps(_mm256_unpackhi_pd(x, y)));
+    const __m256 e =
+        _mm256_add_ps(_mm256_castpd_ps(_mm256_unpacklo_pd(x, y)), _mm256_castpd_ps(_mm256_unpackhi_pd(x, y)));
     const __m256 r = _mm256_hadd_ps(e, e);  // [k0, k2, k0, k2 | k1, k3, k1, k3]
     return _mm_unpacklo_ps(_mm256_castps256_ps128(r), _mm256_extractf128_ps(r, 1));
 }
@@ -220,8 +221,8 @@ void accumulate(const float* const* w, int heads, const uint8_t* values, bool f1
 
 const Kernels kAvx2{"avx2", scores, maxOf, expSum, normalize, accumulate};
 
-} // namespace
+}  // namespace
 
 const Kernels* avx2Kernels() { return &kAvx2; }
 
-} // namespace cairn::model::attn
+}  // namespace cairn::model::attn

@@ -19,10 +19,8 @@ inline __mmask16 maskOf(int64_t k) { return k >= 16 ? __mmask16(0xffff) : __mmas
 
 template <bool F16>
 inline __m512 load16(const uint8_t* row, int64_t d, __mmask16 m) {
-    if constexpr (F16)
-        return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, reinterpret_cast<const uint16_t*>(row) + d));
-    else
-        return _mm512_maskz_loadu_ps(m, reinterpret_cast<const float*>(row) + d);
+    if constexpr (F16) return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, reinterpret_cast<const uint16_t*>(row) + d));
+    else return _mm512_maskz_loadu_ps(m, reinterpret_cast<const float*>(row) + d);
 }
 
 // Lane i of the result: reduce16(a[i]) with the tree of attention_kernels.h
@@ -206,8 +204,8 @@ void accumulate(const float* const* w, int heads, const uint8_t* values, bool f1
 
 const Kernels kAvx512{"avx512", scores, maxOf, expSum, normalize, accumulate};
 
-} // namespace
+}  // namespace
 
 const Kernels* avx512Kernels() { return &kAvx512; }
 
-} // namespace cairn::model::attn
+}  // namespace cairn::model::attn

@@ -51,7 +51,7 @@ static inline float reduce16(const float* a) {
 // Below -87 (weights under 1.7e-38, nothing next to the max's 1) it is 0.
 constexpr float kExpLog2e = 1.44269504088896341f;
 constexpr float kExpRound = 12582912.0f;  // 1.5·2^23: adding it rounds to an integer (nearest even)
-constexpr float kExpC1 = 0.693359375f;    // ln2 = C1 - C2, C1 exact in few bits
+constexpr float kExpC1 = 0.693359375f;  // ln2 = C1 - C2, C1 exact in few bits
 constexpr float kExpC2 = -2.12194440e-4f;
 constexpr float kExpP0 = 1.9875691500e-4f, kExpP1 = 1.3981999507e-3f, kExpP2 = 8.3334519073e-3f,
                 kExpP3 = 4.1665795894e-2f, kExpP4 = 1.6666665459e-1f, kExpP5 = 5.0000001201e-1f;
@@ -95,7 +95,8 @@ static inline void accumulateColumns(const float* const* w, const uint8_t* value
     for (int h = 0; h < H; ++h)
         for (int64_t d = from; d < dim; ++d) {
             float acc = 0.0f;
-            for (int64_t j = 0; j < n; ++j) acc = fmaf32(w[h][j], cachedValue<F16>(values + size_t(j) * rowBytes, d), acc);
+            for (int64_t j = 0; j < n; ++j)
+                acc = fmaf32(w[h][j], cachedValue<F16>(values + size_t(j) * rowBytes, d), acc);
             o[h][d] = acc;
         }
 }
@@ -142,8 +143,8 @@ struct Kernels {
     const char* name;
     // For each of `heads` (1 … kMaxHeads) queries of the same KV head:
     // s[h][j] = reduce16(q[h]·k_j lanes) * scale, j in [0, n).
-    void (*scores)(const float* const* q, int heads, const uint8_t* keys, bool f16, int64_t n, int64_t dim,
-                   float scale, float* const* s);
+    void (*scores)(const float* const* q, int heads, const uint8_t* keys, bool f16, int64_t n, int64_t dim, float scale,
+                   float* const* s);
     // max_j s[j]
     float (*maxOf)(const float* s, int64_t n);
     // s[j] = expCanonical(s[j] - max) in place; returns their canonical sum
@@ -158,13 +159,13 @@ struct Kernels {
 };
 
 const Kernels& scalarKernels();
-const Kernels* avx2Kernels();    // nullptr when not compiled in
+const Kernels* avx2Kernels();  // nullptr when not compiled in
 const Kernels* avx512Kernels();  // nullptr when not compiled in
-const Kernels* neonKernels();    // nullptr when not compiled in
+const Kernels* neonKernels();  // nullptr when not compiled in
 
 // The path matching the matmul kernels' base path (tensor::kernelPath(): the
 // CAIRN_KERNELS variable, forceKernelPath or the best the CPU runs). An applied
 // KernelChoice (the calibration) moves matmul only: attention is not measured.
 const Kernels& activeKernels();
 
-} // namespace cairn::model::attn
+}  // namespace cairn::model::attn

@@ -10,10 +10,8 @@ namespace {
 
 template <bool F16>
 inline float32x4_t load4(const uint8_t* row, int64_t d) {
-    if constexpr (F16)
-        return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(reinterpret_cast<const uint16_t*>(row) + d)));
-    else
-        return vld1q_f32(reinterpret_cast<const float*>(row) + d);
+    if constexpr (F16) return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(reinterpret_cast<const uint16_t*>(row) + d)));
+    else return vld1q_f32(reinterpret_cast<const float*>(row) + d);
 }
 
 // For H queries sharing each key row (loaded and converted once for all).
@@ -35,7 +33,8 @@ void scoresT(const float* const* q, const uint8_t* keys, int64_t n, int64_t dim,
         for (int h = 0; h < H; ++h) {
             float lanes[16];
             for (int c = 0; c < 4; ++c) vst1q_f32(lanes + 4 * c, acc[h][c]);
-            for (int64_t d = full; d < dim; ++d) lanes[d & 15] = fmaf32(q[h][d], cachedValue<F16>(row, d), lanes[d & 15]);
+            for (int64_t d = full; d < dim; ++d)
+                lanes[d & 15] = fmaf32(q[h][d], cachedValue<F16>(row, d), lanes[d & 15]);
             s[h][j] = reduce16(lanes) * scale;
         }
     }
@@ -151,8 +150,8 @@ void accumulate(const float* const* w, int heads, const uint8_t* values, bool f1
 
 const Kernels kNeon{"neon", scores, maxOf, expSum, normalize, accumulate};
 
-} // namespace
+}  // namespace
 
 const Kernels* neonKernels() { return &kNeon; }
 
-} // namespace cairn::model::attn
+}  // namespace cairn::model::attn

@@ -81,7 +81,7 @@ void accumulate(const float* const* w, int heads, const uint8_t* values, bool f1
 
 const Kernels kScalar{"scalar", scores, maxOf, expSum, normalize, accumulate};
 
-} // namespace
+}  // namespace
 
 #if !(defined(__x86_64__) || defined(_M_X64))
 const Kernels* avx2Kernels() { return nullptr; }
@@ -107,4 +107,4 @@ const Kernels& activeKernels() {
     return kScalar;
 }
 
-} // namespace cairn::model::attn
+}  // namespace cairn::model::attn

@@ -54,7 +54,7 @@ void headStep(const DeltaNetInputs& in, int64_t t, int64_t j, float* S, float* q
     for (int64_t b = 0; b < dv; ++b) yt[b] = o[b] * silu(z[b]);
 }
 
-} // namespace
+}  // namespace
 
 void gatedDeltaRule(const DeltaNetInputs& in, float* state, float* y, int64_t ldy, ExecContext& ctx) {
     if (in.tokens <= 0) return;
@@ -69,4 +69,4 @@ void gatedDeltaRule(const DeltaNetInputs& in, float* state, float* y, int64_t ld
     });
 }
 
-} // namespace cairn::model
+}  // namespace cairn::model

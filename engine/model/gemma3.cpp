@@ -65,8 +65,9 @@ public:
         c.heads = intInRange(f, a + "attention.head_count", 1, kMaxHeads);
         c.kvHeads = intInRange(f, a + "attention.head_count_kv", c.heads, 1, c.heads);
         if (c.heads % c.kvHeads)
-            throw Error("model", a + "attention.head_count " + std::to_string(c.heads) + " is not a multiple of " + a +
-                                     "attention.head_count_kv " + std::to_string(c.kvHeads));
+            throw Error("model",
+                        a + "attention.head_count " + std::to_string(c.heads) + " is not a multiple of " + a +
+                            "attention.head_count_kv " + std::to_string(c.kvHeads));
         c.headDim = intInRange(f, a + "attention.key_length", std::max<int64_t>(1, e_ / c.heads), 1, kMaxHeadSize);
         if (intInRange(f, a + "attention.value_length", c.headDim, 1, kMaxHeadSize) != c.headDim)
             throw Error("model", a + "attention.value_length differs from " + a + "attention.key_length");
@@ -77,8 +78,9 @@ public:
         RopeConfig global;
         global.dims = intInRange(f, a + "rope.dimension_count", c.headDim, 2, c.headDim);
         if (global.dims % 2)
-            throw Error("model", "metadata key " + a + "rope.dimension_count is " + std::to_string(global.dims) +
-                                     "; expected an even number");
+            throw Error("model",
+                        "metadata key " + a + "rope.dimension_count is " + std::to_string(global.dims) +
+                            "; expected an even number");
         global.neox = true;
         const int64_t trained = intInRange(f, a + "context_length", 0, 0, kMaxContext);
         global.base = floatAbove(f, a + "rope.freq_base", 1000000.0, 1.0);
@@ -125,7 +127,7 @@ public:
 
     std::unique_ptr<Memory> newMemory(const MemoryOptions& options) const override {
         return std::make_unique<memory::KvCache>(int64_t(layers_.size()), globalAttn_.kvHeads, globalAttn_.headDim,
-                                         globalAttn_.headDim, options.contextSize, options.kvType);
+                                                 globalAttn_.headDim, options.contextSize, options.kvType);
     }
 
     void forward(Memory& mem, std::span<const int32_t> tokens, bool allLogits, float* logits,
@@ -138,8 +140,9 @@ public:
         if (T == 0) return;
         const int64_t pos0 = cache->size(), e = e_;
         if (pos0 + T > cache->capacity())
-            throw Error("model", "context is full: " + std::to_string(pos0) + " + " + std::to_string(T) +
-                                     " tokens exceed the context size of " + std::to_string(cache->capacity()));
+            throw Error("model",
+                        "context is full: " + std::to_string(pos0) + " + " + std::to_string(T) +
+                            " tokens exceed the context size of " + std::to_string(cache->capacity()));
 
         std::vector<float> x(size_t(T * e)), xn(size_t(T * e)), out(size_t(T * e));
         embedTokens(*head_.tokenEmbd, tokens, x.data(), e);
@@ -155,11 +158,14 @@ public:
 
         for (int64_t l = 0; l < int64_t(layers_.size()); ++l) {
             const Gemma3Layer& L = layers_[size_t(l)];
-            forEachPosition(T, ctx, [&](int64_t t) { rmsNorm(&x[size_t(t * e)], L.attnNorm.data(), &xn[size_t(t * e)], e, eps_); });
+            forEachPosition(
+                T, ctx, [&](int64_t t) { rmsNorm(&x[size_t(t * e)], L.attnNorm.data(), &xn[size_t(t * e)], e, eps_); });
             if (L.local)
-                hybridAttention(localAttn_, L.attn, *cache, l, xn.data(), e, T, pos0, cosL.data(), sinL.data(), out.data(), ctx);
+                hybridAttention(localAttn_, L.attn, *cache, l, xn.data(), e, T, pos0, cosL.data(), sinL.data(),
+                                out.data(), ctx);
             else
-                hybridAttention(globalAttn_, L.attn, *cache, l, xn.data(), e, T, pos0, cosG.data(), sinG.data(), out.data(), ctx);
+                hybridAttention(globalAttn_, L.attn, *cache, l, xn.data(), e, T, pos0, cosG.data(), sinG.data(),
+                                out.data(), ctx);
             forEachPosition(T, ctx, [&](int64_t t) {
                 float* o = &out[size_t(t * e)];
                 rmsNorm(o, L.postAttnNorm.data(), o, e, eps_);
@@ -193,8 +199,10 @@ private:
     std::vector<Gemma3Layer> layers_;
 };
 
-} // namespace
+}  // namespace
 
-std::unique_ptr<Model> loadGemma3(std::unique_ptr<gguf::File> file) { return std::make_unique<Gemma3Model>(std::move(file)); }
+std::unique_ptr<Model> loadGemma3(std::unique_ptr<gguf::File> file) {
+    return std::make_unique<Gemma3Model>(std::move(file));
+}
 
-} // namespace cairn::model
+}  // namespace cairn::model

@@ -11,8 +11,8 @@
 #include "model/architectures.h"
 #include "model/hybrid_model.h"
 #include "model/hyperparameters.h"
-#include "model/ops.h"
 #include "model/mamba2.h"
+#include "model/ops.h"
 
 #include <cmath>
 #include <memory>
@@ -47,8 +47,8 @@ public:
                 RopeConfig r;
                 r.dims = f.getInt(a + "rope.dimension_count", attn_.headDim);
                 if (r.dims <= 0 || r.dims > attn_.headDim || r.dims % 2)
-                    throw Error("model", a + "rope.dimension_count " + std::to_string(r.dims) +
-                                             " does not fit the head size");
+                    throw Error("model",
+                                a + "rope.dimension_count " + std::to_string(r.dims) + " does not fit the head size");
                 r.neox = false;
                 r.base = floatAbove(f, a + "rope.freq_base", 10000.0, 1.0);
                 rope_ = std::make_unique<Rope>(r);
@@ -86,10 +86,10 @@ private:
     std::vector<Mamba2Layer> mixers_;  // per layer; empty for attention layers
 };
 
-} // namespace
+}  // namespace
 
 std::unique_ptr<Model> loadGraniteHybrid(std::unique_ptr<gguf::File> file) {
     return std::make_unique<GraniteHybridModel>(std::move(file));
 }
 
-} // namespace cairn::model
+}  // namespace cairn::model

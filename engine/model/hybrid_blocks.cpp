@@ -18,14 +18,17 @@ std::vector<int64_t> perLayerInt(const gguf::File& f, const std::string& key, in
         if (v->elementType() == gguf::ValueType::String || v->elementType() == gguf::ValueType::Array)
             throw Error("model", "metadata key " + key + " must hold integers");
         if (int64_t(v->size()) != layers)
-            throw Error("model", "metadata key " + key + " has " + std::to_string(v->size()) + " values for " +
-                                     std::to_string(layers) + " layers");
+            throw Error("model",
+                        "metadata key " + key + " has " + std::to_string(v->size()) + " values for " +
+                            std::to_string(layers) + " layers");
         for (double d : v->numbers()) {
-            if (d != std::floor(d) || d < 0 || d > 1e6) throw Error("model", "metadata key " + key + " holds a value that is not a count");
+            if (d != std::floor(d) || d < 0 || d > 1e6)
+                throw Error("model", "metadata key " + key + " holds a value that is not a count");
             out.push_back(int64_t(d));
         }
     } else {
-        if (!v->isInteger() || v->asInt() < 0) throw Error("model", "metadata key " + key + " must be a count per layer");
+        if (!v->isInteger() || v->asInt() < 0)
+            throw Error("model", "metadata key " + key + " must be a count per layer");
         out.assign(size_t(layers), v->asInt());
     }
     return out;
@@ -106,7 +109,8 @@ void feedForward(const FeedForwardWeights& w, const float* xn, int64_t e, int64_
     tensor::matmul(w.gate, xn, e, T, gate.data(), ff, ctx);
     tensor::matmul(w.up, xn, e, T, up.data(), ff, ctx);
     auto* gated = act == GatedActivation::GeluTanh ? geglu : swiglu;
-    forEachPosition(T, ctx, [&](int64_t t) { gated(&gate[size_t(t * ff)], &up[size_t(t * ff)], &gate[size_t(t * ff)], ff); });
+    forEachPosition(T, ctx,
+                    [&](int64_t t) { gated(&gate[size_t(t * ff)], &up[size_t(t * ff)], &gate[size_t(t * ff)], ff); });
     tensor::matmul(w.down, gate.data(), ff, T, out, e, ctx);
 }
 
@@ -125,14 +129,16 @@ HybridChunk beginHybridChunk(Memory& mem, const memory::HybridShape& shape, int6
     memory::HybridMemory& m = hybridMemoryOf(mem, shape);
     const int64_t pos0 = m.size();
     if (pos0 + T > m.capacity())
-        throw Error("model", "context is full: " + std::to_string(pos0) + " + " + std::to_string(T) +
-                                 " tokens exceed the context size of " + std::to_string(m.capacity()));
+        throw Error("model",
+                    "context is full: " + std::to_string(pos0) + " + " + std::to_string(T) +
+                        " tokens exceed the context size of " + std::to_string(m.capacity()));
     HybridChunk c{m, pos0, {}, {}};
     const int64_t pairs = rope ? rope->config().dims / 2 : 0;
     c.cos.resize(size_t(T * pairs));
     c.sin.resize(size_t(T * pairs));
-    for (int64_t t = 0; rope && t < T; ++t) rope->angles(pos0 + t, &c.cos[size_t(t * pairs)], &c.sin[size_t(t * pairs)]);
+    for (int64_t t = 0; rope && t < T; ++t)
+        rope->angles(pos0 + t, &c.cos[size_t(t * pairs)], &c.sin[size_t(t * pairs)]);
     return c;
 }
 
-} // namespace cairn::model
+}  // namespace cairn::model

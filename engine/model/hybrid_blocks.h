@@ -29,13 +29,13 @@ std::vector<int64_t> perLayerInt(const gguf::File& f, const std::string& key, in
 
 struct HybridAttentionConfig {
     int64_t heads = 0, kvHeads = 0, headDim = 0;
-    float scale = 1.0f;       // applied to q·k
-    float eps = 1e-5f;        // of the q/k norms
-    bool qkNorm = false;      // per-head RMSNorm of q and k (one headDim weight shared by the heads)
+    float scale = 1.0f;  // applied to q·k
+    float eps = 1e-5f;  // of the q/k norms
+    bool qkNorm = false;  // per-head RMSNorm of q and k (one headDim weight shared by the heads)
     bool outputGate = false;  // attn_q holds per head headDim query rows then headDim gate rows;
-                              // the output is o ⊙ sigmoid(gate) (Qwen3.5)
+        // the output is o ⊙ sigmoid(gate) (Qwen3.5)
     const Rope* rope = nullptr;  // null: no position embedding (Granite 4.0-H)
-    int64_t window = 0;          // > 0: sliding-window attention over the last `window` positions (Gemma 3)
+    int64_t window = 0;  // > 0: sliding-window attention over the last `window` positions (Gemma 3)
 };
 
 struct HybridAttentionWeights {
@@ -82,4 +82,4 @@ HybridChunk beginHybridChunk(Memory& mem, const memory::HybridShape& shape, int6
 // Runs fn(t) for every position of the chunk, split over the threads.
 void forEachPosition(int64_t T, ExecContext& ctx, const std::function<void(int64_t)>& fn);
 
-} // namespace cairn::model
+}  // namespace cairn::model

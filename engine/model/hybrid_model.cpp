@@ -11,7 +11,7 @@ void scaleRows(float* x, int64_t n, float s) {
     for (int64_t i = 0; i < n; ++i) x[i] *= s;
 }
 
-} // namespace
+}  // namespace
 
 void HybridModel::readCommon(const std::string& arch, double defaultEps) {
     const gguf::File& f = *file_;
@@ -46,8 +46,9 @@ bool HybridModel::readLayerKindsFromKvHeads(const std::string& arch, int64_t lay
     }
     if (attn_.heads > 0 &&
         (attn_.heads > 4096 || attn_.kvHeads > attn_.heads || attn_.heads % attn_.kvHeads || e_ % attn_.heads))
-        throw Error("model", a + "attention.head_count " + std::to_string(attn_.heads) + " / head_count_kv " +
-                                 std::to_string(attn_.kvHeads) + " do not fit embedding_length " + std::to_string(e_));
+        throw Error("model",
+                    a + "attention.head_count " + std::to_string(attn_.heads) + " / head_count_kv " +
+                        std::to_string(attn_.kvHeads) + " do not fit embedding_length " + std::to_string(e_));
     return anyRecurrent;
 }
 
@@ -91,12 +92,12 @@ void HybridModel::forward(Memory& mem, std::span<const int32_t> tokens, bool all
     };
     for (int64_t l = 0; l < int64_t(layers_.size()); ++l) {
         const Layer& L = layers_[size_t(l)];
-        forEachPosition(T, ctx, [&](int64_t t) { rmsNorm(&x[size_t(t * e)], L.attnNorm.data(), &xn[size_t(t * e)], e, eps_); });
+        forEachPosition(T, ctx,
+                        [&](int64_t t) { rmsNorm(&x[size_t(t * e)], L.attnNorm.data(), &xn[size_t(t * e)], e, eps_); });
         if (L.attention)
             hybridAttention(attn_, L.attn, m.kv(), m.kvIndex(l), xn.data(), e, T, chunk.pos0, chunk.cos.data(),
                             chunk.sin.data(), out.data(), ctx);
-        else
-            recurrentMix(l, m, xn.data(), T, out.data(), ctx);
+        else recurrentMix(l, m, xn.data(), T, out.data(), ctx);
         forEachPosition(T, ctx, [&](int64_t t) {
             addBranch(t);
             rmsNorm(&x[size_t(t * e)], L.ffnNorm.data(), &xn[size_t(t * e)], e, eps_);
@@ -112,4 +113,4 @@ void HybridModel::forward(Memory& mem, std::span<const int32_t> tokens, bool all
     if (logitFactor_ != 0.0f) scaleRows(logits, (T - first) * head_.vocab, logitFactor_);
 }
 
-} // namespace cairn::model
+}  // namespace cairn::model

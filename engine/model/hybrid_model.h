@@ -63,4 +63,4 @@ protected:
     std::vector<Layer> layers_;
 };
 
-} // namespace cairn::model
+}  // namespace cairn::model

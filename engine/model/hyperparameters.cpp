@@ -27,7 +27,7 @@ double readNumber(const gguf::File& f, const std::string& key, double fallback) 
     return v->asFloat();
 }
 
-} // namespace
+}  // namespace
 
 double floatAbove(const gguf::File& f, const std::string& key, double fallback, double above) {
     const double v = readNumber(f, key, fallback);
@@ -66,8 +66,9 @@ int64_t intInRange(const gguf::File& f, const std::string& key, int64_t fallback
 void requirePositiveFinite(std::span<const float> values, const std::string& tensor) {
     for (size_t i = 0; i < values.size(); ++i)
         if (!std::isfinite(values[i]) || !(values[i] > 0))
-            throw Error("model", "tensor " + tensor + " value " + std::to_string(i) + " is " + number(values[i]) +
-                                     "; expected a finite number above 0");
+            throw Error("model",
+                        "tensor " + tensor + " value " + std::to_string(i) + " is " + number(values[i]) +
+                            "; expected a finite number above 0");
 }
 
 void readRopeScaling(const gguf::File& f, const std::string& a, int64_t trainedContext, RopeConfig& r) {
@@ -100,4 +101,4 @@ void readRopeScaling(const gguf::File& f, const std::string& a, int64_t trainedC
     }
 }
 
-} // namespace cairn::model
+}  // namespace cairn::model

@@ -43,4 +43,4 @@ constexpr int64_t kMaxHeads = 4096;
 constexpr int64_t kMaxHeadSize = 4096;
 constexpr int64_t kMaxContext = int64_t(1) << 30;
 
-} // namespace cairn::model
+}  // namespace cairn::model

@@ -36,8 +36,9 @@ public:
         const int64_t layers = intInRange(f, a + "block_count", 1, kMaxLayers);
         lCache_ = requiredInt(f, a + "shortconv.l_cache");
         if (lCache_ < 2 || lCache_ > ssm::kMaxConv)
-            throw Error("model", a + "shortconv.l_cache " + std::to_string(lCache_) + " is not supported (2 to " +
-                                     std::to_string(ssm::kMaxConv) + ")");
+            throw Error("model",
+                        a + "shortconv.l_cache " + std::to_string(lCache_) + " is not supported (2 to " +
+                            std::to_string(ssm::kMaxConv) + ")");
 
         readLayerKindsFromKvHeads(arch, layers);
         if (attn_.heads > 0) {
@@ -48,7 +49,8 @@ public:
             RopeConfig r;
             r.dims = f.getInt(a + "rope.dimension_count", attn_.headDim);
             if (r.dims <= 0 || r.dims > attn_.headDim || r.dims % 2)
-                throw Error("model", a + "rope.dimension_count " + std::to_string(r.dims) + " does not fit the head size");
+                throw Error("model",
+                            a + "rope.dimension_count " + std::to_string(r.dims) + " does not fit the head size");
             r.neox = true;
             r.base = floatAbove(f, a + "rope.freq_base", 10000.0, 1.0);
             rope_ = std::make_unique<Rope>(r);
@@ -101,8 +103,10 @@ private:
     std::vector<ShortConvWeights> convs_;  // per layer; empty for attention layers
 };
 
-} // namespace
+}  // namespace
 
-std::unique_ptr<Model> loadLfm2(std::unique_ptr<gguf::File> file) { return std::make_unique<Lfm2Model>(std::move(file)); }
+std::unique_ptr<Model> loadLfm2(std::unique_ptr<gguf::File> file) {
+    return std::make_unique<Lfm2Model>(std::move(file));
+}
 
-} // namespace cairn::model
+}  // namespace cairn::model

@@ -37,11 +37,13 @@ void MambaModel::readParams() {
     p_.eps = normEpsilon(f, a + "attention.layer_norm_rms_epsilon");
     p_.trainedContext = intInRange(f, a + "context_length", 0, 0, kMaxContext);
     if (p_.conv < 1 || p_.conv > ssm::kMaxConv)
-        throw Error("model", "ssm.conv_kernel " + std::to_string(p_.conv) + " is not supported (1 to " +
-                                 std::to_string(ssm::kMaxConv) + ")");
+        throw Error("model",
+                    "ssm.conv_kernel " + std::to_string(p_.conv) + " is not supported (1 to " +
+                        std::to_string(ssm::kMaxConv) + ")");
     if (p_.state < 1 || p_.state > ssm::kMaxState)
-        throw Error("model", "ssm.state_size " + std::to_string(p_.state) + " is not supported (1 to " +
-                                 std::to_string(ssm::kMaxState) + ")");
+        throw Error("model",
+                    "ssm.state_size " + std::to_string(p_.state) + " is not supported (1 to " +
+                        std::to_string(ssm::kMaxState) + ")");
     if (f.getBool(a + "ssm.dt_b_c_rms", false))
         throw Error("model", "ssm.dt_b_c_rms (RMSNorm of dt, B and C, as in Falcon-Mamba) is not supported");
     if (f.getInt(a + "ssm.group_count", 0) > 1)
@@ -75,7 +77,8 @@ void MambaModel::bindTensors() {
 }
 
 std::unique_ptr<Memory> MambaModel::newMemory(const MemoryOptions&) const {
-    return std::make_unique<memory::RecurrentState>(memory::RecurrentShape{p_.layers, p_.inner, p_.conv - 1, p_.state, ssm::kLanes});
+    return std::make_unique<memory::RecurrentState>(
+        memory::RecurrentShape{p_.layers, p_.inner, p_.conv - 1, p_.state, ssm::kLanes});
 }
 
 void MambaModel::forward(Memory& mem, std::span<const int32_t> tokens, bool allLogits, float* logits,
@@ -94,7 +97,9 @@ void MambaModel::forward(Memory& mem, std::span<const int32_t> tokens, bool allL
     embedTokens(*head_.tokenEmbd, tokens, x.data(), e);
 
     auto perToken = [&](const std::function<void(int64_t)>& fn) {
-        ctx.parallelFor(T, 1, [&](int64_t b, int64_t end) { for (int64_t t = b; t < end; ++t) fn(t); });
+        ctx.parallelFor(T, 1, [&](int64_t b, int64_t end) {
+            for (int64_t t = b; t < end; ++t) fn(t);
+        });
     };
 
     for (int64_t l = 0; l < p_.layers; ++l) {
@@ -102,8 +107,8 @@ void MambaModel::forward(Memory& mem, std::span<const int32_t> tokens, bool allL
         perToken([&](int64_t t) { rmsNorm(&x[size_t(t * e)], L.norm.data(), &xn[size_t(t * e)], e, p_.eps); });
         // xz[t] = [x (di) | z (di)]
         tensor::matmul(L.in, xn.data(), e, T, xz.data(), 2 * di, ctx);
-        ssm::conv1dSilu(xz.data(), 2 * di, T, di, p_.conv, L.convW.data(), L.convB.data(), st->conv(l), xc.data(),
-                        di, ctx);
+        ssm::conv1dSilu(xz.data(), 2 * di, T, di, p_.conv, L.convW.data(), L.convB.data(), st->conv(l), xc.data(), di,
+                        ctx);
         // dbl[t] = [dt_low (dtRank) | B (ds) | C (ds)]
         tensor::matmul(L.xProj, xc.data(), di, T, dbl.data(), nx, ctx);
         tensor::matmul(L.dtProj, dbl.data(), nx, T, dt.data(), di, ctx);
@@ -135,4 +140,4 @@ void MambaModel::forward(Memory& mem, std::span<const int32_t> tokens, bool allL
     head_.logits(x.data(), xn.data(), T, allLogits ? 0 : T - 1, e, p_.eps, logits, ctx);
 }
 
-} // namespace cairn::model
+}  // namespace cairn::model

@@ -22,10 +22,12 @@ std::vector<float> perChannel(const std::vector<float>& perHead, int64_t headDim
 }
 
 void perToken(int64_t T, ExecContext& ctx, const std::function<void(int64_t)>& fn) {
-    ctx.parallelFor(T, 1, [&](int64_t b, int64_t end) { for (int64_t t = b; t < end; ++t) fn(t); });
+    ctx.parallelFor(T, 1, [&](int64_t b, int64_t end) {
+        for (int64_t t = b; t < end; ++t) fn(t);
+    });
 }
 
-} // namespace
+}  // namespace
 
 std::unique_ptr<Model> loadMamba2(std::unique_ptr<gguf::File> file) {
     return std::make_unique<Mamba2Model>(std::move(file));
@@ -39,20 +41,23 @@ void readMamba2Params(const gguf::File& f, const std::string& arch, Mamba2Params
     p.heads = intInRange(f, a + "ssm.time_step_rank", 1, p.inner);
     p.groups = intInRange(f, a + "ssm.group_count", 1, p.heads);
     if (p.inner % p.heads || p.heads % p.groups)
-        throw Error("model", "implausible Mamba-2 hyperparameters (" + a + "ssm.inner_size " + std::to_string(p.inner) +
-                                 ", ssm.time_step_rank " + std::to_string(p.heads) + ", ssm.group_count " +
-                                 std::to_string(p.groups) + ")");
+        throw Error("model",
+                    "implausible Mamba-2 hyperparameters (" + a + "ssm.inner_size " + std::to_string(p.inner) +
+                        ", ssm.time_step_rank " + std::to_string(p.heads) + ", ssm.group_count " +
+                        std::to_string(p.groups) + ")");
     if (p.conv < 1 || p.conv > ssm::kMaxConv)
-        throw Error("model", a + "ssm.conv_kernel " + std::to_string(p.conv) + " is not supported (1 to " +
-                                 std::to_string(ssm::kMaxConv) + ")");
+        throw Error("model",
+                    a + "ssm.conv_kernel " + std::to_string(p.conv) + " is not supported (1 to " +
+                        std::to_string(ssm::kMaxConv) + ")");
     if (p.state < 1 || p.state > ssm::kMaxState)
-        throw Error("model", a + "ssm.state_size " + std::to_string(p.state) + " is not supported (1 to " +
-                                 std::to_string(ssm::kMaxState) + ")");
+        throw Error("model",
+                    a + "ssm.state_size " + std::to_string(p.state) + " is not supported (1 to " +
+                        std::to_string(ssm::kMaxState) + ")");
     // Each group's channels are scanned as whole lane blocks.
     if ((p.inner / p.groups) % ssm::kLanes)
-        throw Error("model", "Mamba-2 groups of " + std::to_string(p.inner / p.groups) +
-                                 " channels are not supported (a multiple of " + std::to_string(ssm::kLanes) +
-                                 " is needed)");
+        throw Error("model",
+                    "Mamba-2 groups of " + std::to_string(p.inner / p.groups) +
+                        " channels are not supported (a multiple of " + std::to_string(ssm::kLanes) + " is needed)");
 }
 
 Mamba2Layer bindMamba2Layer(TensorBinder& bind, const std::string& b, const Mamba2Params& p) {
@@ -172,7 +177,9 @@ void Mamba2Model::forward(Memory& mem, std::span<const int32_t> tokens, bool all
     std::vector<float> x(size_t(T * e)), xn(size_t(T * e));
     embedTokens(*head_.tokenEmbd, tokens, x.data(), e);
     for (int64_t l = 0; l < p_.layers; ++l) {
-        perToken(T, ctx, [&](int64_t t) { rmsNorm(&x[size_t(t * e)], norms_[size_t(l)].data(), &xn[size_t(t * e)], e, p_.eps); });
+        perToken(T, ctx, [&](int64_t t) {
+            rmsNorm(&x[size_t(t * e)], norms_[size_t(l)].data(), &xn[size_t(t * e)], e, p_.eps);
+        });
         mamba2Mix(p_, layers_[size_t(l)], *st, l, xn.data(), T, xn.data(), ctx);
         perToken(T, ctx, [&](int64_t t) { addInPlace(&x[size_t(t * e)], &xn[size_t(t * e)], e); });
     }
@@ -182,4 +189,4 @@ void Mamba2Model::forward(Memory& mem, std::span<const int32_t> tokens, bool all
     head_.logits(x.data(), xn.data(), T, allLogits ? 0 : T - 1, e, p_.eps, logits, ctx);
 }
 
-} // namespace cairn::model
+}  // namespace cairn::model

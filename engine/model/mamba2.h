@@ -20,28 +20,28 @@ namespace cairn::model {
 
 struct Mamba2Params {
     int64_t vocab = 0, embedding = 0, layers = 0, trainedContext = 0;
-    int64_t inner = 0;   // d_inner = heads × headDim
-    int64_t state = 0;   // d_state
-    int64_t conv = 0;    // d_conv
-    int64_t heads = 0;   // ssm.time_step_rank
+    int64_t inner = 0;  // d_inner = heads × headDim
+    int64_t state = 0;  // d_state
+    int64_t conv = 0;  // d_conv
+    int64_t heads = 0;  // ssm.time_step_rank
     int64_t groups = 0;  // ssm.group_count: B and C are shared by heads / groups consecutive heads
     float eps = 1e-5f;
 
     int64_t headDim() const { return inner / heads; }
     int64_t convChannels() const { return inner + 2 * groups * state; }  // x, B, C
-    int64_t inProj() const { return 2 * inner + 2 * groups * state + heads;}  // z, xBC, dt
+    int64_t inProj() const { return 2 * inner + 2 * groups * state + heads; }  // z, xBC, dt
 };
 
 // The Mamba-2 mixer of one layer (everything but its input norm), shared with granitehybrid.
 struct Mamba2Layer {
-    tensor::MatrixView in;         // [inProj rows × embedding]
-    std::vector<float> convW;      // lane-packed [conv] taps per xBC channel
-    std::vector<float> convB;      // [convChannels]
-    std::vector<float> dtBias;     // per channel (the head's value repeated)
-    std::vector<float> A;          // per channel: the head's A (the same for every state n)
-    std::vector<float> D;          // per channel (the head's value repeated)
+    tensor::MatrixView in;  // [inProj rows × embedding]
+    std::vector<float> convW;  // lane-packed [conv] taps per xBC channel
+    std::vector<float> convB;  // [convChannels]
+    std::vector<float> dtBias;  // per channel (the head's value repeated)
+    std::vector<float> A;  // per channel: the head's A (the same for every state n)
+    std::vector<float> D;  // per channel (the head's value repeated)
     std::vector<float> groupNorm;  // [inner]: groups × (inner / groups)
-    tensor::MatrixView out;        // [embedding rows × inner]
+    tensor::MatrixView out;  // [embedding rows × inner]
 };
 
 // Reads the `ARCH.ssm.*` keys into p (inner, state, conv, heads, groups) and
@@ -74,4 +74,4 @@ private:
     std::vector<Mamba2Layer> layers_;
 };
 
-} // namespace cairn::model
+}  // namespace cairn::model

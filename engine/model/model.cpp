@@ -34,7 +34,7 @@ constexpr Architecture kArchitectures[] = {
     {"smollm3", model::loadSmolLm3},
 };
 
-} // namespace
+}  // namespace
 
 // What every architecture shares: the file's name, architecture and parameter count.
 Model::Model(std::unique_ptr<gguf::File> file) : file_(std::move(file)) {
@@ -70,8 +70,9 @@ void prefill(const Model& model, Memory& mem, std::span<const int32_t> tokens, i
     if (chunk <= 0) throw Error("prefill", "chunk size must be positive");
     const int64_t n = int64_t(tokens.size());
     if (mem.size() + n > mem.capacity())
-        throw Error("prefill", "context is full: " + std::to_string(mem.size()) + " + " + std::to_string(n) +
-                                   " tokens exceed the context size of " + std::to_string(mem.capacity()));
+        throw Error("prefill",
+                    "context is full: " + std::to_string(mem.size()) + " + " + std::to_string(n) +
+                        " tokens exceed the context size of " + std::to_string(mem.capacity()));
     const int64_t vocab = model.info().vocabSize;
     for (int64_t begin = 0; begin < n; begin += chunk) {
         const int64_t len = std::min(chunk, n - begin);
@@ -83,4 +84,4 @@ void prefill(const Model& model, Memory& mem, std::span<const int32_t> tokens, i
     }
 }
 
-} // namespace cairn
+}  // namespace cairn

@@ -55,8 +55,9 @@ void embedTokens(const gguf::TensorInfo& table, std::span<const int32_t> tokens,
     for (size_t t = 0; t < tokens.size(); ++t) {
         const int32_t id = tokens[t];
         if (id < 0 || id >= nVocab)
-            throw Error("model", "token id " + std::to_string(id) + " is outside the vocabulary (" +
-                                     std::to_string(nVocab) + " tokens)");
+            throw Error("model",
+                        "token id " + std::to_string(id) + " is outside the vocabulary (" + std::to_string(nVocab) +
+                            " tokens)");
         tensor::dequantizeRow(table.type, table.row(id), out + int64_t(t) * ld, nEmbd);
     }
 }
@@ -73,8 +74,9 @@ tensor::MatrixView matrixView(const gguf::TensorInfo& t) {
     const std::string name(t.name);
     if (t.nDims != 2) throw Error("model", "tensor " + name + " is not a matrix");
     if (!traits(t.type).supported)
-        throw Error("model", "tensor " + name + " has type " + std::string(tensorTypeName(t.type)) +
-                                 ", which Cairn cannot compute with");
+        throw Error("model",
+                    "tensor " + name + " has type " + std::string(tensorTypeName(t.type)) +
+                        ", which Cairn cannot compute with");
     tensor::MatrixView v;
     v.type = t.type;
     v.data = t.data;
@@ -87,8 +89,9 @@ tensor::MatrixView matrixView(const gguf::TensorInfo& t) {
 std::vector<float> vectorF32(const gguf::TensorInfo& t, int64_t n) {
     const std::string name(t.name);
     if (t.elements() != n)
-        throw Error("model", "tensor " + name + " has " + std::to_string(t.elements()) + " elements, expected " +
-                                 std::to_string(n));
+        throw Error("model",
+                    "tensor " + name + " has " + std::to_string(t.elements()) + " elements, expected " +
+                        std::to_string(n));
     if (!traits(t.type).supported || n % traits(t.type).blockSize != 0)
         throw Error("model", "tensor " + name + " has unsupported type " + std::string(tensorTypeName(t.type)));
     std::vector<float> v(static_cast<size_t>(n));
@@ -105,9 +108,10 @@ int64_t requiredInt(const gguf::File& f, const std::string& key) {
 
 void checkShape(const gguf::TensorInfo& t, int64_t ne0, int64_t ne1) {
     if (t.ne[0] != ne0 || t.ne[1] != ne1 || t.ne[2] != 1 || t.ne[3] != 1)
-        throw Error("model", "tensor " + std::string(t.name) + " has shape [" + std::to_string(t.ne[0]) + ", " +
-                                 std::to_string(t.ne[1]) + "], expected [" + std::to_string(ne0) + ", " +
-                                 std::to_string(ne1) + "]");
+        throw Error("model",
+                    "tensor " + std::string(t.name) + " has shape [" + std::to_string(t.ne[0]) + ", " +
+                        std::to_string(t.ne[1]) + "], expected [" + std::to_string(ne0) + ", " + std::to_string(ne1) +
+                        "]");
 }
 
-} // namespace cairn::model
+}  // namespace cairn::model

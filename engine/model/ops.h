@@ -61,4 +61,4 @@ std::vector<float> vectorF32(const gguf::TensorInfo& t, int64_t n);
 int64_t requiredInt(const gguf::File& f, const std::string& key);
 void checkShape(const gguf::TensorInfo& t, int64_t ne0, int64_t ne1);
 
-} // namespace cairn::model
+}  // namespace cairn::model

@@ -18,4 +18,4 @@ std::unique_ptr<Model> loadPhi3(std::unique_ptr<gguf::File> file) {
     return std::make_unique<TransformerModel>(std::move(file), v);
 }
 
-} // namespace cairn::model
+}  // namespace cairn::model

@@ -11,4 +11,4 @@ std::unique_ptr<Model> loadQwen2(std::unique_ptr<gguf::File> file) {
     return std::make_unique<TransformerModel>(std::move(file), v);
 }
 
-} // namespace cairn::model
+}  // namespace cairn::model

@@ -12,4 +12,4 @@ std::unique_ptr<Model> loadQwen3(std::unique_ptr<gguf::File> file) {
     return std::make_unique<TransformerModel>(std::move(file), v);
 }
 
-} // namespace cairn::model
+}  // namespace cairn::model

@@ -11,9 +11,9 @@
 // The frame: HybridModel; memory: KV + conv state + one keyDim × valueDim state per value head.
 #include "cairn/error.h"
 #include "model/architectures.h"
-#include "model/hyperparameters.h"
 #include "model/delta_net.h"
 #include "model/hybrid_model.h"
+#include "model/hyperparameters.h"
 #include "model/ops.h"
 #include "model/ssm_ops.h"
 
@@ -41,13 +41,15 @@ public:
         // decoding); the model's own output does not depend on them, so they are not run.
         const int64_t mtp = f.getInt(a + "nextn_predict_layers", 0);
         if (mtp < 0 || mtp >= blocks)
-            throw Error("model", a + "nextn_predict_layers " + std::to_string(mtp) + " does not fit block_count " +
-                                     std::to_string(blocks));
+            throw Error("model",
+                        a + "nextn_predict_layers " + std::to_string(mtp) + " does not fit block_count " +
+                            std::to_string(blocks));
         const int64_t layers = blocks - mtp;
         const int64_t interval = requiredInt(f, a + "full_attention_interval");
         if (interval <= 0 || interval > layers)
-            throw Error("model", a + "full_attention_interval " + std::to_string(interval) + " does not fit " +
-                                     std::to_string(layers) + " layers");
+            throw Error("model",
+                        a + "full_attention_interval " + std::to_string(interval) + " does not fit " +
+                            std::to_string(layers) + " layers");
 
         attn_.heads = requiredInt(f, a + "attention.head_count");
         attn_.kvHeads = requiredInt(f, a + "attention.head_count_kv");
@@ -55,7 +57,8 @@ public:
         if (attn_.heads <= 0 || attn_.kvHeads <= 0 || attn_.heads > 4096 || attn_.heads % attn_.kvHeads ||
             attn_.headDim <= 0 || attn_.headDim > 4096 ||
             f.getInt(a + "attention.value_length", attn_.headDim) != attn_.headDim)
-            throw Error("model", a + "attention.head_count / head_count_kv / key_length / value_length are implausible");
+            throw Error("model",
+                        a + "attention.head_count / head_count_kv / key_length / value_length are implausible");
         attn_.scale = float(1.0 / std::sqrt(double(attn_.headDim)));
         attn_.eps = eps_;
         attn_.qkNorm = true;
@@ -71,8 +74,9 @@ public:
             double firstThree = 0;
             for (size_t i = 0; i < s.size() && i < 3; ++i) firstThree += s[i];
             if (s.size() < 3 || firstThree != double(r.dims / 2) || (s.size() > 3 && s[3] != 0))
-                throw Error("model", a + "rope.dimension_sections must cover the " + std::to_string(r.dims / 2) +
-                                         " rotated pairs in its first three sections");
+                throw Error("model",
+                            a + "rope.dimension_sections must cover the " + std::to_string(r.dims / 2) +
+                                " rotated pairs in its first three sections");
         }
         r.neox = true;
         r.base = floatAbove(f, a + "rope.freq_base", 10000.0, 1.0);
@@ -86,12 +90,15 @@ public:
         const int64_t inner = requiredInt(f, a + "ssm.inner_size");
         if (nk_ <= 0 || nv_ <= 0 || nk_ > 1024 || nv_ > 1024 || nv_ % nk_ || dk_ <= 0 || dk_ > 1024 ||
             inner != nv_ * dk_)
-            throw Error("model", a + "ssm.state_size / group_count / time_step_rank / inner_size disagree (inner_size "
-                                     "must be time_step_rank × state_size)");
+            throw Error("model",
+                        a +
+                            "ssm.state_size / group_count / time_step_rank / inner_size disagree (inner_size "
+                            "must be time_step_rank × state_size)");
         dv_ = dk_;
         if (conv_ < 2 || conv_ > ssm::kMaxConv)
-            throw Error("model", a + "ssm.conv_kernel " + std::to_string(conv_) + " is not supported (2 to " +
-                                     std::to_string(ssm::kMaxConv) + ")");
+            throw Error("model",
+                        a + "ssm.conv_kernel " + std::to_string(conv_) + " is not supported (2 to " +
+                            std::to_string(ssm::kMaxConv) + ")");
 
         shape_.attention.resize(size_t(layers));
         for (int64_t l = 0; l < layers; ++l) shape_.attention[size_t(l)] = (l + 1) % interval == 0;
@@ -170,8 +177,10 @@ private:
     std::vector<DeltaNetWeights> deltaNets_;  // per layer; empty for attention layers
 };
 
-} // namespace
+}  // namespace
 
-std::unique_ptr<Model> loadQwen35(std::unique_ptr<gguf::File> file) { return std::make_unique<Qwen35Model>(std::move(file)); }
+std::unique_ptr<Model> loadQwen35(std::unique_ptr<gguf::File> file) {
+    return std::make_unique<Qwen35Model>(std::move(file));
+}
 
-} // namespace cairn::model
+}  // namespace cairn::model

@@ -12,9 +12,8 @@ PositionTop topLogits(const float* logits, int64_t n, int64_t pos, int topN) {
     std::vector<int32_t> ids(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) ids[size_t(i)] = int32_t(i);
     const size_t k = size_t(std::min<int64_t>(std::max(topN, 2), n));
-    std::partial_sort(ids.begin(), ids.begin() + ptrdiff_t(k), ids.end(), [&](int32_t a, int32_t b) {
-        return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
-    });
+    std::partial_sort(ids.begin(), ids.begin() + ptrdiff_t(k), ids.end(),
+                      [&](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
     PositionTop p;
     p.pos = pos;
     p.argmax = ids[0];
@@ -47,7 +46,7 @@ std::vector<GreedyStep> greedyRun(const Model& model, Memory& mem, std::vector<f
     return steps;
 }
 
-} // namespace
+}  // namespace
 
 ReferenceRun runReference(const Model& model, const std::string& prompt, const std::optional<std::string>& promptB,
                           int nGreedy, const ReferenceRunOptions& o, ExecContext& ctx) {
@@ -75,4 +74,4 @@ ReferenceRun runReference(const Model& model, const std::string& prompt, const s
     return r;
 }
 
-} // namespace cairn::model
+}  // namespace cairn::model

@@ -16,8 +16,8 @@ namespace cairn::model {
 struct PositionTop {
     int64_t pos = 0;
     int32_t argmax = 0;
-    float margin = 0;                             // top-1 − top-2 logit
-    std::vector<std::pair<int32_t, float>> top;   // 20 best, logit descending, ties by lower id
+    float margin = 0;  // top-1 − top-2 logit
+    std::vector<std::pair<int32_t, float>> top;  // 20 best, logit descending, ties by lower id
 };
 
 struct GreedyStep {
@@ -51,4 +51,4 @@ PositionTop topLogits(const float* logits, int64_t n, int64_t pos, int topN);
 ReferenceRun runReference(const Model& model, const std::string& prompt, const std::optional<std::string>& promptB,
                           int nGreedy, const ReferenceRunOptions& options, ExecContext& ctx);
 
-} // namespace cairn::model
+}  // namespace cairn::model

@@ -15,14 +15,15 @@ double yarnCorrDim(int64_t dims, int64_t ctxOrig, double rotations, double base)
     return double(dims) * std::log(double(ctxOrig) / (rotations * 2.0 * std::numbers::pi)) / (2.0 * std::log(base));
 }
 
-} // namespace
+}  // namespace
 
 Rope::Rope(RopeConfig config) : cfg_(std::move(config)) {
     if (cfg_.dims <= 0 || cfg_.dims % 2) throw Error("model", "rope dimension count must be even and positive");
     const int64_t pairs = cfg_.dims / 2;
     if (!cfg_.freqFactors.empty() && int64_t(cfg_.freqFactors.size()) != pairs)
-        throw Error("model", "rope_freqs has " + std::to_string(cfg_.freqFactors.size()) + " values, expected " +
-                                 std::to_string(pairs));
+        throw Error("model",
+                    "rope_freqs has " + std::to_string(cfg_.freqFactors.size()) + " values, expected " +
+                        std::to_string(pairs));
     if (!(cfg_.factor > 0)) throw Error("model", "rope scaling factor must be positive");
     invFreq_.resize(size_t(pairs));
     rampMix_.assign(size_t(pairs), 0.0);
@@ -76,4 +77,4 @@ void Rope::apply(float* x, int64_t heads, int64_t headDim, const float* cosv, co
     }
 }
 
-} // namespace cairn::model
+}  // namespace cairn::model

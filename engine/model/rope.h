@@ -11,16 +11,16 @@ namespace cairn::model {
 enum class RopeScaling { None, Linear, Yarn };
 
 struct RopeConfig {
-    int64_t dims = 0;          // rotated elements per head (rope.dimension_count), even
-    bool neox = false;         // pairs (i, i + dims/2) instead of (2i, 2i+1)
-    double base = 10000.0;     // rope.freq_base
+    int64_t dims = 0;  // rotated elements per head (rope.dimension_count), even
+    bool neox = false;  // pairs (i, i + dims/2) instead of (2i, 2i+1)
+    double base = 10000.0;  // rope.freq_base
     RopeScaling scaling = RopeScaling::None;
-    double factor = 1.0;       // rope.scaling.factor (angles are divided by it)
+    double factor = 1.0;  // rope.scaling.factor (angles are divided by it)
     std::vector<float> freqFactors;  // rope_freqs: divisor of pair i's frequency (empty: none)
     // YaRN
     int64_t originalContext = 0;
     double extFactor = 1.0;
-    double attnFactor = 1.0;   // cos and sin are multiplied by it (YaRN: times 1 + 0.1 ln factor)
+    double attnFactor = 1.0;  // cos and sin are multiplied by it (YaRN: times 1 + 0.1 ln factor)
     double betaFast = 32.0;
     double betaSlow = 1.0;
 };
@@ -44,4 +44,4 @@ private:
     double mscale_ = 1.0;
 };
 
-} // namespace cairn::model
+}  // namespace cairn::model

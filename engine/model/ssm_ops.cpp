@@ -234,7 +234,7 @@ int64_t grainFor(int64_t blocks, int64_t workPerBlock, int threads) {
     return std::max<int64_t>(1, blocks / (4 * threads));
 }
 
-} // namespace
+}  // namespace
 
 int64_t laneBlocks(int64_t channels) { return (channels + L - 1) / L; }
 
@@ -266,16 +266,16 @@ void convChunk(const float* x, int64_t ldx, int64_t T, int64_t channels, int64_t
         std::vector<float> buf(size_t((K - 1 + T) * L));
         for (int64_t blk = begin; blk < end; ++blk) {
             const int64_t c0 = blk * L;
-            convBlock(x, ldx, T, c0, std::min(L, channels - c0), K, w + blk * K * L, b, state + blk * (K - 1) * L,
-                      out, ldo, buf.data(), silu);
+            convBlock(x, ldx, T, c0, std::min(L, channels - c0), K, w + blk * K * L, b, state + blk * (K - 1) * L, out,
+                      ldo, buf.data(), silu);
         }
     });
 }
 
-} // namespace
+}  // namespace
 
-void conv1dSilu(const float* x, int64_t ldx, int64_t T, int64_t channels, int64_t K, const float* w,
-                const float* b, float* state, float* out, int64_t ldo, ExecContext& ctx) {
+void conv1dSilu(const float* x, int64_t ldx, int64_t T, int64_t channels, int64_t K, const float* w, const float* b,
+                float* state, float* out, int64_t ldo, ExecContext& ctx) {
     convChunk(x, ldx, T, channels, K, w, b, state, out, ldo, true, ctx);
 }
 
@@ -297,4 +297,4 @@ void selectiveScan(const ScanInputs& in, float* h, float* y, int64_t ldy, ExecCo
     });
 }
 
-} // namespace cairn::model::ssm
+}  // namespace cairn::model::ssm

@@ -29,8 +29,8 @@
 
 namespace cairn::model::ssm {
 
-constexpr int64_t kLanes = 16;      // channels computed side by side
-constexpr int64_t kMaxConv = 16;    // largest d_conv supported
+constexpr int64_t kLanes = 16;  // channels computed side by side
+constexpr int64_t kMaxConv = 16;  // largest d_conv supported
 constexpr int64_t kMaxState = 256;  // largest d_state supported
 
 // Blocks of kLanes channels covering `channels`.
@@ -46,8 +46,8 @@ std::vector<float> unpackLanes(const float* packed, int64_t channels, int64_t wi
 //   state: lane-packed [K−1] per channel: the previous K−1 inputs, oldest
 //          first; replaced by the last K−1 inputs including this chunk's
 //   out:   T rows of `channels`, `ldo` floats apart
-void conv1dSilu(const float* x, int64_t ldx, int64_t T, int64_t channels, int64_t K, const float* w,
-                const float* b, float* state, float* out, int64_t ldo, ExecContext& ctx);
+void conv1dSilu(const float* x, int64_t ldx, int64_t T, int64_t channels, int64_t K, const float* w, const float* b,
+                float* state, float* out, int64_t ldo, ExecContext& ctx);
 // The same causal conv without bias and activation (LFM2's short conv):
 // out[t][c] = Σ_{k<K} w[c][k] · x[t−K+1+k][c].
 void conv1d(const float* x, int64_t ldx, int64_t T, int64_t channels, int64_t K, const float* w, float* state,
@@ -55,16 +55,19 @@ void conv1d(const float* x, int64_t ldx, int64_t T, int64_t channels, int64_t K,
 
 struct ScanInputs {
     int64_t tokens = 0, channels = 0, stateSize = 0;
-    const float* x = nullptr;  int64_t ldx = 0;   // conv output [T][channels]
-    const float* dt = nullptr; int64_t lddt = 0;  // W_dt · dt_low [T][channels], before bias and softplus
-    const float* dtBias = nullptr;                // [channels]
-    const float* B = nullptr;                     // B[t·ldbc + n]
-    const float* C = nullptr;                     // C[t·ldbc + n]
+    const float* x = nullptr;
+    int64_t ldx = 0;  // conv output [T][channels]
+    const float* dt = nullptr;
+    int64_t lddt = 0;  // W_dt · dt_low [T][channels], before bias and softplus
+    const float* dtBias = nullptr;  // [channels]
+    const float* B = nullptr;  // B[t·ldbc + n]
+    const float* C = nullptr;  // C[t·ldbc + n]
     int64_t ldbc = 0;
-    const float* A = nullptr;                     // lane-packed [stateSize] per channel, as stored (−exp(A_log))
-    const float* decayA = nullptr;                // instead of A: [channels], one A for every n (Mamba-2)
-    const float* D = nullptr;                     // [channels]
-    const float* z = nullptr;  int64_t ldz = 0;   // gate [T][channels]
+    const float* A = nullptr;  // lane-packed [stateSize] per channel, as stored (−exp(A_log))
+    const float* decayA = nullptr;  // instead of A: [channels], one A for every n (Mamba-2)
+    const float* D = nullptr;  // [channels]
+    const float* z = nullptr;
+    int64_t ldz = 0;  // gate [T][channels]
 };
 
 // Per channel c, from the carried state h[c][·]:
@@ -85,4 +88,4 @@ float expApprox(float x);
 float siluApprox(float x);
 float softplusApprox(float x);
 
-} // namespace cairn::model::ssm
+}  // namespace cairn::model::ssm

@@ -33,8 +33,9 @@ VocabularyHead TensorBinder::vocabularyHead(int64_t embedding, const std::string
     if (te.nDims != 2 || te.ne[0] != embedding || te.ne[1] <= 0)
         throw Error("model", "token_embd.weight does not match embedding_length");
     if (!traits(te.type).supported)
-        throw Error("model", "tensor token_embd.weight has type " + std::string(tensorTypeName(te.type)) +
-                                 ", which Cairn cannot compute with");
+        throw Error("model",
+                    "tensor token_embd.weight has type " + std::string(tensorTypeName(te.type)) +
+                        ", which Cairn cannot compute with");
     h.vocab = te.ne[1];
     h.outputNorm = vec(finalNorm, embedding);
     h.output = has("output.weight") ? matrix("output.weight", embedding, h.vocab) : matrixView(te);
@@ -49,8 +50,9 @@ void TensorBinder::skip(std::string_view prefix) {
 void TensorBinder::requireAllUsed(std::string_view implementation) const {
     for (const auto& t : file_.tensors())
         if (!used_.count(t.name))
-            throw Error("model", "tensor " + std::string(t.name) + " is not supported by the " +
-                                     std::string(implementation) + " implementation");
+            throw Error("model",
+                        "tensor " + std::string(t.name) + " is not supported by the " + std::string(implementation) +
+                            " implementation");
 }
 
 void VocabularyHead::logits(const float* x, float* xn, int64_t T, int64_t first, int64_t e, float eps, float* out,
@@ -59,4 +61,4 @@ void VocabularyHead::logits(const float* x, float* xn, int64_t T, int64_t first,
     tensor::matmul(output, xn + first * e, e, T - first, out, vocab, ctx);
 }
 
-} // namespace cairn::model
+}  // namespace cairn::model

@@ -60,4 +60,4 @@ private:
     std::set<std::string, std::less<>> used_;
 };
 
-} // namespace cairn::model
+}  // namespace cairn::model

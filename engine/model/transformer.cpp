@@ -33,9 +33,11 @@ void TransformerModel::readParams() {
     p_.heads = intInRange(f, a + "attention.head_count", 1, kMaxHeads);
     p_.kvHeads = intInRange(f, a + "attention.head_count_kv", p_.heads, 1, p_.heads);
     if (p_.heads % p_.kvHeads != 0)
-        throw Error("model", a + "attention.head_count " + std::to_string(p_.heads) + " is not a multiple of " + a +
-                                 "attention.head_count_kv " + std::to_string(p_.kvHeads));
-    p_.keyDim = intInRange(f, a + "attention.key_length", std::max<int64_t>(1, p_.embedding / p_.heads), 1, kMaxHeadSize);
+        throw Error("model",
+                    a + "attention.head_count " + std::to_string(p_.heads) + " is not a multiple of " + a +
+                        "attention.head_count_kv " + std::to_string(p_.kvHeads));
+    p_.keyDim =
+        intInRange(f, a + "attention.key_length", std::max<int64_t>(1, p_.embedding / p_.heads), 1, kMaxHeadSize);
     p_.valueDim = intInRange(f, a + "attention.value_length", p_.keyDim, 1, kMaxHeadSize);
     p_.eps = normEpsilon(f, a + "attention.layer_norm_rms_epsilon");
     p_.trainedContext = intInRange(f, a + "context_length", 0, 0, kMaxContext);
@@ -45,7 +47,9 @@ void TransformerModel::readParams() {
     RopeConfig& r = p_.rope;
     r.dims = intInRange(f, a + "rope.dimension_count", p_.keyDim, 2, p_.keyDim);
     if (r.dims % 2)
-        throw Error("model", "metadata key " + a + "rope.dimension_count is " + std::to_string(r.dims) + "; expected an even number");
+        throw Error("model",
+                    "metadata key " + a + "rope.dimension_count is " + std::to_string(r.dims) +
+                        "; expected an even number");
     r.neox = variant_.neoxRope;
     r.base = floatAbove(f, a + "rope.freq_base", 10000.0, 1.0);
     readRopeScaling(f, a, p_.trainedContext, r);
@@ -111,9 +115,10 @@ void TransformerModel::bindLongRope(TensorBinder& bind) {
     const bool hasLong = bind.has("rope_factors_long.weight"), hasShort = bind.has("rope_factors_short.weight");
     if (!hasLong && !hasShort) return;
     if (!hasLong || !hasShort)
-        throw Error("model", std::string("missing tensor ") +
-                                 (hasLong ? "rope_factors_short.weight" : "rope_factors_long.weight") +
-                                 " (LongRoPE needs both factor tensors)");
+        throw Error("model",
+                    std::string("missing tensor ") +
+                        (hasLong ? "rope_factors_short.weight" : "rope_factors_long.weight") +
+                        " (LongRoPE needs both factor tensors)");
     const gguf::File& f = *file_;
     const std::string a = f.architecture() + ".";
     longRopeContext_ = intInRange(f, a + "rope.scaling.original_context_length", 1, kMaxContext);
@@ -134,7 +139,7 @@ const Rope& TransformerModel::ropeFor(int64_t capacity) const {
 
 std::unique_ptr<Memory> TransformerModel::newMemory(const MemoryOptions& options) const {
     return std::make_unique<memory::KvCache>(p_.layers, p_.kvHeads, p_.keyDim, p_.valueDim, options.contextSize,
-                                     options.kvType);
+                                             options.kvType);
 }
 
 void TransformerModel::forward(Memory& mem, std::span<const int32_t> tokens, bool allLogits, float* logits,
@@ -147,8 +152,9 @@ void TransformerModel::forward(Memory& mem, std::span<const int32_t> tokens, boo
     if (T == 0) return;
     const int64_t pos0 = cache->size();
     if (pos0 + T > cache->capacity())
-        throw Error("model", "context is full: " + std::to_string(pos0) + " + " + std::to_string(T) +
-                                 " tokens exceed the context size of " + std::to_string(cache->capacity()));
+        throw Error("model",
+                    "context is full: " + std::to_string(pos0) + " + " + std::to_string(T) +
+                        " tokens exceed the context size of " + std::to_string(cache->capacity()));
 
     const int64_t e = p_.embedding, qd = p_.heads * p_.keyDim, kd = p_.kvHeads * p_.keyDim,
                   vd = p_.kvHeads * p_.valueDim, od = p_.heads * p_.valueDim, ff = p_.feedForward;
@@ -164,7 +170,9 @@ void TransformerModel::forward(Memory& mem, std::span<const int32_t> tokens, boo
 
     const AttentionShape shape{p_.heads, p_.kvHeads, p_.keyDim, p_.valueDim, float(1.0 / std::sqrt(double(p_.keyDim)))};
     auto perToken = [&](const std::function<void(int64_t)>& fn) {
-        ctx.parallelFor(T, 1, [&](int64_t b, int64_t end) { for (int64_t t = b; t < end; ++t) fn(t); });
+        ctx.parallelFor(T, 1, [&](int64_t b, int64_t end) {
+            for (int64_t t = b; t < end; ++t) fn(t);
+        });
     };
 
     for (int64_t l = 0; l < p_.layers; ++l) {
@@ -216,4 +224,4 @@ void TransformerModel::forward(Memory& mem, std::span<const int32_t> tokens, boo
     head_.logits(x.data(), xn.data(), T, allLogits ? 0 : T - 1, e, p_.eps, logits, ctx);
 }
 
-} // namespace cairn::model
+}  // namespace cairn::model

@@ -6,8 +6,8 @@
 
 #include "cairn/gguf.h"
 #include "cairn/model.h"
-#include "model/tensor_binder.h"
 #include "model/rope.h"
+#include "model/tensor_binder.h"
 #include "tensor/matmul.h"
 
 #include <memory>
@@ -19,11 +19,11 @@ namespace cairn::model {
 // What distinguishes the architectures built on this block.
 struct TransformerVariant {
     bool neoxRope = false;  // rotate (i, i + d/2) instead of (2i, 2i+1)
-    bool qkvBias = false;   // attn_q/k/v.bias required (qwen2)
-    bool qkNorm = false;    // attn_q_norm / attn_k_norm required (qwen3)
+    bool qkvBias = false;  // attn_q/k/v.bias required (qwen2)
+    bool qkNorm = false;  // attn_q_norm / attn_k_norm required (qwen3)
     int64_t noRopeInterval = 0;  // > 0: layers with (l + 1) % n == 0 apply no RoPE (smollm3: 4)
-    bool fused = false;     // attn_qkv (rows q, k, v) and ffn_up (rows gate, up) instead of separate
-                            // weights, rope_factors_long / _short for LongRoPE (phi3)
+    bool fused = false;  // attn_qkv (rows q, k, v) and ffn_up (rows gate, up) instead of separate
+        // weights, rope_factors_long / _short for LongRoPE (phi3)
 };
 
 struct TransformerParams {
@@ -62,9 +62,9 @@ private:
 
     std::unique_ptr<Rope> rope_;
     std::unique_ptr<Rope> ropeShort_;  // LongRoPE's short factors (null without LongRoPE)
-    int64_t longRopeContext_ = 0;      // rope.scaling.original_context_length
+    int64_t longRopeContext_ = 0;  // rope.scaling.original_context_length
     VocabularyHead head_;
     std::vector<TransformerLayer> layers_;
 };
 
-} // namespace cairn::model
+}  // namespace cairn::model

@@ -110,4 +110,4 @@ int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> 
     return candidates_[keep - 1].id;
 }
 
-} // namespace cairn
+}  // namespace cairn

@@ -3,9 +3,9 @@
 #include "cairn/error.h"
 #include "cairn/gguf.h"
 #include "cairn/tokenizer.h"
+#include "cairn/utf8.h"
 #include "session/common_prefix.h"
 #include "session/prompt_text.h"
-#include "cairn/utf8.h"
 
 #include <nlohmann/json.hpp>
 
@@ -34,10 +34,9 @@ std::vector<TextSpan> spansFrom(std::span<const TextSpan> spans, size_t at) {
     return out;
 }
 
-} // namespace
+}  // namespace
 
-ChatSession::ChatSession(const Model& model, SessionOptions options)
-    : model_(model), session_(model, options) {
+ChatSession::ChatSession(const Model& model, SessionOptions options) : model_(model), session_(model, options) {
     templateSource_ = std::string(model.file().getString("tokenizer.chat_template"));
     const auto& tok = model.tokenizer();
     renderOptions_.bosToken = tokenString(tok, tok.bos());
@@ -45,7 +44,7 @@ ChatSession::ChatSession(const Model& model, SessionOptions options)
 }
 
 session::PromptText ChatSession::render(const std::vector<ChatMessage>& messages, bool addGenerationPrompt,
-                               const std::atomic<bool>* cancel, std::string_view assistantPrefix) const {
+                                        const std::atomic<bool>* cancel, std::string_view assistantPrefix) const {
     auto options = renderOptions_;
     options.addGenerationPrompt = addGenerationPrompt;
     options.cancel = cancel;
@@ -67,15 +66,15 @@ void ChatSession::setThinking(std::optional<bool> enabled) {
         renderOptions_.extraVariables.reset();
         return;
     }
-    renderOptions_.extraVariables = std::make_shared<const nlohmann::ordered_json>(
-        nlohmann::ordered_json{{"enable_thinking", *enabled}});
+    renderOptions_.extraVariables =
+        std::make_shared<const nlohmann::ordered_json>(nlohmann::ordered_json{{"enable_thinking", *enabled}});
 }
 
 // Whether the rendering starts with the BOS text the template wrote (not a message's).
 bool ChatSession::startsWithTemplateBos(const session::PromptText& prompt) const {
     const std::string& bos = renderOptions_.bosToken;
     return !bos.empty() && prompt.rendering.text.starts_with(bos) &&
-           (prompt.plain.empty() || prompt.plain.front().begin >= bos.size());
+        (prompt.plain.empty() || prompt.plain.front().begin >= bos.size());
 }
 
 // Records the control tokens among `ids` (the history's ids from `firstToken` on), the
@@ -145,8 +144,8 @@ ChatSession::History ChatSession::historyFromSession(const session::PromptText& 
 ChatSession::Prompt ChatSession::buildPrompt(const session::PromptText& prompt) const {
     const std::string& rendering = prompt.rendering.text;
     const auto& session = session_.tokens();
-    const bool known = session.size() <= history_.ids.size() &&
-                       std::equal(session.begin(), session.end(), history_.ids.begin());
+    const bool known =
+        session.size() <= history_.ids.size() && std::equal(session.begin(), session.end(), history_.ids.begin());
     History h = known ? history_ : historyFromSession(prompt);
     const auto& tok = model_.tokenizer();
     const size_t sameText = session::commonPrefix(h.text, rendering);
@@ -228,12 +227,14 @@ std::vector<int32_t> ChatSession::promptTokens(const std::vector<ChatMessage>& m
     return ids;
 }
 
-ReplyResult ChatSession::reply(const std::vector<ChatMessage>& messages, ExecContext& ctx, const ReplyOptions& options) {
+ReplyResult ChatSession::reply(const std::vector<ChatMessage>& messages, ExecContext& ctx,
+                               const ReplyOptions& options) {
     const auto t0 = std::chrono::steady_clock::now();
     ReplyResult result;
     session::PromptText rendering;
     try {
-        rendering = render(messages, true, options.cancel, options.assistantPrefix);  // Stop interrupts a slow template too
+        rendering =
+            render(messages, true, options.cancel, options.assistantPrefix);  // Stop interrupts a slow template too
     } catch (const TemplateCancelled&) {
         result.stop = StopReason::Cancelled;
         result.promptMs = result.prefillMs = msSince(t0);
@@ -345,4 +346,4 @@ ReplyResult ChatSession::reply(const std::vector<ChatMessage>& messages, ExecCon
     return result;
 }
 
-} // namespace cairn
+}  // namespace cairn

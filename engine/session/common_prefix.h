@@ -14,4 +14,4 @@ size_t commonPrefix(const A& a, const B& b) {
     return size_t(std::mismatch(std::begin(a), std::begin(a) + n, std::begin(b)).first - std::begin(a));
 }
 
-} // namespace cairn::session
+}  // namespace cairn::session

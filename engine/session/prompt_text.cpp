@@ -8,9 +8,9 @@ namespace cairn::session {
 namespace {
 
 // Noncharacters: valid UTF-8 that no tokenizer has a special token for.
-constexpr std::string_view kMarkOpen = "\xEF\xB7\x90";   // U+FDD0
+constexpr std::string_view kMarkOpen = "\xEF\xB7\x90";  // U+FDD0
 constexpr std::string_view kMarkClose = "\xEF\xB7\x91";  // U+FDD1
-constexpr std::string_view kHoleOpen = "\xEF\xB7\x92";   // U+FDD2
+constexpr std::string_view kHoleOpen = "\xEF\xB7\x92";  // U+FDD2
 constexpr std::string_view kHoleClose = "\xEF\xB7\x93";  // U+FDD3
 
 std::string tag(std::string_view open, size_t index, std::string_view close) {
@@ -76,7 +76,9 @@ std::optional<std::vector<TextSpan>> fillHoles(std::string_view shape, std::stri
 
 // Maps positions of the escaped text to the text with the markers replaced.
 struct Unescaped {
-    struct Marker { size_t escBegin, escEnd, begin, end; };
+    struct Marker {
+        size_t escBegin, escEnd, begin, end;
+    };
     std::string text;
     std::vector<Marker> markers;
 
@@ -115,7 +117,7 @@ Unescaped unescape(std::string_view text, const std::vector<std::string>& origin
     return u;
 }
 
-} // namespace
+}  // namespace
 
 PromptText renderPromptText(const ChatRenderer& render, const std::vector<ChatMessage>& messages,
                             const Tokenizer& tokenizer) {
@@ -155,4 +157,4 @@ PromptText renderPromptText(const ChatRenderer& render, const std::vector<ChatMe
     return p;
 }
 
-} // namespace cairn::session
+}  // namespace cairn::session

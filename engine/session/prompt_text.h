@@ -39,9 +39,9 @@
 namespace cairn::session {
 
 struct PromptText {
-    ChatRendering rendering;      // the rendering of the real messages
+    ChatRendering rendering;  // the rendering of the real messages
     std::vector<TextSpan> plain;  // sorted, disjoint: never parsed for special tokens
-    bool exact = false;           // level 1: every message content is plain
+    bool exact = false;  // level 1: every message content is plain
 };
 
 using ChatRenderer = std::function<ChatRendering(const std::vector<ChatMessage>&)>;
@@ -49,4 +49,4 @@ using ChatRenderer = std::function<ChatRendering(const std::vector<ChatMessage>&
 PromptText renderPromptText(const ChatRenderer& render, const std::vector<ChatMessage>& messages,
                             const Tokenizer& tokenizer);
 
-} // namespace cairn::session
+}  // namespace cairn::session

@@ -27,8 +27,9 @@ void Session::reset() {
 
 void Session::feed(std::span<const int32_t> tokens, ExecContext& ctx, const FeedProgress& progress) {
     if (int64_t(tokens.size()) > memory_->capacity())
-        throw Error("session", "the conversation needs " + std::to_string(tokens.size()) +
-                                   " tokens but the context holds " + std::to_string(memory_->capacity()));
+        throw Error("session",
+                    "the conversation needs " + std::to_string(tokens.size()) + " tokens but the context holds " +
+                        std::to_string(memory_->capacity()));
     if (tokens.empty()) {
         reset();
         return;
@@ -148,4 +149,4 @@ void Session::checkpoint() {
         checkpoints_.erase(checkpoints_.begin());
 }
 
-} // namespace cairn
+}  // namespace cairn

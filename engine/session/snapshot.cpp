@@ -29,8 +29,8 @@
 // version, fingerprint, architecture and every tensor's name and shape against
 // a fresh memory of the same model.
 #include "cairn/error.h"
-#include "cairn/session.h"
 #include "cairn/gguf.h"
+#include "cairn/session.h"
 
 #include "session/state_bytes.h"
 
@@ -63,7 +63,7 @@ std::vector<float> readLogits(ByteReader& r, uint64_t expected) {
     return logits;
 }
 
-} // namespace
+}  // namespace
 
 uint64_t modelFingerprint(const Model& model) {
     auto header = model.file().headerBytes();
@@ -112,7 +112,8 @@ void Session::restore(std::vector<uint8_t>&& snapshot) {
 void Session::restoreBytes(std::span<const uint8_t> snapshot, std::shared_ptr<const std::vector<uint8_t>> owner) {
     reset();
     if (snapshot.size() < sizeof kMagic + sizeof(uint64_t)) throw Error(kWhere, "too short to be a snapshot");
-    if (std::memcmp(snapshot.data(), kMagic, sizeof kMagic) != 0) throw Error(kWhere, "not a Cairn snapshot (wrong magic)");
+    if (std::memcmp(snapshot.data(), kMagic, sizeof kMagic) != 0)
+        throw Error(kWhere, "not a Cairn snapshot (wrong magic)");
     auto body = snapshot.first(snapshot.size() - sizeof(uint64_t));
     uint64_t stored;
     std::memcpy(&stored, snapshot.data() + body.size(), sizeof stored);
@@ -122,8 +123,9 @@ void Session::restoreBytes(std::span<const uint8_t> snapshot, std::shared_ptr<co
     r.take(sizeof kMagic, "magic");
     auto version = r.get<uint32_t>("version");
     if (version < 1 || version > kVersion)
-        throw Error(kWhere, "unsupported snapshot version " + std::to_string(version) + " (this build reads 1 to " +
-                                std::to_string(kVersion) + ")");
+        throw Error(kWhere,
+                    "unsupported snapshot version " + std::to_string(version) + " (this build reads 1 to " +
+                        std::to_string(kVersion) + ")");
     if (r.get<uint64_t>("fingerprint") != modelFingerprint(model_))
         throw Error(kWhere, "taken with another model file");
     auto arch = r.str("architecture");
@@ -131,13 +133,15 @@ void Session::restoreBytes(std::span<const uint8_t> snapshot, std::shared_ptr<co
     r.get<uint32_t>("kv storage");
     auto nTokens = r.get<uint64_t>("token count");
     if (nTokens > uint64_t(memory_->capacity()))
-        throw Error(kWhere, std::to_string(nTokens) + " tokens do not fit the context of " +
-                                std::to_string(memory_->capacity()));
+        throw Error(kWhere,
+                    std::to_string(nTokens) + " tokens do not fit the context of " +
+                        std::to_string(memory_->capacity()));
     auto* tokenBytes = r.take(nTokens * sizeof(int32_t), "tokens");
     std::vector<int32_t> tokens(static_cast<size_t>(nTokens));
     if (!tokens.empty()) std::memcpy(tokens.data(), tokenBytes, tokens.size() * sizeof(int32_t));
     for (auto t : tokens)
-        if (t < 0 || t >= model_.info().vocabSize) throw Error(kWhere, "token id " + std::to_string(t) + " out of range");
+        if (t < 0 || t >= model_.info().vocabSize)
+            throw Error(kWhere, "token id " + std::to_string(t) + " out of range");
     const uint64_t vocab = uint64_t(model_.info().vocabSize);
     auto logits = readLogits(r, nTokens ? vocab : 0);
 
@@ -154,13 +158,20 @@ void Session::restoreBytes(std::span<const uint8_t> snapshot, std::shared_ptr<co
 
         if (version >= 2) {
             auto n = r.get<uint32_t>("checkpoint count");
-            if (n > 0 && memory->canTruncate()) throw Error(kWhere, "checkpoints stored for memory that does not take them");
-            if (n > kSnapshotCheckpoints) throw Error(kWhere, std::to_string(n) + " checkpoints, at most " + std::to_string(kSnapshotCheckpoints) + " are stored");
+            if (n > 0 && memory->canTruncate())
+                throw Error(kWhere, "checkpoints stored for memory that does not take them");
+            if (n > kSnapshotCheckpoints)
+                throw Error(kWhere,
+                            std::to_string(n) + " checkpoints, at most " + std::to_string(kSnapshotCheckpoints) +
+                                " are stored");
             const size_t stateBytes = n > 0 ? session::checkpointBytes(*memory) : 0;  // the same for every checkpoint
             for (uint32_t i = 0; i < n; ++i) {
                 auto position = r.get<uint64_t>("checkpoint position");
-                if (position < 1 || position > nTokens || (!checkpoints.empty() && position <= uint64_t(checkpoints.back().position)))
-                    throw Error(kWhere, "checkpoint at position " + std::to_string(position) + " is out of order or outside the history");
+                if (position < 1 || position > nTokens ||
+                    (!checkpoints.empty() && position <= uint64_t(checkpoints.back().position)))
+                    throw Error(kWhere,
+                                "checkpoint at position " + std::to_string(position) +
+                                    " is out of order or outside the history");
                 auto current = r.get<uint8_t>("checkpoint flag");
                 if (current > 1 || (current == 1) != (position == nTokens))
                     throw Error(kWhere, "checkpoint at position " + std::to_string(position) + " has a bad flag");
@@ -182,7 +193,8 @@ void Session::restoreBytes(std::span<const uint8_t> snapshot, std::shared_ptr<co
                 checkpoints.push_back(std::move(c));
             }
         }
-        if (r.remaining() != 0) throw Error(kWhere, std::to_string(r.remaining()) + " unexpected bytes after the state");
+        if (r.remaining() != 0)
+            throw Error(kWhere, std::to_string(r.remaining()) + " unexpected bytes after the state");
     } catch (...) {
         memory_ = model_.newMemory(options_.memory);  // nothing half-read stays behind
         throw;
@@ -195,4 +207,4 @@ void Session::restoreBytes(std::span<const uint8_t> snapshot, std::shared_ptr<co
     checkpoints_ = std::move(checkpoints);
 }
 
-} // namespace cairn
+}  // namespace cairn

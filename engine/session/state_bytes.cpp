@@ -20,8 +20,8 @@ TensorType storedType(const StateTensor& t, Session::KvStorage storage) {
 // Converts one row between the memory's type and the stored type through f32.
 // Rows inside a snapshot blob sit at any byte offset, so a row to decode is
 // first copied to `aligned` (block structs need their natural alignment).
-void convertRow(TensorType from, const uint8_t* src, TensorType to, uint8_t* dst, int64_t cols,
-                std::vector<float>& tmp, std::vector<uint64_t>& aligned) {
+void convertRow(TensorType from, const uint8_t* src, TensorType to, uint8_t* dst, int64_t cols, std::vector<float>& tmp,
+                std::vector<uint64_t>& aligned) {
     const size_t bytes = rowBytes(from, cols);
     if (from == to) {
         std::memcpy(dst, src, bytes);
@@ -55,8 +55,9 @@ StoredTensor nextTensor(ByteReader& r) {
     t.rows = r.get<int64_t>("tensor rows");
     t.cols = r.get<int64_t>("tensor cols");
     if (t.rows < 0 || t.cols <= 0 || t.cols % traits->blockSize != 0 || t.cols > (int64_t(1) << 32))
-        throw Error(kWhere, "tensor '" + t.name + "' has an impossible shape " + std::to_string(t.rows) + "×" +
-                                std::to_string(t.cols));
+        throw Error(kWhere,
+                    "tensor '" + t.name + "' has an impossible shape " + std::to_string(t.rows) + "×" +
+                        std::to_string(t.cols));
     const size_t rb = rowBytes(type, t.cols);
     if (uint64_t(t.rows) > r.remaining() / rb) throw Error(kWhere, "truncated: tensor data runs past the end");
     t.bytes = size_t(t.rows) * rb;
@@ -82,10 +83,11 @@ const StateTensor* findView(const std::vector<StateTensor>& views, const std::st
 
 void copyRows(const uint8_t* src, const StateTensor& view) {
     const size_t rb = rowBytes(TensorType(view.typeId), view.cols);
-    for (int64_t i = 0; i < view.rows; ++i) std::memcpy(view.data + size_t(i) * view.rowStride, src + size_t(i) * rb, rb);
+    for (int64_t i = 0; i < view.rows; ++i)
+        std::memcpy(view.data + size_t(i) * view.rowStride, src + size_t(i) * rb, rb);
 }
 
-} // namespace
+}  // namespace
 
 void ByteWriter::bytes(const void* p, size_t n) {
     auto* b = static_cast<const uint8_t*>(p);
@@ -130,20 +132,23 @@ void readState(ByteReader& r, Memory& memory) {
     auto state = memory.state();
     auto nTensors = r.get<uint32_t>("tensor count");
     if (nTensors != state.size())
-        throw Error(kWhere, "holds " + std::to_string(nTensors) + " state tensors, the model needs " + std::to_string(state.size()));
+        throw Error(kWhere,
+                    "holds " + std::to_string(nTensors) + " state tensors, the model needs " +
+                        std::to_string(state.size()));
     std::vector<float> tmp;
     std::vector<uint64_t> aligned;
     for (auto& t : state) {
         const StoredTensor s = nextTensor(r);
         if (s.name != t.name) throw Error(kWhere, "tensor '" + s.name + "' where '" + t.name + "' was expected");
         if (s.rows != t.rows || s.cols != t.cols)
-            throw Error(kWhere, "tensor '" + s.name + "' has shape " + shapeText(s.rows, s.cols) + ", expected " +
-                                    shapeText(t.rows, t.cols));
+            throw Error(kWhere,
+                        "tensor '" + s.name + "' has shape " + shapeText(s.rows, s.cols) + ", expected " +
+                            shapeText(t.rows, t.cols));
         const auto from = TensorType(s.type);
         const size_t rb = rowBytes(from, s.cols);
         for (int64_t i = 0; i < s.rows; ++i)
-            convertRow(from, s.data + size_t(i) * rb, TensorType(t.typeId), t.data + size_t(i) * t.rowStride, s.cols, tmp,
-                       aligned);
+            convertRow(from, s.data + size_t(i) * rb, TensorType(t.typeId), t.data + size_t(i) * t.rowStride, s.cols,
+                       tmp, aligned);
     }
 }
 
@@ -157,15 +162,18 @@ void skipCheckpointState(ByteReader& r, Memory& live) {
     const auto views = checkpointViews(live);
     auto n = r.get<uint32_t>("tensor count");
     if (n != views.size())
-        throw Error(kWhere, "a checkpoint holds " + std::to_string(n) + " state tensors, the model needs " +
-                                std::to_string(views.size()));
+        throw Error(kWhere,
+                    "a checkpoint holds " + std::to_string(n) + " state tensors, the model needs " +
+                        std::to_string(views.size()));
     for (const auto& v : views) {
         const StoredTensor s = nextTensor(r);
-        if (s.name != v.name) throw Error(kWhere, "checkpoint tensor '" + s.name + "' where '" + v.name + "' was expected");
+        if (s.name != v.name)
+            throw Error(kWhere, "checkpoint tensor '" + s.name + "' where '" + v.name + "' was expected");
         if (s.type != uint32_t(v.typeId) || s.rows != v.rows || s.cols != v.cols)
-            throw Error(kWhere, "checkpoint tensor '" + s.name + "' is stored as type " + std::to_string(s.type) + ", " +
-                                    shapeText(s.rows, s.cols) + "; expected type " + std::to_string(v.typeId) + ", " +
-                                    shapeText(v.rows, v.cols));
+            throw Error(kWhere,
+                        "checkpoint tensor '" + s.name + "' is stored as type " + std::to_string(s.type) + ", " +
+                            shapeText(s.rows, s.cols) + "; expected type " + std::to_string(v.typeId) + ", " +
+                            shapeText(v.rows, v.cols));
     }
 }
 
@@ -204,4 +212,4 @@ void writeStoredState(ByteWriter& w, const StoredState& stored, Memory& live) {
     }
 }
 
-} // namespace cairn::session
+}  // namespace cairn::session

@@ -20,20 +20,26 @@ namespace cairn::session {
 class ByteWriter {
 public:
     std::vector<uint8_t> out;
-    template <typename T> void put(T v) {
+    template <typename T>
+    void put(T v) {
         uint8_t b[sizeof(T)];  // through a local array: GCC 12 warns (-Wstringop-overflow) on inserting &v directly
         std::memcpy(b, &v, sizeof(T));
         out.insert(out.end(), b, b + sizeof(T));
     }
     void bytes(const void* p, size_t n);
-    void str(const std::string& s) { put<uint32_t>(uint32_t(s.size())); bytes(s.data(), s.size()); }
+    void str(const std::string& s) {
+        put<uint32_t>(uint32_t(s.size()));
+        bytes(s.data(), s.size());
+    }
 };
 
 // Reads a snapshot; every read past the end throws cairn::Error naming what was read.
 class ByteReader {
 public:
-    explicit ByteReader(std::span<const uint8_t> data) : begin_(data.data()), p_(data.data()), end_(data.data() + data.size()) {}
-    template <typename T> T get(const char* what) {
+    explicit ByteReader(std::span<const uint8_t> data)
+        : begin_(data.data()), p_(data.data()), end_(data.data() + data.size()) {}
+    template <typename T>
+    T get(const char* what) {
         T v;
         std::memcpy(&v, take(sizeof(T), what), sizeof(T));
         return v;
@@ -58,7 +64,7 @@ void readState(ByteReader& r, Memory& memory);
 struct StoredState {
     std::shared_ptr<const std::vector<uint8_t>> snapshot;
     size_t offset = 0;  // of the section's tensor count
-    size_t bytes = 0;   // of the tensors a checkpoint keeps (those that cannot be cut back)
+    size_t bytes = 0;  // of the tensors a checkpoint keeps (those that cannot be cut back)
 };
 
 // Bytes of the tensors of `live` that a checkpoint keeps.
@@ -74,4 +80,4 @@ void applyStoredState(const StoredState& stored, int64_t position, Memory& live)
 // a checkpoint's memory (those tensors are always stored in their own type).
 void writeStoredState(ByteWriter& w, const StoredState& stored, Memory& live);
 
-} // namespace cairn::session
+}  // namespace cairn::session

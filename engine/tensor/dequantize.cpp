@@ -17,7 +17,9 @@ namespace cairn::tensor {
 namespace {
 
 template <typename Block>
-const Block* blocks(const void* row) { return static_cast<const Block*>(row); }
+const Block* blocks(const void* row) {
+    return static_cast<const Block*>(row);
+}
 
 void dequantizeQ4_0(const void* row, float* y, int64_t n) {
     const auto* x = blocks<BlockQ4_0>(row);
@@ -118,8 +120,8 @@ void dequantizeQ3_K(const void* row, float* y, int64_t n) {
         int scales[16];
         unpackQ3Scales(x[i].scales, scales);
         for (int s = 0; s < kQK_K / 16; ++s) {
-            const int half = s / 8;           // which 128-element half
-            const int plane = (s / 2) % 4;    // which 2-bit field / hmask bit
+            const int half = s / 8;  // which 128-element half
+            const int plane = (s / 2) % 4;  // which 2-bit field / hmask bit
             const int off = 16 * (s % 2);
             const uint8_t* q = x[i].qs + 32 * half + off;
             const uint8_t* hm = x[i].hmask + off;
@@ -206,13 +208,14 @@ void dequantizeQ6_K(const void* row, float* y, int64_t n) {
     }
 }
 
-} // namespace
+}  // namespace
 
 void dequantizeRow(TensorType type, const void* row, float* out, int64_t n) {
     const auto& t = traits(type);
     if (n % t.blockSize != 0)
-        throw Error("dequantize", "row length " + std::to_string(n) + " is not a multiple of the " +
-                                      std::string(t.name) + " block size");
+        throw Error("dequantize",
+                    "row length " + std::to_string(n) + " is not a multiple of the " + std::string(t.name) +
+                        " block size");
     switch (type) {
     case TensorType::F32: std::memcpy(out, row, size_t(n) * sizeof(float)); return;
     case TensorType::F16: {
@@ -240,4 +243,4 @@ void dequantizeRow(TensorType type, const void* row, float* out, int64_t n) {
     throw Error("dequantize", "tensor type " + std::string(t.name) + " is not supported");
 }
 
-} // namespace cairn::tensor
+}  // namespace cairn::tensor

@@ -40,8 +40,8 @@ bool cpuHasAvx2() {
 bool cpuHasAvx512() {
 #if defined(__x86_64__) && defined(__GNUC__)
     return cpuHasAvx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-           __builtin_cpu_supports("avx512vnni");
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vnni");
 #else
     return false;
 #endif
@@ -94,7 +94,7 @@ void clearChoice() {
         for (auto& k : family) k.store(nullptr, std::memory_order_release);
 }
 
-} // namespace
+}  // namespace
 
 const KernelSet& activeKernels() {
     const KernelSet* k = current.load(std::memory_order_acquire);
@@ -107,14 +107,14 @@ const KernelSet& activeKernels() {
 }
 
 const KernelSet& activeKernels(TensorType type, int64_t nTokens) {
-    const KernelSet* k = chosen[size_t(kernelFamilyOf(type))][size_t(kernelRegimeOf(nTokens))].load(
-        std::memory_order_acquire);
+    const KernelSet* k =
+        chosen[size_t(kernelFamilyOf(type))][size_t(kernelRegimeOf(nTokens))].load(std::memory_order_acquire);
     return k ? *k : activeKernels();
 }
 
 const KernelSet* kernelsNamed(std::string_view name) { return byName(name); }
 
-} // namespace kernels
+}  // namespace kernels
 
 const char* kernelPath() { return kernels::activeKernels().name; }
 
@@ -132,16 +132,21 @@ bool forceKernelPath(std::string_view name) {
     return true;
 }
 
-} // namespace cairn::tensor
+}  // namespace cairn::tensor
 
 namespace cairn {
 
 KernelFamily kernelFamilyOf(TensorType type) {
     switch (type) {
     case TensorType::Q8_0: return KernelFamily::Q8;
-    case TensorType::Q2_K: case TensorType::Q3_K: case TensorType::Q4_K: case TensorType::Q5_K:
+    case TensorType::Q2_K:
+    case TensorType::Q3_K:
+    case TensorType::Q4_K:
+    case TensorType::Q5_K:
     case TensorType::Q6_K: return KernelFamily::K;
-    case TensorType::F32: case TensorType::F16: case TensorType::BF16: return KernelFamily::Float;
+    case TensorType::F32:
+    case TensorType::F16:
+    case TensorType::BF16: return KernelFamily::Float;
     default: return KernelFamily::Q4;  // Q4_0, Q4_1, Q5_0, Q5_1 (matmul refuses the rest)
     }
 }
@@ -201,4 +206,4 @@ std::string kernelChoiceSummary() {
     return out;
 }
 
-} // namespace cairn
+}  // namespace cairn

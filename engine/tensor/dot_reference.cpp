@@ -18,4 +18,4 @@ float dotReference(TensorType type, const void* row, const float* x, int64_t n) 
     return float(sum);
 }
 
-} // namespace cairn::tensor
+}  // namespace cairn::tensor

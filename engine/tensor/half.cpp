@@ -26,7 +26,7 @@ uint16_t f32ToF16(float f) {
     const uint16_t sign = uint16_t((x >> 16) & 0x8000);
     const uint32_t a = x & 0x7fffffffu;
     if (a > 0x7f800000u) return sign | 0x7e00;  // NaN -> quiet NaN, as ggml does
-    if (a >= 0x477ff000u) return sign | 0x7c00; // >= 65520 rounds to inf (65504 is the max)
+    if (a >= 0x477ff000u) return sign | 0x7c00;  // >= 65520 rounds to inf (65504 is the max)
     if (a >= 0x38800000u) {
         // Normal half: rebias the exponent (127 -> 15), round the 13 dropped
         // mantissa bits to nearest even; a carry correctly bumps the exponent.
@@ -53,4 +53,4 @@ uint16_t f32ToBf16(float f) {
     return uint16_t((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 
-} // namespace cairn::tensor
+}  // namespace cairn::tensor

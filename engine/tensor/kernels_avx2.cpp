@@ -49,8 +49,8 @@ inline __m256i dotS(__m256i q, __m256i x) {
 // block (low lane: elements 0-15, high lane: 16-31, as the nibbles below).
 inline __m256i fifthBits(uint32_t qh) {
     const __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(int(qh)),
-                                              _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
-                                                               2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+                                              _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2,
+                                                               2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
     const __m256i bit = _mm256_set1_epi64x(int64_t(0x8040201008040201ULL));
     return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(bytes, bit), bit), _mm256_set1_epi8(0x10));
 }
@@ -67,9 +67,7 @@ inline __m128i sum4(__m256i a, __m256i b, __m256i c, __m256i d) {
     return _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
 }
 
-inline __m128 halves4(const uint16_t* h) {
-    return _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(h)));
-}
+inline __m128 halves4(const uint16_t* h) { return _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(h))); }
 
 constexpr int kMatvecRows = 4;
 
@@ -83,11 +81,11 @@ constexpr int kMatvecRows = 4;
 template <TensorType T>
 __m128 matvecTile32(const uint8_t* const* rows, const int8_t* xq, const float* dx, const int32_t* xo, const float* sx,
                     int64_t nb, int64_t tileBytes) {
-    constexpr size_t bytes = T == TensorType::Q4_0   ? sizeof(BlockQ4_0)
-                             : T == TensorType::Q4_1 ? sizeof(BlockQ4_1)
-                             : T == TensorType::Q5_0 ? sizeof(BlockQ5_0)
-                             : T == TensorType::Q5_1 ? sizeof(BlockQ5_1)
-                                                     : sizeof(BlockQ8_0);
+    constexpr size_t bytes = T == TensorType::Q4_0 ? sizeof(BlockQ4_0)
+        : T == TensorType::Q4_1                    ? sizeof(BlockQ4_1)
+        : T == TensorType::Q5_0                    ? sizeof(BlockQ5_0)
+        : T == TensorType::Q5_1                    ? sizeof(BlockQ5_1)
+                                                   : sizeof(BlockQ8_0);
     constexpr bool kMin = T == TensorType::Q4_1 || T == TensorType::Q5_1;
     const int64_t step = tileBytes / nb;
     __m128 acc = _mm_setzero_ps();
@@ -157,8 +155,9 @@ __m256 matvecQ4_0x8(const uint8_t* const* rows, const int8_t* xq, const float* d
             const __m256i q = _mm256_inserti128_si256(
                 _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(lo + 2))),
                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(hi + 2)), 1);
-            const __m256i m = _mm256_add_epi16(_mm256_maddubs_epi16(_mm256_and_si256(q, low4), xlo),
-                                               _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), xhi));
+            const __m256i m =
+                _mm256_add_epi16(_mm256_maddubs_epi16(_mm256_and_si256(q, low4), xlo),
+                                 _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), xhi));
             p[r] = _mm256_madd_epi16(m, ones);
             uint16_t dl, dh;
             std::memcpy(&dl, lo, 2);
@@ -194,7 +193,8 @@ void rows32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, f
         for (int64_t t = 0; t < a.nTokens; ++t)
             forEachRowTile<8>(w, r0, r1, [&](const uint8_t* const* rows, int n, int64_t r) {
                 alignas(32) float out[8];
-                _mm256_store_ps(out, matvecQ4_0x8(rows, a.q + t * a.cols, a.d + t * nb, a.xoff + t * nb, nb, tileBytes));
+                _mm256_store_ps(out,
+                                matvecQ4_0x8(rows, a.q + t * a.cols, a.d + t * nb, a.xoff + t * nb, nb, tileBytes));
                 for (int i = 0; i < n; ++i) y[t * ldy + r + i] = out[i];
             });
         return;
@@ -206,8 +206,8 @@ void rows32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, f
         for (int64_t t = 0; t < a.nTokens; ++t)
             forEachRowTile<kMatvecRows>(w, r0, r1, [&](const uint8_t* const* rows, int n, int64_t r) {
                 alignas(16) float out[kMatvecRows];
-                _mm_store_ps(out, matvec(rows, a.q + t * a.cols, a.d + t * nb, a.xoff + t * nb, a.sx + t * nb, nb,
-                                         tileBytes));
+                _mm_store_ps(
+                    out, matvec(rows, a.q + t * a.cols, a.d + t * nb, a.xoff + t * nb, a.sx + t * nb, nb, tileBytes));
                 for (int i = 0; i < n; ++i) y[t * ldy + r + i] = out[i];
             });
         return;
@@ -223,7 +223,8 @@ void rows32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, f
             decodeBlock32(w.type, w.row(r) + b * bb, dec[b]);
             if (q8) {
                 const __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(dec[b].u));
-                _mm256_storeu_si256(reinterpret_cast<__m256i*>(dec[b].u), _mm256_xor_si256(u, _mm256_set1_epi8(char(0x80))));
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(dec[b].u),
+                                    _mm256_xor_si256(u, _mm256_set1_epi8(char(0x80))));
             }
         }
         for (int64_t t = 0; t < a.nTokens; ++t) {
@@ -288,8 +289,8 @@ template <TensorType T>
 __m128 matvecTileK(const uint8_t* const* rows, const int8_t* xq, const int16_t* bsum, const float* dx, int64_t nb,
                    int64_t tileBytes) {
     constexpr size_t bytes = T == TensorType::Q4_K ? sizeof(BlockQ4_K)
-                             : T == TensorType::Q5_K ? sizeof(BlockQ5_K)
-                                                     : sizeof(BlockQ6_K);
+        : T == TensorType::Q5_K                    ? sizeof(BlockQ5_K)
+                                                   : sizeof(BlockQ6_K);
     const __m256i low4 = _mm256_set1_epi8(0x0F);
     const int64_t step = tileBytes / nb;
     __m128 acc = _mm_setzero_ps();
@@ -311,8 +312,8 @@ __m128 matvecTileK(const uint8_t* const* rows, const int8_t* xq, const int16_t* 
                 const __m256i three = _mm256_set1_epi8(3);
                 for (int n = 0; n < 2; ++n) {
                     // Scales 8n..8n+7 as words in both lanes.
-                    const __m256i scn = _mm256_broadcastsi128_si256(n ? _mm256_extracti128_si256(sc, 1)
-                                                                       : _mm256_castsi256_si128(sc));
+                    const __m256i scn =
+                        _mm256_broadcastsi128_si256(n ? _mm256_extracti128_si256(sc, 1) : _mm256_castsi256_si128(sc));
                     const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q6->ql + 64 * n));
                     const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q6->ql + 64 * n + 32));
                     const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q6->qh + 32 * n));
@@ -340,19 +341,24 @@ __m128 matvecTileK(const uint8_t* const* rows, const int8_t* xq, const int16_t* 
                 alignas(16) uint8_t sm[16];
                 q4kScales(q4->scales, sm);
                 const __m128i s8 = _mm_load_si128(reinterpret_cast<const __m128i*>(sm));
-                const __m128i mins = _mm_shuffle_epi8(s8, _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15));
+                const __m128i mins =
+                    _mm_shuffle_epi8(s8, _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15));
                 side[r] = _mm256_madd_epi16(_mm256_cvtepu8_epi16(mins), bs);
-                const __m256i scw = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(s8));  // sc[0..7] as words, both lanes
+                const __m256i scw =
+                    _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(s8));  // sc[0..7] as words, both lanes
                 __m256i h = _mm256_setzero_si256();
                 if constexpr (T == TensorType::Q5_K)
-                    h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(reinterpret_cast<const BlockQ5_K*>(blk)->qh));
+                    h = _mm256_loadu_si256(
+                        reinterpret_cast<const __m256i*>(reinterpret_cast<const BlockQ5_K*>(blk)->qh));
                 for (int c = 0; c < 4; ++c) {
                     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * c));
                     __m256i lo = _mm256_and_si256(q, low4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
                     if constexpr (T == TensorType::Q5_K) {
                         const __m256i one = _mm256_set1_epi8(1);
-                        lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 2 * c), one), 4));
-                        hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 2 * c + 1), one), 4));
+                        lo = _mm256_or_si256(lo,
+                                             _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 2 * c), one), 4));
+                        hi = _mm256_or_si256(
+                            hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 2 * c + 1), one), 4));
                     }
                     const __m256i xlo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 64 * c));
                     const __m256i xhi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 64 * c + 32));
@@ -389,15 +395,15 @@ MatvecTileKFn matvecTileKFor(TensorType type) {
 
 void rowsK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     const QuantInfo info = quantInfo(w.type);
-    if (a.nTokens < 4 &&
-        (w.type == TensorType::Q4_K || w.type == TensorType::Q5_K || w.type == TensorType::Q6_K)) {
+    if (a.nTokens < 4 && (w.type == TensorType::Q4_K || w.type == TensorType::Q5_K || w.type == TensorType::Q6_K)) {
         prefetchRowsStart(w, r0, r1);
         const MatvecTileKFn matvec = matvecTileKFor(w.type);
         const int64_t nb = a.nBlocks, tileBytes = kMatvecRows * int64_t(w.rowStride);
         for (int64_t t = 0; t < a.nTokens; ++t)
             forEachRowTile<kMatvecRows>(w, r0, r1, [&](const uint8_t* const* rows, int n, int64_t r) {
                 alignas(16) float out[kMatvecRows];
-                _mm_store_ps(out, matvec(rows, a.q + t * a.cols, a.bsum + t * (a.cols / 16), a.d + t * nb, nb, tileBytes));
+                _mm_store_ps(out,
+                             matvec(rows, a.q + t * a.cols, a.bsum + t * (a.cols / 16), a.d + t * nb, nb, tileBytes));
                 for (int i = 0; i < n; ++i) y[t * ldy + r + i] = out[i];
             });
         return;
@@ -426,11 +432,13 @@ void rowsK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, fl
                     is = _mm256_add_epi32(is, _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), sc));
                 }
                 const __m256i bsv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bs));
-                const int32_t off = hsum(_mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(k.s)), bsv));
+                const int32_t off =
+                    hsum(_mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(k.s)), bsv));
                 const int32_t isum = hsum(is) - info.offset * off;
                 acc = fmaScalar(float(isum), k.d * dx[b], acc);
                 if (info.hasMin) {
-                    const int32_t msum = hsum(_mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(k.mn)), bsv));
+                    const int32_t msum =
+                        hsum(_mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(k.mn)), bsv));
                     acc = fmaScalar(float(msum), -(k.dmin * dx[b]), acc);
                 }
             }
@@ -716,16 +724,18 @@ void floatGemm(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a
                     // The next tile's accumulators (from L3 after the first chunk)
                     // ahead of the loads at a call's start, which would stall it.
                     const bool lastTile = rt + 1 == nrt && tt + 1 == tiles;
-                    const auto* nextAcc = kc == 0 || lastTile ? nullptr
-                                          : reinterpret_cast<const uint8_t*>(rt + 1 < nrt ? tacc + accTiles * kTileVecs
-                                                                                           : acc + (tt + 1) * kTileVecs);
+                    const auto* nextAcc = kc == 0 || lastTile
+                        ? nullptr
+                        : reinterpret_cast<const uint8_t*>(rt + 1 < nrt ? tacc + accTiles * kTileVecs
+                                                                        : acc + (tt + 1) * kTileVecs);
                     for (int l = 0; l < 16; ++l) {
                         if (nextAcc) prefetchLines(nextAcc + l * 384 - 1, 384);
                         fn(wt + l * cs * kFloatTileRows, xt + l * cs * kFloatTileTok, cs, tacc + l * 2 * kFloatTileTok);
                     }
                     if (kc + len == K) {
                         const int64_t r = rb + rt * kFloatTileRows;
-                        reduceFloatTile(tacc, nt, tt * kFloatTileTok, r, int(std::min<int64_t>(kFloatTileRows, rbEnd - r)), y, ldy);
+                        reduceFloatTile(tacc, nt, tt * kFloatTileTok, r,
+                                        int(std::min<int64_t>(kFloatTileRows, rbEnd - r)), y, ldy);
                     }
                 }
             }
@@ -775,8 +785,8 @@ void floatRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a
 
 inline int64_t gemmMinTokens(int blockSize) { return blockSize == 32 ? 6 : 4; }
 
-constexpr size_t kPack32 = 256 + 3 * 32;        // codes, dx, xoff, sx
-constexpr size_t kPackK = 2048 + 32 + 256;      // codes, dx, bsum pairs [8][8 tokens][2]
+constexpr size_t kPack32 = 256 + 3 * 32;  // codes, dx, xoff, sx
+constexpr size_t kPackK = 2048 + 32 + 256;  // codes, dx, bsum pairs [8][8 tokens][2]
 
 PackPlan packPlan(const Activations& a) {
     if (a.blockSize == 0) return floatPackPlan(a);
@@ -882,7 +892,8 @@ void gemm32Tile(const uint8_t* u, int64_t K, const float* dw, const float* mw, i
         for (int g = 0; g < NG; ++g) out[r * NG + g] = acc[r][g];
 }
 
-using Gemm32Fn = void (*)(const uint8_t*, int64_t, const float*, const float*, int64_t, const uint8_t*, size_t, __m256*);
+using Gemm32Fn = void (*)(const uint8_t*, int64_t, const float*, const float*, int64_t, const uint8_t*, size_t,
+                          __m256*);
 template <int R, int NG>
 Gemm32Fn pick32(bool min, bool sign) {
     if (sign) return gemm32Tile<R, NG, false, true>;
@@ -952,8 +963,9 @@ void gemmKTile(const uint8_t* u, int64_t K, const int16_t* s, const int16_t* mn,
             for (int r = 0; r < R; ++r) {
                 const int16_t sj = s[(r * nb + b) * 16 + j];
                 for (int g = 0; g < NG; ++g)
-                    is[r][g] = _mm256_add_epi32(is[r][g], SMALL ? _mm256_madd_epi16(dot[r][g], _mm256_set1_epi32(uint16_t(sj)))
-                                                                : _mm256_mullo_epi32(dot[r][g], _mm256_set1_epi32(sj)));
+                    is[r][g] = _mm256_add_epi32(is[r][g],
+                                                SMALL ? _mm256_madd_epi16(dot[r][g], _mm256_set1_epi32(uint16_t(sj)))
+                                                      : _mm256_mullo_epi32(dot[r][g], _mm256_set1_epi32(sj)));
             }
         }
         for (int g = 0; g < NG; ++g) {
@@ -966,20 +978,24 @@ void gemmKTile(const uint8_t* u, int64_t K, const int16_t* s, const int16_t* mn,
                 for (int jp = 0; jp < 8; ++jp) {
                     const __m256i bsv = _mm256_load_si256(reinterpret_cast<const __m256i*>(bp + jp * 32));
                     if (offset)
-                        os = _mm256_add_epi32(os, _mm256_madd_epi16(_mm256_set1_epi32(int32_t(uint16_t(sr[2 * jp])) |
-                                                                                      int32_t(uint32_t(uint16_t(sr[2 * jp + 1])) << 16)),
-                                                                    bsv));
+                        os = _mm256_add_epi32(
+                            os,
+                            _mm256_madd_epi16(_mm256_set1_epi32(int32_t(uint16_t(sr[2 * jp])) |
+                                                                int32_t(uint32_t(uint16_t(sr[2 * jp + 1])) << 16)),
+                                              bsv));
                     if constexpr (MIN)
-                        ms = _mm256_add_epi32(ms, _mm256_madd_epi16(_mm256_set1_epi32(int32_t(uint16_t(mr[2 * jp])) |
-                                                                                      int32_t(uint32_t(uint16_t(mr[2 * jp + 1])) << 16)),
-                                                                    bsv));
+                        ms = _mm256_add_epi32(
+                            ms,
+                            _mm256_madd_epi16(_mm256_set1_epi32(int32_t(uint16_t(mr[2 * jp])) |
+                                                                int32_t(uint32_t(uint16_t(mr[2 * jp + 1])) << 16)),
+                                              bsv));
                 }
                 const __m256i isum = _mm256_sub_epi32(is[r][g], _mm256_mullo_epi32(os, _mm256_set1_epi32(offset)));
                 acc[r][g] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(_mm256_set1_ps(d[r * nb + b]), dx),
                                             acc[r][g]);
                 if constexpr (MIN) {
-                    const __m256 negMin = _mm256_xor_ps(_mm256_mul_ps(_mm256_set1_ps(dmin[r * nb + b]), dx),
-                                                        _mm256_set1_ps(-0.f));
+                    const __m256 negMin =
+                        _mm256_xor_ps(_mm256_mul_ps(_mm256_set1_ps(dmin[r * nb + b]), dx), _mm256_set1_ps(-0.f));
                     acc[r][g] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ms), negMin, acc[r][g]);
                 }
             }
@@ -1025,8 +1041,9 @@ void gemmK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, fl
             const int ng = int(std::min<int64_t>(2, groups - g));
             for (int rt = 0; rt < nr; rt += kTileRows) {
                 const int rr = std::min(kTileRows, nr - rt);
-                const GemmKFn fn = ng == 2 ? (rr == 2 ? pickK<2, 2>(info.hasMin, small) : pickK<1, 2>(info.hasMin, small))
-                                           : (rr == 2 ? pickK<2, 1>(info.hasMin, small) : pickK<1, 1>(info.hasMin, small));
+                const GemmKFn fn = ng == 2
+                    ? (rr == 2 ? pickK<2, 2>(info.hasMin, small) : pickK<1, 2>(info.hasMin, small))
+                    : (rr == 2 ? pickK<2, 1>(info.hasMin, small) : pickK<1, 1>(info.hasMin, small));
                 __m256 out[kTileRows * 2];
                 fn(u + rt * K, K, s + rt * nb * 16, mn + rt * nb * 16, d + rt * nb, dmin + rt * nb, nb, info.offset,
                    a.packed + size_t(g) * gs, gs, out);
@@ -1127,11 +1144,11 @@ void rows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, flo
     }
 }
 
-} // namespace
+}  // namespace
 
 const KernelSet* avx2Kernels() {
     static const KernelSet set{"avx2", packPlan, pack, rows, 16, quantizeQ8_0, quantizeQ8K};
     return &set;
 }
 
-} // namespace cairn::tensor::kernels
+}  // namespace cairn::tensor::kernels

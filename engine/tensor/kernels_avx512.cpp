@@ -121,7 +121,8 @@ void decodeRow32(TensorType type, const uint8_t* row, int64_t nb, uint8_t* u, fl
         for (int64_t b = 0; b < nb; ++b) {
             const uint8_t* blk = row + b * 34;
             const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(u + 32 * b), _mm256_xor_si256(q, _mm256_set1_epi8(char(0x80))));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(u + 32 * b),
+                                _mm256_xor_si256(q, _mm256_set1_epi8(char(0x80))));
             d[b] = halfToFloat(load16(blk));
             m[b] = 0.f;
         }
@@ -277,7 +278,7 @@ inline __m512i loadPairQ8_0(const uint8_t* a, const uint8_t* b) {
 // in lanes. zmm p holds rows A_p (low half) and B_p (high half) with A = 0-3,
 // 8-11 and B = 4-7, 12-15, so that reduceRows16 yields rows in lane order.
 void matvec16Q8_0(const MatrixView& w, int64_t r0, const int8_t* xq, const float* dx, const int32_t* xo, int64_t nb,
-              float* out) {
+                  float* out) {
     constexpr int64_t bb = 34;
     const uint8_t* rowA[8];
     const uint8_t* rowB[8];
@@ -318,10 +319,26 @@ void matvec16Q8_0(const MatrixView& w, int64_t r0, const int8_t* xq, const float
 // where the nibbles and the fifth bits are, and whether a min follows d.
 template <TensorType T>
 struct NibbleFormat;
-template <> struct NibbleFormat<TensorType::Q4_0> { static constexpr int bytes = 18, qs = 2, qh = -1; static constexpr bool min = false; };
-template <> struct NibbleFormat<TensorType::Q4_1> { static constexpr int bytes = 20, qs = 4, qh = -1; static constexpr bool min = true; };
-template <> struct NibbleFormat<TensorType::Q5_0> { static constexpr int bytes = 22, qs = 6, qh = 2; static constexpr bool min = false; };
-template <> struct NibbleFormat<TensorType::Q5_1> { static constexpr int bytes = 24, qs = 8, qh = 4; static constexpr bool min = true; };
+template <>
+struct NibbleFormat<TensorType::Q4_0> {
+    static constexpr int bytes = 18, qs = 2, qh = -1;
+    static constexpr bool min = false;
+};
+template <>
+struct NibbleFormat<TensorType::Q4_1> {
+    static constexpr int bytes = 20, qs = 4, qh = -1;
+    static constexpr bool min = true;
+};
+template <>
+struct NibbleFormat<TensorType::Q5_0> {
+    static constexpr int bytes = 22, qs = 6, qh = 2;
+    static constexpr bool min = false;
+};
+template <>
+struct NibbleFormat<TensorType::Q5_1> {
+    static constexpr int bytes = 24, qs = 8, qh = 4;
+    static constexpr bool min = true;
+};
 
 // matvec16 for the nibble formats with 4 rows per zmm (one 16-byte block of
 // nibbles per 128-bit lane): the low and high nibbles meet the two halves of
@@ -331,8 +348,8 @@ template <> struct NibbleFormat<TensorType::Q5_1> { static constexpr int bytes =
 // Measured Q4_0 1024x2048 from L2, 1 thread: 63.6 -> 49.6 us per call (23.8
 // GB/s) against 2 rows per zmm with byte shuffles.
 template <TensorType T, bool GFNI>
-__attribute__((target("gfni"))) void matvec16Nibbles(const MatrixView& w, int64_t r0, const int8_t* xq, const float* dx, const int32_t* xo,
-                     const float* sx, int64_t nb, float* out) {
+__attribute__((target("gfni"))) void matvec16Nibbles(const MatrixView& w, int64_t r0, const int8_t* xq, const float* dx,
+                                                     const int32_t* xo, const float* sx, int64_t nb, float* out) {
     using F = NibbleFormat<T>;
     const uint8_t* rows[16];
     for (int p = 0; p < 4; ++p)
@@ -477,8 +494,8 @@ inline __m512i q4kCodes(const uint8_t* qs, int c) {
 // plus bit 2c (first 32) or 2c + 1 (last 32) of qh[l] as bit 4.
 inline __m512i q5kCodes(const uint8_t* qs, const uint8_t* qh, int c) {
     const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh));
-    const __m512i hz = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_srli_epi16(h, 2 * c)),
-                                          _mm256_srli_epi16(h, 2 * c + 1), 1);
+    const __m512i hz =
+        _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_srli_epi16(h, 2 * c)), _mm256_srli_epi16(h, 2 * c + 1), 1);
     const __m512i hi = _mm512_slli_epi16(_mm512_and_si512(hz, _mm512_set1_epi8(1)), 4);
     return _mm512_or_si512(q4kCodes(qs, c), hi);
 }
@@ -488,8 +505,8 @@ inline __m512i q6kCodes(const uint8_t* ql, const uint8_t* qh, int n, int h) {
     const __m512i l = _mm512_loadu_si512(ql + 64 * n);
     const __m256i hh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh + 32 * n));
     // high bits: [qh >> (4h) | qh >> (4h + 2)] & 3, moved to bits 4-5
-    const __m512i hz = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_srli_epi16(hh, 4 * h)),
-                                          _mm256_srli_epi16(hh, 4 * h + 2), 1);
+    const __m512i hz =
+        _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_srli_epi16(hh, 4 * h)), _mm256_srli_epi16(hh, 4 * h + 2), 1);
     const __m512i hi = _mm512_slli_epi16(_mm512_and_si512(hz, _mm512_set1_epi8(3)), 4);
     const __m512i lo = _mm512_and_si512(h ? _mm512_srli_epi16(l, 4) : l, _mm512_set1_epi8(0x0F));
     return _mm512_or_si512(lo, hi);
@@ -532,9 +549,9 @@ inline void q6kSums(const BlockQ6_K* blk, const int8_t* x, const int16_t* bs, __
             const int c = 2 * n + h;  // elements [64c, 64c + 64): sub-blocks 4c..4c+3, 4 lanes each
             const __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q6kCodes(blk->ql, blk->qh, n, h),
                                                     _mm512_loadu_si512(x + 64 * c));
-            const __m512i idx = _mm512_setr_epi32(4 * c, 4 * c, 4 * c, 4 * c, 4 * c + 1, 4 * c + 1, 4 * c + 1,
-                                                  4 * c + 1, 4 * c + 2, 4 * c + 2, 4 * c + 2, 4 * c + 2, 4 * c + 3,
-                                                  4 * c + 3, 4 * c + 3, 4 * c + 3);
+            const __m512i idx =
+                _mm512_setr_epi32(4 * c, 4 * c, 4 * c, 4 * c, 4 * c + 1, 4 * c + 1, 4 * c + 1, 4 * c + 1, 4 * c + 2,
+                                  4 * c + 2, 4 * c + 2, 4 * c + 2, 4 * c + 3, 4 * c + 3, 4 * c + 3, 4 * c + 3);
             const __m512i sv = _mm512_permutexvar_epi32(idx, _mm512_cvtepi8_epi32(sc));
             is = _mm512_add_epi32(is, _mm512_madd_epi16(dot, _mm512_and_si512(sv, _mm512_set1_epi32(0xFFFF))));
         }
@@ -546,12 +563,14 @@ inline void q6kSums(const BlockQ6_K* blk, const int8_t* x, const int16_t* bs, __
 // (+1) of hmask[l] as bit 2. Sub-blocks of 16, 4 dpbusd lanes each.
 inline __m512i q23kCodes(const uint8_t* qs, const uint8_t* hmask, int n, int p) {
     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * n));
-    __m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_srli_epi16(q, 4 * p)), _mm256_srli_epi16(q, 4 * p + 2), 1);
+    __m512i z =
+        _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_srli_epi16(q, 4 * p)), _mm256_srli_epi16(q, 4 * p + 2), 1);
     z = _mm512_and_si512(z, _mm512_set1_epi8(3));
     if (hmask) {
         const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(hmask));
         const int bit = 4 * n + 2 * p;
-        const __m512i hz = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_srli_epi16(h, bit)), _mm256_srli_epi16(h, bit + 1), 1);
+        const __m512i hz =
+            _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_srli_epi16(h, bit)), _mm256_srli_epi16(h, bit + 1), 1);
         z = _mm512_or_si512(z, _mm512_slli_epi16(_mm512_and_si512(hz, _mm512_set1_epi8(1)), 2));
     }
     return z;
@@ -564,9 +583,9 @@ inline __m512i scaledSums16(const int8_t* x, __m512i sv, Codes codes) {
     __m512i is = _mm512_setzero_si512();
     for (int c = 0; c < 4; ++c) {
         const __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), codes(c), _mm512_loadu_si512(x + 64 * c));
-        const __m512i idx = _mm512_setr_epi32(4 * c, 4 * c, 4 * c, 4 * c, 4 * c + 1, 4 * c + 1, 4 * c + 1, 4 * c + 1,
-                                              4 * c + 2, 4 * c + 2, 4 * c + 2, 4 * c + 2, 4 * c + 3, 4 * c + 3, 4 * c + 3,
-                                              4 * c + 3);
+        const __m512i idx =
+            _mm512_setr_epi32(4 * c, 4 * c, 4 * c, 4 * c, 4 * c + 1, 4 * c + 1, 4 * c + 1, 4 * c + 1, 4 * c + 2,
+                              4 * c + 2, 4 * c + 2, 4 * c + 2, 4 * c + 3, 4 * c + 3, 4 * c + 3, 4 * c + 3);
         const __m512i s16 = _mm512_and_si512(_mm512_permutexvar_epi32(idx, sv), _mm512_set1_epi32(0xFFFF));
         is = _mm512_add_epi32(is, _mm512_madd_epi16(dot, s16));  // dots of 4 codes <= 7 fit int16
     }
@@ -603,11 +622,46 @@ inline void q3kSums(const BlockQ3_K* blk, const int8_t* x, const int16_t* bs, __
 // (high half), staying inside the block.
 template <TensorType T>
 struct KFormat;
-template <> struct KFormat<TensorType::Q2_K> { using Blk = BlockQ2_K; static constexpr bool min = true; static constexpr int offShift = 0; static constexpr int scaleAt = 80; static constexpr bool dHigh = false; };
-template <> struct KFormat<TensorType::Q3_K> { using Blk = BlockQ3_K; static constexpr bool min = false; static constexpr int offShift = 2; static constexpr int scaleAt = 106; static constexpr bool dHigh = true; };
-template <> struct KFormat<TensorType::Q4_K> { using Blk = BlockQ4_K; static constexpr bool min = true; static constexpr int offShift = 0; static constexpr int scaleAt = 0; static constexpr bool dHigh = false; };
-template <> struct KFormat<TensorType::Q5_K> { using Blk = BlockQ5_K; static constexpr bool min = true; static constexpr int offShift = 0; static constexpr int scaleAt = 0; static constexpr bool dHigh = false; };
-template <> struct KFormat<TensorType::Q6_K> { using Blk = BlockQ6_K; static constexpr bool min = false; static constexpr int offShift = 5; static constexpr int scaleAt = 206; static constexpr bool dHigh = true; };
+template <>
+struct KFormat<TensorType::Q2_K> {
+    using Blk = BlockQ2_K;
+    static constexpr bool min = true;
+    static constexpr int offShift = 0;
+    static constexpr int scaleAt = 80;
+    static constexpr bool dHigh = false;
+};
+template <>
+struct KFormat<TensorType::Q3_K> {
+    using Blk = BlockQ3_K;
+    static constexpr bool min = false;
+    static constexpr int offShift = 2;
+    static constexpr int scaleAt = 106;
+    static constexpr bool dHigh = true;
+};
+template <>
+struct KFormat<TensorType::Q4_K> {
+    using Blk = BlockQ4_K;
+    static constexpr bool min = true;
+    static constexpr int offShift = 0;
+    static constexpr int scaleAt = 0;
+    static constexpr bool dHigh = false;
+};
+template <>
+struct KFormat<TensorType::Q5_K> {
+    using Blk = BlockQ5_K;
+    static constexpr bool min = true;
+    static constexpr int offShift = 0;
+    static constexpr int scaleAt = 0;
+    static constexpr bool dHigh = false;
+};
+template <>
+struct KFormat<TensorType::Q6_K> {
+    using Blk = BlockQ6_K;
+    static constexpr bool min = false;
+    static constexpr int offShift = 5;
+    static constexpr int scaleAt = 206;
+    static constexpr bool dHigh = true;
+};
 
 // is/aux of one super-block: aux is the min sum (formats with mins) or the
 // offset sum (isum = is - (aux << offShift)).
@@ -637,7 +691,8 @@ float matvecRowK(const uint8_t* row, const int8_t* xq, const int16_t* bsum, cons
         if constexpr (F::min) {
             const float dmin = halfToFloat(uint16_t(sc >> 16));
             acc = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(float(hsum512(is))), _mm_set_ss(d * dx[b]), _mm_set_ss(acc)));
-            acc = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(float(hsum(aux))), _mm_set_ss(-(dmin * dx[b])), _mm_set_ss(acc)));
+            acc =
+                _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(float(hsum(aux))), _mm_set_ss(-(dmin * dx[b])), _mm_set_ss(acc)));
         } else {
             const int32_t isum = hsum512(is) - (hsum(aux) << F::offShift);
             acc = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(float(isum)), _mm_set_ss(d * dx[b]), _mm_set_ss(acc)));
@@ -661,7 +716,8 @@ inline __m512i reduce16x16(const __m512i* v) {
     };
     __m512i u[4];
     for (int q = 0; q < 4; ++q)
-        u[q] = pair64(pair32(v[4 * q], v[4 * q + 1]), pair32(v[4 * q + 2], v[4 * q + 3]));  // rows 4q..4q+3 per 128 bits
+        u[q] =
+            pair64(pair32(v[4 * q], v[4 * q + 1]), pair32(v[4 * q + 2], v[4 * q + 3]));  // rows 4q..4q+3 per 128 bits
     return lanes(lanes(u[0], u[1]), lanes(u[2], u[3]));
 }
 
@@ -697,8 +753,8 @@ void matvec16K(const MatrixView& w, int64_t r0, const int8_t* xq, const int16_t*
             const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(sc));
             const __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(sc, 16)));
             acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(d, dxv), acc);
-            const __m512 negMin = _mm512_castsi512_ps(
-                _mm512_xor_si512(_mm512_castps_si512(_mm512_mul_ps(dmin, dxv)), _mm512_set1_epi32(int32_t(0x80000000u))));
+            const __m512 negMin = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(_mm512_mul_ps(dmin, dxv)),
+                                                                       _mm512_set1_epi32(int32_t(0x80000000u))));
             acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(auxSum), negMin, acc);
         } else {
             const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(sc, 16)));
@@ -777,9 +833,12 @@ inline __m512i q4kScales4(const uint8_t* const* p) {
     s = _mm512_inserti32x4(s, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p[1])), 1);
     s = _mm512_inserti32x4(s, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p[2])), 2);
     s = _mm512_inserti32x4(s, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p[3])), 3);
-    const __m512i a = _mm512_shuffle_epi8(s, _mm512_broadcast_i32x4(_mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11)));
-    const __m512i b = _mm512_shuffle_epi8(s, _mm512_broadcast_i32x4(_mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7)));
-    const __m512i m1 = _mm512_broadcast_i32x4(_mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0));
+    const __m512i a = _mm512_shuffle_epi8(
+        s, _mm512_broadcast_i32x4(_mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11)));
+    const __m512i b = _mm512_shuffle_epi8(
+        s, _mm512_broadcast_i32x4(_mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7)));
+    const __m512i m1 =
+        _mm512_broadcast_i32x4(_mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0));
     const __m512i m2 = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15));
     // (a & m1) | ((a >> 4) & m2) | ((b >> 2) & 0x30)
     const __m512i low = _mm512_ternarylogic_epi32(_mm512_and_si512(a, m1), _mm512_srli_epi16(a, 4), m2, 0xF8);
@@ -805,8 +864,8 @@ inline __m512i q4kPackScaleIndex(int a0, int a1, int b0, int b1, int off) {
 // sums in one vpdpwssd. Measured 1024x2048 from L2, 1 thread: 19.3 -> 26.0 GB/s
 // against one vpermw + vpdpwssd per dot vector and a scale unpack per row.
 template <bool GFNI>
-__attribute__((target("gfni"))) void matvec16Q4K(const MatrixView& w, int64_t r0, const int8_t* xr, const int16_t* bsum, const float* dx, int64_t nb,
-                 float* out) {
+__attribute__((target("gfni"))) void matvec16Q4K(const MatrixView& w, int64_t r0, const int8_t* xr, const int16_t* bsum,
+                                                 const float* dx, int64_t nb, float* out) {
     constexpr size_t bb = sizeof(BlockQ4_K);
     const __m512i gidx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                             _mm512_set1_epi32(int32_t(w.rowStride)));
@@ -827,8 +886,8 @@ __attribute__((target("gfni"))) void matvec16Q4K(const MatrixView& w, int64_t r0
         // sums of the 8 sub-blocks of 32 activations as words, 4 times (one per row)
         const __m256i bs16 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsum + 16 * b));
         const __m256i bs32 = _mm256_madd_epi16(bs16, _mm256_set1_epi16(1));  // |sum| <= 32 * 128 fits int16
-        const __m512i bs4 = _mm512_broadcast_i32x4(_mm256_castsi256_si128(
-            _mm256_permute4x64_epi64(_mm256_packs_epi32(bs32, bs32), _MM_SHUFFLE(3, 1, 2, 0))));
+        const __m512i bs4 = _mm512_broadcast_i32x4(
+            _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packs_epi32(bs32, bs32), _MM_SHUFFLE(3, 1, 2, 0))));
         __m512i is[16], mq[4];
         for (int q = 0; q < 4; ++q) {
             const uint8_t* blk[4];
@@ -838,11 +897,11 @@ __attribute__((target("gfni"))) void matvec16Q4K(const MatrixView& w, int64_t r0
                 sp[k] = blk[k] + 4;
             }
             const __m512i u4 = q4kScales4(sp);
-            const __m512i w01 = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(u4));      // rows 0, 1
+            const __m512i w01 = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(u4));  // rows 0, 1
             const __m512i w23 = _mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(u4, 1));  // rows 2, 3
             // mins of the 4 rows (bytes 8-15 of each lane) as 32 words
-            const __m512i mins = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(
-                _mm512_permutexvar_epi64(_mm512_setr_epi64(1, 3, 5, 7, 1, 3, 5, 7), u4)));
+            const __m512i mins = _mm512_cvtepu8_epi16(
+                _mm512_castsi512_si256(_mm512_permutexvar_epi64(_mm512_setr_epi64(1, 3, 5, 7, 1, 3, 5, 7), u4)));
             mq[q] = _mm512_dpwssd_epi32(_mm512_setzero_si512(), mins, bs4);
             for (int k = 0; k < 4; ++k) {
                 const __m512i sw = k < 2 ? w01 : w23;
@@ -852,8 +911,10 @@ __attribute__((target("gfni"))) void matvec16Q4K(const MatrixView& w, int64_t r0
                 const __m512i d1 = _mm512_dpbusd_epi32(z, highNibbles<GFNI>(q0), x1);
                 const __m512i d2 = _mm512_dpbusd_epi32(z, _mm512_and_si512(q1, low4), x2);
                 const __m512i d3 = _mm512_dpbusd_epi32(z, highNibbles<GFNI>(q1), x3);
-                const __m512i v = _mm512_dpwssd_epi32(z, _mm512_packs_epi32(d0, d1), _mm512_permutexvar_epi16(s01[k & 1], sw));
-                is[4 * q + k] = _mm512_dpwssd_epi32(v, _mm512_packs_epi32(d2, d3), _mm512_permutexvar_epi16(s23[k & 1], sw));
+                const __m512i v =
+                    _mm512_dpwssd_epi32(z, _mm512_packs_epi32(d0, d1), _mm512_permutexvar_epi16(s01[k & 1], sw));
+                is[4 * q + k] =
+                    _mm512_dpwssd_epi32(v, _mm512_packs_epi32(d2, d3), _mm512_permutexvar_epi16(s23[k & 1], sw));
             }
         }
         const __m512i t01 = _mm512_add_epi32(_mm512_unpacklo_epi32(mq[0], mq[1]), _mm512_unpackhi_epi32(mq[0], mq[1]));
@@ -868,8 +929,8 @@ __attribute__((target("gfni"))) void matvec16Q4K(const MatrixView& w, int64_t r0
 
 // 16 rows of Q6_K against one token (activations in natural order).
 template <bool GFNI>
-__attribute__((target("gfni"))) void matvec16Q6K(const MatrixView& w, int64_t r0, const int8_t* xq, const int16_t* bsum, const float* dx, int64_t nb,
-                 float* out) {
+__attribute__((target("gfni"))) void matvec16Q6K(const MatrixView& w, int64_t r0, const int8_t* xq, const int16_t* bsum,
+                                                 const float* dx, int64_t nb, float* out) {
     constexpr size_t bb = sizeof(BlockQ6_K);
     const __m512i gidx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                             _mm512_set1_epi32(int32_t(w.rowStride)));
@@ -911,7 +972,8 @@ __attribute__((target("gfni"))) void matvec16Q6K(const MatrixView& w, int64_t r0
             __m512i v = z;
             for (int n = 0; n < 2; ++n) {
                 const __m512i l = _mm512_loadu_si512(blk->ql + 64 * n);
-                const __m512i h = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qh + 32 * n)));
+                const __m512i h =
+                    _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qh + 32 * n)));
                 // (l & 0x0F) | hi bits: ternary-logic 0xEA = (A & B) | C
                 __m512i hb0, hb1;
                 if constexpr (GFNI) {
@@ -995,8 +1057,8 @@ void decodeRowK(TensorType type, const uint8_t* row, int64_t nb, uint8_t* u, int
                 mn[16 * b + j] = sm[8 + j / 2];
             }
             for (int c = 0; c < 4; ++c)
-                _mm512_storeu_si512(u + 256 * b + 64 * c, type == TensorType::Q4_K ? q4kCodes(blk->qs, c)
-                                                                                  : q5kCodes(blk5->qs, blk5->qh, c));
+                _mm512_storeu_si512(u + 256 * b + 64 * c,
+                                    type == TensorType::Q4_K ? q4kCodes(blk->qs, c) : q5kCodes(blk5->qs, blk5->qh, c));
             d[b] = halfToFloat(blk->d);
             dmin[b] = halfToFloat(blk->dmin);
         }
@@ -1072,21 +1134,23 @@ void gemmKTile(const uint8_t* u, int64_t K, const int16_t* s, const int16_t* mn,
                 for (int jp = 0; jp < 8; ++jp) {
                     const __m512i bsv = _mm512_load_si512(bp + jp * 64);
                     if (offShift)
-                        os = _mm512_dpwssd_epi32(os, _mm512_set1_epi32(int32_t(uint16_t(sr[2 * jp])) |
-                                                                       int32_t(uint32_t(uint16_t(sr[2 * jp + 1])) << 16)),
+                        os = _mm512_dpwssd_epi32(os,
+                                                 _mm512_set1_epi32(int32_t(uint16_t(sr[2 * jp])) |
+                                                                   int32_t(uint32_t(uint16_t(sr[2 * jp + 1])) << 16)),
                                                  bsv);
                     if constexpr (MIN)
-                        ms = _mm512_dpwssd_epi32(ms, _mm512_set1_epi32(int32_t(uint16_t(mr[2 * jp])) |
-                                                                       int32_t(uint32_t(uint16_t(mr[2 * jp + 1])) << 16)),
+                        ms = _mm512_dpwssd_epi32(ms,
+                                                 _mm512_set1_epi32(int32_t(uint16_t(mr[2 * jp])) |
+                                                                   int32_t(uint32_t(uint16_t(mr[2 * jp + 1])) << 16)),
                                                  bsv);
                 }
                 const __m512i is = _mm512_sub_epi32(isum[r][g], _mm512_sll_epi32(os, _mm_cvtsi32_si128(offShift)));
                 acc[r][g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_mul_ps(_mm512_set1_ps(d[r * nb + b]), dx),
                                             acc[r][g]);
                 if constexpr (MIN) {
-                    const __m512 negMinScale =
-                        _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(_mm512_mul_ps(_mm512_set1_ps(dmin[r * nb + b]), dx)),
-                                                             _mm512_set1_epi32(int32_t(0x80000000u))));
+                    const __m512 negMinScale = _mm512_castsi512_ps(
+                        _mm512_xor_si512(_mm512_castps_si512(_mm512_mul_ps(_mm512_set1_ps(dmin[r * nb + b]), dx)),
+                                         _mm512_set1_epi32(int32_t(0x80000000u))));
                     acc[r][g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ms), negMinScale, acc[r][g]);
                 }
             }
@@ -1128,10 +1192,16 @@ void gemmK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, fl
             for (int rt = 0; rt < nr; rt += kTileRows) {
                 const int rr = std::min(kTileRows, nr - rt);
                 GemmKFn fn;
-                if (ng == 2) fn = rr == 4 ? pickK<4, 2>(info.hasMin, small) : rr == 3 ? pickK<3, 2>(info.hasMin, small)
-                                : rr == 2 ? pickK<2, 2>(info.hasMin, small) : pickK<1, 2>(info.hasMin, small);
-                else fn = rr == 4 ? pickK<4, 1>(info.hasMin, small) : rr == 3 ? pickK<3, 1>(info.hasMin, small)
-                        : rr == 2 ? pickK<2, 1>(info.hasMin, small) : pickK<1, 1>(info.hasMin, small);
+                if (ng == 2)
+                    fn = rr == 4  ? pickK<4, 2>(info.hasMin, small)
+                        : rr == 3 ? pickK<3, 2>(info.hasMin, small)
+                        : rr == 2 ? pickK<2, 2>(info.hasMin, small)
+                                  : pickK<1, 2>(info.hasMin, small);
+                else
+                    fn = rr == 4  ? pickK<4, 1>(info.hasMin, small)
+                        : rr == 3 ? pickK<3, 1>(info.hasMin, small)
+                        : rr == 2 ? pickK<2, 1>(info.hasMin, small)
+                                  : pickK<1, 1>(info.hasMin, small);
                 __m512 out[kTileRows * 2];
                 fn(u + rt * K, K, s + rt * nb * 16, mn + rt * nb * 16, d + rt * nb, dmin + rt * nb, nb, offShift,
                    a.packed + size_t(g) * gs, gs, out);
@@ -1148,8 +1218,7 @@ void gemmK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, fl
 
 inline __m512 loadFloats(TensorType type, const uint8_t* row, int64_t k) {
     switch (type) {
-    case TensorType::F16:
-        return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * k)));
+    case TensorType::F16: return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * k)));
     case TensorType::BF16:
         return _mm512_castsi512_ps(_mm512_slli_epi32(
             _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * k))), 16));
@@ -1161,7 +1230,8 @@ inline __m512 loadFloatsMasked(TensorType type, const uint8_t* row, int64_t k, _
     switch (type) {
     case TensorType::F16: return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, row + 2 * k));
     case TensorType::BF16:
-        return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, row + 2 * k)), 16));
+        return _mm512_castsi512_ps(
+            _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, row + 2 * k)), 16));
     default: return _mm512_maskz_loadu_ps(m, reinterpret_cast<const float*>(row) + k);
     }
 }
@@ -1308,7 +1378,7 @@ void floatGemm(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a
             const int64_t len = std::min(kChunk, K - kc);
             for (int t = 0; t < nt; t += kTok)
                 floatChunkFor(rr, std::min(kTok, nt - t))(wf + g * ldw + kc, ldw, a.x + (tb + t) * a.ldx + kc, a.ldx,
-                                                           len, acc + t, kBlockTok);
+                                                          len, acc + t, kBlockTok);
         }
         for (int i = 0; i < rr; ++i)
             for (int t = 0; t < nt; ++t) y[(tb + t) * ldy + p + g + i] = reduceLanes(acc[i * kBlockTok + t]);
@@ -1454,7 +1524,7 @@ void rows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, flo
     }
 }
 
-} // namespace
+}  // namespace
 
 const KernelSet* avx512Kernels() {
     // Tasks of 16 rows keep the 16-row matvec and the 4-row GEMM tiles whole.
@@ -1462,4 +1532,4 @@ const KernelSet* avx512Kernels() {
     return &set;
 }
 
-} // namespace cairn::tensor::kernels
+}  // namespace cairn::tensor::kernels

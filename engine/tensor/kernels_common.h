@@ -38,9 +38,9 @@ constexpr int kMaxMatmulNesting = 4;
 
 // Per-type facts for the integer dot products.
 struct QuantInfo {
-    int blockSize;   // 32 or 256 (0: float type)
-    int offset;      // o above
-    bool hasMin;     // Q4_1, Q5_1, Q2_K, Q4_K, Q5_K
+    int blockSize;  // 32 or 256 (0: float type)
+    int offset;  // o above
+    bool hasMin;  // Q4_1, Q5_1, Q2_K, Q4_K, Q5_K
 };
 QuantInfo quantInfo(TensorType type);
 
@@ -53,13 +53,13 @@ struct Activations {
     const float* x = nullptr;
     int64_t ldx = 0;
     // Quantized weights: 8-bit activations, token-major.
-    int blockSize = 0;          // 32 (Q8_0 blocks) or 256 (Q8_K blocks)
-    int64_t nBlocks = 0;        // blocks per token
+    int blockSize = 0;  // 32 (Q8_0 blocks) or 256 (Q8_K blocks)
+    int64_t nBlocks = 0;  // blocks per token
     const int8_t* q = nullptr;  // [t][cols]
-    const float* d = nullptr;   // [t][nBlocks]  block scale dx
+    const float* d = nullptr;  // [t][nBlocks]  block scale dx
     const int16_t* bsum = nullptr;  // [t][cols/16] sums of 16 codes
     const int32_t* xoff = nullptr;  // [t][nBlocks] o * xs (32-formats) — offset term
-    const float* sx = nullptr;      // [t][nBlocks] dx * (float)xs (32-formats)
+    const float* sx = nullptr;  // [t][nBlocks] dx * (float)xs (32-formats)
     // Optional GEMM layout filled by the path's pack(), in scratch
     // slot packSlot of the calling thread.
     const uint8_t* packed = nullptr;
@@ -174,7 +174,8 @@ static inline void forEachFloatGemmGroup(int64_t r0, int64_t r1, int64_t nTokens
         convert(p, pr);
         for (int64_t tb = 0; tb < nTokens; tb += blockTokens) {
             const int nt = int(nTokens - tb < blockTokens ? nTokens - tb : blockTokens);
-            for (int64_t g = 0; g < pr; g += groupRows) group(p, g, int(pr - g < groupRows ? pr - g : groupRows), tb, nt);
+            for (int64_t g = 0; g < pr; g += groupRows)
+                group(p, g, int(pr - g < groupRows ? pr - g : groupRows), tb, nt);
         }
     }
 }
@@ -211,13 +212,13 @@ const KernelSet& activeKernels(TensorType type, int64_t nTokens);
 const KernelSet* kernelsNamed(std::string_view name);
 
 const KernelSet& scalarKernels();
-const KernelSet* avx2Kernels();    // nullptr when not compiled in
+const KernelSet* avx2Kernels();  // nullptr when not compiled in
 const KernelSet* avx512Kernels();  // nullptr when not compiled in
-const KernelSet* neonKernels();         // nullptr when not compiled in
+const KernelSet* neonKernels();  // nullptr when not compiled in
 const KernelSet* neonDotprodKernels();  // nullptr when not compiled in
 
 // The scalar implementation of rows [r0, r1), used by SIMD paths for types
 // they do not specialise.
 void scalarRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy);
 
-} // namespace cairn::tensor::kernels
+}  // namespace cairn::tensor::kernels

@@ -45,7 +45,7 @@ void scaleMinK4(int j, const uint8_t* q, int& sc, int& m) {
     }
 }
 
-} // namespace
+}  // namespace
 
 void decodeBlock32(TensorType type, const uint8_t* block, Decoded32& out) {
     out.m = 0.f;
@@ -232,7 +232,7 @@ struct ScratchSlot {
 };
 constexpr int kSlots = kCallSlots + 2 * kMaxMatmulNesting;
 thread_local ScratchSlot tlsSlots[kSlots];
-} // namespace
+}  // namespace
 
 uint8_t* scratch(int slot, size_t bytes) {
     ScratchSlot& s = tlsSlots[slot];
@@ -245,4 +245,4 @@ uint8_t* scratch(int slot, size_t bytes) {
     return s.p.get();
 }
 
-} // namespace cairn::tensor::kernels
+}  // namespace cairn::tensor::kernels

@@ -9,4 +9,4 @@ const KernelSet* neonKernels() {
     return &set;
 }
 
-} // namespace cairn::tensor::kernels
+}  // namespace cairn::tensor::kernels

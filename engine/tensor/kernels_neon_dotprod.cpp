@@ -13,4 +13,4 @@ const KernelSet* neonDotprodKernels() {
     return &set;
 }
 
-} // namespace cairn::tensor::kernels
+}  // namespace cairn::tensor::kernels

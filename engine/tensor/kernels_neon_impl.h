@@ -71,8 +71,7 @@ inline void storeRows(float32x4_t v, int n, float* y) {
 // Q4_0 / Q8_0 straight from the stored blocks (decode: no decoding pass),
 // 4 rows × 1 token. Missing rows of a partial tile repeat the last one.
 template <bool Q8>
-float32x4_t matvecTile32(const uint8_t* const* rows, const int8_t* xq, const float* dx, const int32_t* xo,
-                         int64_t nb) {
+float32x4_t matvecTile32(const uint8_t* const* rows, const int8_t* xq, const float* dx, const int32_t* xo, int64_t nb) {
     constexpr size_t bb = Q8 ? sizeof(BlockQ8_0) : sizeof(BlockQ4_0);
     const uint8x16_t low4 = vdupq_n_u8(0x0F);
     float32x4_t acc = vdupq_n_f32(0.f);
@@ -155,8 +154,8 @@ void rows32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, f
                 const int8_t* xq = a.q + t * a.cols;
                 const float* dx = a.d + t * nb;
                 const int32_t* xo = a.xoff + t * nb;
-                storeRows(q8 ? matvecTile32<true>(rows, xq, dx, xo, nb) : matvecTile32<false>(rows, xq, dx, xo, nb),
-                          n, y + t * ldy + r);
+                storeRows(q8 ? matvecTile32<true>(rows, xq, dx, xo, nb) : matvecTile32<false>(rows, xq, dx, xo, nb), n,
+                          y + t * ldy + r);
             }
         });
         return;
@@ -174,9 +173,9 @@ void rows32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, f
             const float* dx = a.d + t * nb;
             const int32_t* xo = a.xoff + t * nb;
             const float* sx = a.sx + t * nb;
-            const float32x4_t v = q8    ? tileDot32<false, true>(tile, nb, xq, dx, xo, sx)
-                                  : min ? tileDot32<true, false>(tile, nb, xq, dx, xo, sx)
-                                        : tileDot32<false, false>(tile, nb, xq, dx, xo, sx);
+            const float32x4_t v = q8 ? tileDot32<false, true>(tile, nb, xq, dx, xo, sx)
+                : min                ? tileDot32<true, false>(tile, nb, xq, dx, xo, sx)
+                                     : tileDot32<false, false>(tile, nb, xq, dx, xo, sx);
             storeRows(v, n, y + t * ldy + r);
         }
     }
@@ -186,11 +185,11 @@ void rows32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, f
 // K formats: codes <= 63 as signed bytes, sub-block scales s_j and mins mn_j.
 
 struct TileK {
-    int8_t* codes;   // [r][cols]
-    int16_t* s;      // [r][b][16]
-    int16_t* mn;     // [r][b][16]
-    float* d;        // [b][r]
-    float* dmin;     // [b][r]
+    int8_t* codes;  // [r][cols]
+    int16_t* s;  // [r][b][16]
+    int16_t* mn;  // [r][b][16]
+    float* d;  // [b][r]
+    float* dmin;  // [b][r]
 };
 
 void decodeTileK(const MatrixView& w, int64_t r0, int n, int64_t nb, TileK& t) {
@@ -380,11 +379,13 @@ void rowsK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, fl
 void decodeFloat(TensorType type, const uint8_t* row, float* out, int64_t n) {
     int64_t k = 0;
     if (type == TensorType::F16) {
-        for (; k + 4 <= n; k += 4) vst1q_f32(out + k, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(
-                                                           reinterpret_cast<const uint16_t*>(row) + k))));
+        for (; k + 4 <= n; k += 4)
+            vst1q_f32(out + k,
+                      vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(reinterpret_cast<const uint16_t*>(row) + k))));
     } else if (type == TensorType::BF16) {
         for (; k + 4 <= n; k += 4)
-            vst1q_f32(out + k, vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(reinterpret_cast<const uint16_t*>(row) + k), 16)));
+            vst1q_f32(out + k,
+                      vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(reinterpret_cast<const uint16_t*>(row) + k), 16)));
     }
     if (k < n) decodeFloatRow(type, row + k * (type == TensorType::F32 ? 4 : 2), out + k, n - k);
 }
@@ -392,7 +393,7 @@ void decodeFloat(TensorType type, const uint8_t* row, float* out, int64_t n) {
 // The canonical tree of kernels_common.h on the four lane vectors.
 inline float reduce16v(float32x4_t a0, float32x4_t a1, float32x4_t a2, float32x4_t a3) {
     const float32x4_t s4 = vaddq_f32(vaddq_f32(a0, a2), vaddq_f32(a1, a3));  // s8[i] = a[i] + a[i+8], then + s8[i+4]
-    const float32x2_t s2 = vadd_f32(vget_low_f32(s4), vget_high_f32(s4));   // s4[0]+s4[2], s4[1]+s4[3]
+    const float32x2_t s2 = vadd_f32(vget_low_f32(s4), vget_high_f32(s4));  // s4[0]+s4[2], s4[1]+s4[3]
     return vpadds_f32(s2);
 }
 
@@ -441,5 +442,5 @@ void rows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, flo
     }
 }
 
-} // namespace
-} // namespace cairn::tensor::kernels
+}  // namespace
+}  // namespace cairn::tensor::kernels

@@ -77,7 +77,7 @@ void rowsK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, fl
     }
 }
 
-} // namespace
+}  // namespace
 
 void scalarRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     switch (quantInfo(w.type).blockSize) {
@@ -92,4 +92,4 @@ const KernelSet& scalarKernels() {
     return set;
 }
 
-} // namespace cairn::tensor::kernels
+}  // namespace cairn::tensor::kernels

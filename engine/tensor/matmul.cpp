@@ -28,8 +28,9 @@ void check(const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens, co
     const int64_t bs = traits(w.type).blockSize;
     const int64_t align = quantizesActivations(w.type) ? kernels::quantInfo(w.type).blockSize : 1;
     if (w.rows < 0 || w.cols <= 0 || w.cols % std::max(bs, align) != 0)
-        throw Error(where, std::to_string(w.cols) + " columns is not a positive multiple of the " +
-                               std::string(tensorTypeName(w.type)) + " block size");
+        throw Error(where,
+                    std::to_string(w.cols) + " columns is not a positive multiple of the " +
+                        std::string(tensorTypeName(w.type)) + " block size");
     if (!w.data || w.rowStride < rowBytes(w.type, w.cols))
         throw Error(where, "weight view has no data or a row stride shorter than a row");
     if (nTokens < 0 || (nTokens > 0 && (!x || !y)) || (nTokens > 1 && ldx < w.cols) || (nTokens > 1 && ldy < w.rows))
@@ -139,12 +140,11 @@ void matmulWith(const kernels::KernelSet& ks, const MatrixView& w, const float* 
     const int64_t align = ks.rowAlign;
     const int64_t units = (w.rows + align - 1) / align;
     const int64_t perThread = std::max<int64_t>(1, units / (4 * ctx.threads()));
-    ctx.parallelFor(units, perThread, [&](int64_t u0, int64_t u1) {
-        ks.rows(w, u0 * align, std::min(w.rows, u1 * align), a, y, ldy);
-    });
+    ctx.parallelFor(units, perThread,
+                    [&](int64_t u0, int64_t u1) { ks.rows(w, u0 * align, std::min(w.rows, u1 * align), a, y, ldy); });
 }
 
-} // namespace
+}  // namespace
 
 void matmul(const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens, float* y, int64_t ldy,
             ExecContext& ctx) {
@@ -158,4 +158,4 @@ void matmulOnPath(std::string_view path, const MatrixView& w, const float* x, in
     matmulWith(*ks, w, x, ldx, nTokens, y, ldy, ctx);
 }
 
-} // namespace cairn::tensor
+}  // namespace cairn::tensor

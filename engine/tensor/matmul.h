@@ -28,8 +28,7 @@ struct MatrixView {
 };
 
 // x: nTokens rows of `cols` floats, `ldx` floats apart; y: nTokens rows, `ldy` floats apart.
-void matmul(const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens, float* y, int64_t ldy,
-            ExecContext& ctx);
+void matmul(const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens, float* y, int64_t ldy, ExecContext& ctx);
 
 // matmul on the kernel path named `path` whatever the choice (the
 // calibration times each path this way); a path this CPU lacks is a cairn::Error.
@@ -56,4 +55,4 @@ std::vector<std::string> availableKernelPaths();
 // Returns false, changing nothing, when this CPU or build lacks it.
 bool forceKernelPath(std::string_view name);
 
-} // namespace cairn::tensor
+}  // namespace cairn::tensor

@@ -31,4 +31,4 @@ void quantizeRowQ8K(const float* in, BlockQ8_K* out, int64_t n);
 // sum in element order in double precision, rounded once to float.
 float dotReference(TensorType type, const void* row, const float* x, int64_t n);
 
-} // namespace cairn::tensor
+}  // namespace cairn::tensor

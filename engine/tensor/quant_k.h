@@ -14,4 +14,4 @@ void quantizeRowQ4_K(const float* in, BlockQ4_K* out, int64_t n);
 void quantizeRowQ5_K(const float* in, BlockQ5_K* out, int64_t n);
 void quantizeRowQ6_K(const float* in, BlockQ6_K* out, int64_t n);
 
-} // namespace cairn::tensor
+}  // namespace cairn::tensor

@@ -21,4 +21,4 @@ inline int nearestInt(float v) {
     return int(std::bit_cast<uint32_t>(shifted) & 0x007fffff) - 0x00400000;
 }
 
-} // namespace cairn::tensor::detail
+}  // namespace cairn::tensor::detail

@@ -113,7 +113,7 @@ void quantizeQ5_1(const float* x, BlockQ5_1* y, int64_t n) {
     }
 }
 
-} // namespace
+}  // namespace
 
 void quantizeRowQ8_0(const float* x, BlockQ8_0* y, int64_t n) {
     for (int64_t i = 0; i < n / kQK; ++i, x += kQK) {
@@ -156,8 +156,9 @@ void quantizeRowQ8K(const float* x, BlockQ8_K* y, int64_t n) {
 void quantizeRow(TensorType type, const float* in, void* row, int64_t n) {
     const auto& t = traits(type);
     if (n % t.blockSize != 0)
-        throw Error("quantize", "row length " + std::to_string(n) + " is not a multiple of the " +
-                                    std::string(t.name) + " block size");
+        throw Error("quantize",
+                    "row length " + std::to_string(n) + " is not a multiple of the " + std::string(t.name) +
+                        " block size");
     switch (type) {
     case TensorType::F32: std::memcpy(row, in, size_t(n) * sizeof(float)); return;
     case TensorType::F16: {
@@ -185,4 +186,4 @@ void quantizeRow(TensorType type, const float* in, void* row, int64_t n) {
     throw Error("quantize", "tensor type " + std::string(t.name) + " is not supported");
 }
 
-} // namespace cairn::tensor
+}  // namespace cairn::tensor

@@ -26,7 +26,10 @@ float makeQxQuants(int n, int nmax, const float* x, int8_t* L) {
     float max = 0, amax = 0;
     for (int i = 0; i < n; ++i) {
         const float ax = std::fabs(x[i]);
-        if (ax > amax) { amax = ax; max = x[i]; }
+        if (ax > amax) {
+            amax = ax;
+            max = x[i];
+        }
     }
     if (amax < kGroupMaxEps) {
         std::fill(L, L + n, int8_t(0));
@@ -42,8 +45,7 @@ float makeQxQuants(int n, int nmax, const float* x, int8_t* L) {
         }
     };
     auto assign = [&](float iscale) {
-        for (int i = 0; i < n; ++i)
-            L[i] = int8_t(nmax + std::clamp(nearestInt(iscale * x[i]), -nmax, nmax - 1));
+        for (int i = 0; i < n; ++i) L[i] = int8_t(nmax + std::clamp(nearestInt(iscale * x[i]), -nmax, nmax - 1));
     };
     float iscale = float(-nmax) / max;
     float sumlx, suml2;
@@ -70,7 +72,10 @@ float makeQ3Quants(int n, int nmax, const float* x, int8_t* L) {
     float max = 0, amax = 0;
     for (int i = 0; i < n; ++i) {
         const float ax = std::fabs(x[i]);
-        if (ax > amax) { amax = ax; max = x[i]; }
+        if (ax > amax) {
+            amax = ax;
+            max = x[i];
+        }
     }
     if (amax < kGroupMaxEps) {
         std::fill(L, L + n, int8_t(0));
@@ -115,8 +120,8 @@ float makeQ3Quants(int n, int nmax, const float* x, int8_t* L) {
 // Asymmetric quantization x ≈ scale * L - theMin with L in [0, nmax]: least
 // squares (or least absolute deviations with useMad) over nstep+1 candidate
 // scales (make_qkx2_quants). Returns the scale; *theMin receives the offset.
-float makeQkx2Quants(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* theMin,
-                     uint8_t* Laux, float rmin, float rdelta, int nstep, bool useMad) {
+float makeQkx2Quants(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* theMin, uint8_t* Laux,
+                     float rmin, float rdelta, int nstep, bool useMad) {
     float min = x[0], max = x[0];
     float sumW = weights[0];
     float sumX = sumW * x[0];
@@ -243,7 +248,7 @@ void quantizeScaleMinGroups(const float* x, int nmax, float rmin, int nstep, uin
     }
 }
 
-} // namespace
+}  // namespace
 
 void quantizeRowQ2_K(const float* x, BlockQ2_K* y, int64_t n) {
     uint8_t L[kQK_K], Laux[16];
@@ -277,7 +282,8 @@ void quantizeRowQ2_K(const float* x, BlockQ2_K* y, int64_t n) {
             const float d = f16ToF32(out.d) * float(out.scales[j] & 0xf);
             if (d == 0.0f) continue;
             const float dm = f16ToF32(out.dmin) * float(out.scales[j] >> 4);
-            for (int i = 0; i < 16; ++i) L[16 * j + i] = uint8_t(std::clamp(nearestInt((x[16 * j + i] + dm) / d), 0, 3));
+            for (int i = 0; i < 16; ++i)
+                L[16 * j + i] = uint8_t(std::clamp(nearestInt((x[16 * j + i] + dm) / d), 0, 3));
         }
         for (int j = 0; j < kQK_K; j += 128)
             for (int l = 0; l < 32; ++l)
@@ -355,8 +361,14 @@ void quantizeRowQ5_K(const float* x, BlockQ5_K* y, int64_t n) {
         for (int j = 0, o = 0; j < kQK_K; j += 64, o += 32, m1 <<= 2, m2 <<= 2) {
             for (int l = 0; l < 32; ++l) {
                 int l1 = L[j + l], l2 = L[j + l + 32];
-                if (l1 > 15) { l1 -= 16; out.qh[l] |= m1; }
-                if (l2 > 15) { l2 -= 16; out.qh[l] |= m2; }
+                if (l1 > 15) {
+                    l1 -= 16;
+                    out.qh[l] |= m1;
+                }
+                if (l2 > 15) {
+                    l2 -= 16;
+                    out.qh[l] |= m2;
+                }
                 out.qs[o + l] = uint8_t(l1 | (l2 << 4));
             }
         }
@@ -402,4 +414,4 @@ void quantizeRowQ6_K(const float* x, BlockQ6_K* y, int64_t n) {
     }
 }
 
-} // namespace cairn::tensor
+}  // namespace cairn::tensor

@@ -52,7 +52,7 @@ constexpr std::array<TensorTypeTraits, kMaxType> makeTable() {
 
 constexpr auto kTable = makeTable();
 
-} // namespace
+}  // namespace
 
 std::optional<TensorTypeTraits> tensorTypeTraits(uint32_t type) {
     if (type >= kMaxType || kTable[type].blockSize == 0) return std::nullopt;
@@ -66,4 +66,4 @@ const TensorTypeTraits& traits(TensorType type) {
 
 std::string_view tensorTypeName(TensorType type) { return traits(type).name; }
 
-} // namespace cairn
+}  // namespace cairn

@@ -23,7 +23,7 @@ bool validSecond(unsigned char lead, unsigned char byte) {
     return true;
 }
 
-} // namespace
+}  // namespace
 
 void appendUtf8(std::string& out, uint32_t cp) {
     if (cp < 0x80) {
@@ -48,7 +48,10 @@ int32_t decodeUtf8(std::string_view s, size_t& pos) {
     auto lead = static_cast<unsigned char>(s[pos]);
     int len = sequenceLength(lead);
     if (len == 0 || pos + size_t(len) > s.size()) return -1;
-    if (len == 1) { ++pos; return lead; }
+    if (len == 1) {
+        ++pos;
+        return lead;
+    }
     if (!validSecond(lead, static_cast<unsigned char>(s[pos + 1]))) return -1;
     uint32_t cp = lead & (0xFF >> (len + 1));
     for (int i = 1; i < len; ++i) {
@@ -121,11 +124,14 @@ size_t utf8SafePrefix(std::string_view s) {
         bool plausible = true;
         for (size_t j = i + 1; j < s.size(); ++j) {
             auto b = static_cast<unsigned char>(s[j]);
-            if (j == i + 1 ? !validSecond(lead, b) : (b & 0xC0) != 0x80) { plausible = false; break; }
+            if (j == i + 1 ? !validSecond(lead, b) : (b & 0xC0) != 0x80) {
+                plausible = false;
+                break;
+            }
         }
         if (plausible) return i;
     }
     return s.size();
 }
 
-} // namespace cairn::text
+}  // namespace cairn::text

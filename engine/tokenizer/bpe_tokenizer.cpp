@@ -3,8 +3,8 @@
 #include "byte_unicode.h"
 #include "cairn/error.h"
 #include "cairn/gguf.h"
-#include "special_split.h"
 #include "cairn/utf8.h"
+#include "special_split.h"
 
 #include <queue>
 
@@ -38,7 +38,7 @@ std::string bpePiece(const Vocabulary& v, int32_t id) {
     return {};
 }
 
-} // namespace
+}  // namespace
 
 BpeTokenizer::BpeTokenizer(std::shared_ptr<Vocabulary> vocab, const gguf::File& file)
     : Tokenizer(vocab), pre_(vocab->pre) {
@@ -161,4 +161,4 @@ void BpeTokenizer::encodeWord(const std::string& word, std::vector<int32_t>& out
     }
 }
 
-} // namespace cairn::tokenizer
+}  // namespace cairn::tokenizer

@@ -5,8 +5,8 @@
 
 #include "cairn/tokenizer.h"
 #include "pretokenizer.h"
-#include "string_index.h"
 #include "special_split.h"
+#include "string_index.h"
 #include "vocabulary.h"
 
 #include <string>
@@ -27,7 +27,7 @@ private:
 
     PreTokenizer pre_;
     std::string mergeText_;  // every merge line, concatenated
-    StringIndex ranks_;      // "left right" -> merge rank (the first of duplicates)
+    StringIndex ranks_;  // "left right" -> merge rank (the first of duplicates)
 };
 
-} // namespace cairn::tokenizer
+}  // namespace cairn::tokenizer

@@ -39,4 +39,4 @@ std::string ByteUnicode::decodeText(std::string_view text) const {
     return out;
 }
 
-} // namespace cairn::tokenizer
+}  // namespace cairn::tokenizer

@@ -26,4 +26,4 @@ private:
     std::array<int16_t, 324> decoded_{};  // every mapped code point is < 324
 };
 
-} // namespace cairn::tokenizer
+}  // namespace cairn::tokenizer

@@ -43,7 +43,8 @@ struct Spec {
 const std::initializer_list<Spec>& specs() {
     static const std::initializer_list<Spec> table = {
         {{"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano"},
-         {kLlama3}, true},
+         {kLlama3},
+         true},
         {{"dbrx", "smaug-bpe", "glm4", "chatglm-bpe"}, {kLlama3}},
         {{"qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "stablelm2", "hunyuan", "solar-open", "megrez", "grok-2"},
          {kQwen2}},
@@ -56,8 +57,8 @@ const std::initializer_list<Spec>& specs() {
          {R"(\p{N})", kGpt2}},
         {{"falcon"}, {R"([\p{P}\$\+<=>\^~\|`]+)", kGpt2, "[0-9][0-9][0-9]"}},
         {{"deepseek-llm"},
-         {"[\r\n]", kDeepseekLlmLetters,
-          "\\s?[!-/:-~\uff01-\uff0f\uff1a-\uff5e\u2018-\u201f\u3000-\u3002]+", R"(\s+$)", kCjk, R"(\p{N}+)"}},
+         {"[\r\n]", kDeepseekLlmLetters, "\\s?[!-/:-~\uff01-\uff0f\uff1a-\uff5e\u2018-\u201f\u3000-\u3002]+", R"(\s+$)",
+          kCjk, R"(\p{N}+)"}},
         {{"deepseek-coder"}, {"[\r\n]", R"(\s?\p{L}+)", R"(\s?\p{P}+)", kCjk, R"(\p{N})"}},
         {{"deepseek-v3", "hunyuan-dense", "joyai-llm"},
          {R"(\p{N}{1,3})", "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+",
@@ -86,7 +87,7 @@ const Spec* findSpec(const std::string& name) {
     return nullptr;
 }
 
-} // namespace
+}  // namespace
 
 struct PreTokenizer::Regex {
     pcre2_code* code = nullptr;
@@ -108,8 +109,9 @@ PreTokenizer::PreTokenizer(const std::string& name) {
         if (!regex->code) {
             PCRE2_UCHAR message[256];
             pcre2_get_error_message(error, message, sizeof message);
-            throw Error(kWhere, "pre-tokenizer '" + name + "': regex does not compile at offset " +
-                                    std::to_string(offset) + ": " + reinterpret_cast<const char*>(message));
+            throw Error(kWhere,
+                        "pre-tokenizer '" + name + "': regex does not compile at offset " + std::to_string(offset) +
+                            ": " + reinterpret_cast<const char*>(message));
         }
         pcre2_jit_compile(regex->code, PCRE2_JIT_COMPLETE);  // falls back to the interpreter if JIT is unavailable
         regexes_.push_back(std::move(regex));
@@ -121,8 +123,8 @@ PreTokenizer::~PreTokenizer() = default;
 std::vector<std::string_view> PreTokenizer::split(std::string_view text) const {
     std::vector<std::string_view> words{text}, next;
     if (text.empty()) return {};
-    std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> match(
-        pcre2_match_data_create(1, nullptr), &pcre2_match_data_free);
+    std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> match(pcre2_match_data_create(1, nullptr),
+                                                                              &pcre2_match_data_free);
     std::unique_ptr<pcre2_match_context, decltype(&pcre2_match_context_free)> context(nullptr,
                                                                                       &pcre2_match_context_free);
     std::unique_ptr<pcre2_jit_stack, decltype(&pcre2_jit_stack_free)> stack(nullptr, &pcre2_jit_stack_free);
@@ -133,10 +135,10 @@ std::vector<std::string_view> PreTokenizer::split(std::string_view text) const {
         for (std::string_view word : words) {
             auto subject = reinterpret_cast<PCRE2_SPTR>(word.data());
             size_t start = 0;  // end of the previous match
-            size_t at = 0;     // where to search from
+            size_t at = 0;  // where to search from
             while (at <= word.size()) {
-                int rc = pcre2_match(regex->code, subject, word.size(), at, PCRE2_NO_UTF_CHECK, match.get(),
-                                     context.get());
+                int rc =
+                    pcre2_match(regex->code, subject, word.size(), at, PCRE2_NO_UTF_CHECK, match.get(), context.get());
                 if (rc == PCRE2_ERROR_JIT_STACKLIMIT && !stack) {
                     // Long runs can need more than JIT's default 32 KiB stack.
                     context.reset(pcre2_match_context_create(nullptr));
@@ -165,4 +167,4 @@ std::vector<std::string_view> PreTokenizer::split(std::string_view text) const {
     return words;
 }
 
-} // namespace cairn::tokenizer
+}  // namespace cairn::tokenizer

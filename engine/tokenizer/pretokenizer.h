@@ -32,4 +32,4 @@ private:
     bool ignoreMerges_ = false;
 };
 
-} // namespace cairn::tokenizer
+}  // namespace cairn::tokenizer

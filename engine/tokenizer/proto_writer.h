@@ -43,4 +43,4 @@ private:
     std::string out_;
 };
 
-} // namespace cairn::tokenizer
+}  // namespace cairn::tokenizer

@@ -9,12 +9,12 @@ namespace {
 
 // Whether [begin, end) overlaps one of the sorted, disjoint `spans`.
 bool overlaps(std::span<const TextSpan> spans, size_t begin, size_t end) {
-    auto it = std::upper_bound(spans.begin(), spans.end(), begin,
-                               [](size_t at, const TextSpan& s) { return at < s.end; });
+    auto it =
+        std::upper_bound(spans.begin(), spans.end(), begin, [](size_t at, const TextSpan& s) { return at < s.end; });
     return it != spans.end() && it->begin < end;
 }
 
-} // namespace
+}  // namespace
 
 std::vector<Fragment> splitSpecial(const Vocabulary& vocab, std::string_view text, bool parseSpecial,
                                    std::span<const TextSpan> plainSpans) {
@@ -35,17 +35,26 @@ std::vector<Fragment> splitSpecial(const Vocabulary& vocab, std::string_view tex
         if (!present[static_cast<unsigned char>(special[0])]) continue;
         bool any = false;
         for (const auto& f : fragments)
-            if (f.token < 0 && f.text.find(special) != std::string_view::npos) { any = true; break; }
+            if (f.token < 0 && f.text.find(special) != std::string_view::npos) {
+                any = true;
+                break;
+            }
         if (!any) continue;
 
         next.clear();
         for (const auto& f : fragments) {
-            if (f.token >= 0) { next.push_back(f); continue; }
+            if (f.token >= 0) {
+                next.push_back(f);
+                continue;
+            }
             std::string_view rest = f.text;
             size_t from = 0;
             while (!rest.empty()) {
                 size_t at = rest.find(special, from);
-                if (at == std::string_view::npos) { next.push_back({-1, rest}); break; }
+                if (at == std::string_view::npos) {
+                    next.push_back({-1, rest});
+                    break;
+                }
                 const size_t offset = size_t(rest.data() - text.data()) + at;
                 if (guarded && overlaps(plainSpans, offset, offset + special.size())) {
                     from = at + 1;  // plain text here; a later occurrence may still count
@@ -53,13 +62,15 @@ std::vector<Fragment> splitSpecial(const Vocabulary& vocab, std::string_view tex
                 }
                 std::string_view left = rest.substr(0, at);
                 if (attr & AttrLStrip)
-                    while (!left.empty() && std::isspace(static_cast<unsigned char>(left.back()))) left.remove_suffix(1);
+                    while (!left.empty() && std::isspace(static_cast<unsigned char>(left.back())))
+                        left.remove_suffix(1);
                 if (!left.empty()) next.push_back({-1, left});
                 next.push_back({id, rest.substr(at, special.size())});
                 rest.remove_prefix(at + special.size());
                 from = 0;
                 if (attr & AttrRStrip)
-                    while (!rest.empty() && std::isspace(static_cast<unsigned char>(rest.front()))) rest.remove_prefix(1);
+                    while (!rest.empty() && std::isspace(static_cast<unsigned char>(rest.front())))
+                        rest.remove_prefix(1);
             }
         }
         fragments.swap(next);
@@ -67,4 +78,4 @@ std::vector<Fragment> splitSpecial(const Vocabulary& vocab, std::string_view tex
     return fragments;
 }
 
-} // namespace cairn::tokenizer
+}  // namespace cairn::tokenizer

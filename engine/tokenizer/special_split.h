@@ -12,8 +12,8 @@
 namespace cairn::tokenizer {
 
 struct Fragment {
-    int32_t token = -1;      // a special token, or -1 for text
-    std::string_view text;   // the text (a special token: its occurrence), a view into the split text
+    int32_t token = -1;  // a special token, or -1 for text
+    std::string_view text;  // the text (a special token: its occurrence), a view into the split text
 };
 
 // Every special token (longest first) is cut out of every remaining text
@@ -24,4 +24,4 @@ struct Fragment {
 std::vector<Fragment> splitSpecial(const Vocabulary& vocab, std::string_view text, bool parseSpecial,
                                    std::span<const TextSpan> plainSpans = {});
 
-} // namespace cairn::tokenizer
+}  // namespace cairn::tokenizer

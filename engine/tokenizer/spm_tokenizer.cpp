@@ -75,8 +75,7 @@ std::string buildModelProto(const Vocabulary& v) {
             // A malformed byte token ("<0xZZ>") names no byte: inert, never an index.
             const int b = byteTokenValue(text);
             type = byteFallback && b >= 0 && byteIds[size_t(b)] == id ? Byte : Control;
-        }
-        else if (!(attr & AttrNormal)) type = Control;
+        } else if (!(attr & AttrNormal)) type = Control;
         // sentencepiece rejects empty and duplicate pieces: give those an inert name.
         std::string name = text;
         if (name.empty() || !seen.insert(text).second) {
@@ -102,12 +101,12 @@ std::string buildModelProto(const Vocabulary& v) {
     normalizer.bytes(1, "identity");
     normalizer.boolean(3, false);  // add_dummy_prefix
     normalizer.boolean(4, false);  // remove_extra_whitespaces: llama.cpp ignores the GGUF flag for SPM
-    normalizer.boolean(5, true);   // escape_whitespaces: ' ' -> U+2581
+    normalizer.boolean(5, true);  // escape_whitespaces: ' ' -> U+2581
     model.bytes(3, normalizer.data());
     return model.data();
 }
 
-} // namespace
+}  // namespace
 
 SpmTokenizer::SpmTokenizer(std::shared_ptr<Vocabulary> vocab)
     : Tokenizer(vocab), processor_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {
@@ -148,4 +147,4 @@ std::vector<int32_t> SpmTokenizer::encodeFragments(const std::vector<Fragment>& 
     return out;
 }
 
-} // namespace cairn::tokenizer
+}  // namespace cairn::tokenizer

@@ -10,7 +10,9 @@
 
 #include <memory>
 
-namespace sentencepiece { class SentencePieceProcessor; }
+namespace sentencepiece {
+class SentencePieceProcessor;
+}
 
 namespace cairn::tokenizer {
 
@@ -26,4 +28,4 @@ private:
     std::unique_ptr<sentencepiece::SentencePieceProcessor> processor_;
 };
 
-} // namespace cairn::tokenizer
+}  // namespace cairn::tokenizer

@@ -20,7 +20,10 @@ void StringIndex::build(std::vector<std::string_view> keys, bool lastWins) {
     for (size_t i = 0; i < keys_.size(); ++i) {
         for (uint64_t slot = hash(keys_[i]) & mask_;; slot = (slot + 1) & mask_) {
             int32_t& s = slots_[slot];
-            if (s < 0) { s = int32_t(i); break; }
+            if (s < 0) {
+                s = int32_t(i);
+                break;
+            }
             if (keys_[size_t(s)] == keys_[i]) {
                 if (lastWins) s = int32_t(i);
                 break;
@@ -38,4 +41,4 @@ int32_t StringIndex::find(std::string_view key) const {
     }
 }
 
-} // namespace cairn::tokenizer
+}  // namespace cairn::tokenizer

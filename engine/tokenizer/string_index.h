@@ -23,4 +23,4 @@ private:
     uint64_t mask_ = 0;
 };
 
-} // namespace cairn::tokenizer
+}  // namespace cairn::tokenizer

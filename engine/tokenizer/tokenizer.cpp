@@ -4,9 +4,9 @@
 #include "bpe_tokenizer.h"
 #include "cairn/error.h"
 #include "cairn/gguf.h"
+#include "cairn/utf8.h"
 #include "special_split.h"
 #include "spm_tokenizer.h"
-#include "cairn/utf8.h"
 
 namespace cairn {
 
@@ -35,7 +35,8 @@ std::vector<Tokenizer::SpecialAt> Tokenizer::parsedSpecials(std::string_view tex
                                                             std::span<const TextSpan> plainSpans) const {
     std::vector<SpecialAt> found;
     for (const auto& f : tokenizer::splitSpecial(*vocab_, text, true, plainSpans)) {
-        if (f.token < 0 || !(vocab_->attrs[size_t(f.token)] & (tokenizer::AttrControl | tokenizer::AttrUnknown))) continue;
+        if (f.token < 0 || !(vocab_->attrs[size_t(f.token)] & (tokenizer::AttrControl | tokenizer::AttrUnknown)))
+            continue;
         const size_t at = size_t(f.text.data() - text.data());
         found.push_back({f.token, {at, at + f.text.size()}});
     }
@@ -95,4 +96,4 @@ std::string StreamDecoder::flush() {
     return out;
 }
 
-} // namespace cairn
+}  // namespace cairn

@@ -14,22 +14,54 @@ constexpr const char* kWhere = "tokenizer";
 
 // Pre-tokenizers whose llama.cpp default is to add BOS when the flag is absent.
 bool preAddsBosByDefault(std::string_view pre) {
-    static constexpr std::array names = {"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral",
-                                         "midm-2.0", "lfm2", "jina-v5-nano", "tekken", "chameleon"};
+    static constexpr std::array names = {"llama3",   "llama-v3", "llama-bpe",    "falcon3", "falcon-h1", "pixtral",
+                                         "midm-2.0", "lfm2",     "jina-v5-nano", "tekken",  "chameleon"};
     return std::find(names.begin(), names.end(), pre) != names.end();
 }
 
 // Texts that llama.cpp treats as end-of-generation tokens (llama-vocab.cpp, "special_eog_ids").
 constexpr std::array kEogTexts = {
-    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
-    "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
-    "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
-    "<\xEF\xBD\x9C" "end\xE2\x96\x81" "of\xE2\x96\x81" "sentence\xEF\xBD\x9C>", "[e~[",
+    "<|eot_id|>",
+    "<|im_end|>",
+    "<|end|>",
+    "<|return|>",
+    "<|call|>",
+    "<|flush|>",
+    "<|calls|>",
+    "<end_of_turn>",
+    "<|endoftext|>",
+    "</s>",
+    "<|eom_id|>",
+    "<EOT>",
+    "_<EOT>",
+    "[EOT]",
+    "[EOS]",
+    "<|end_of_text|>",
+    "<end_of_utterance>",
+    "<eos>",
+    "<turn|>",
+    "<|tool_response>",
+    "<\xEF\xBD\x9C"
+    "end\xE2\x96\x81"
+    "of\xE2\x96\x81"
+    "sentence\xEF\xBD\x9C>",
+    "[e~[",
 };
 // Texts searched for an end-of-turn token when `eot_token_id` is absent, in order of preference.
 constexpr std::array kEotTexts = {
-    "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|end_of_text|>", "<EOT>",
-    "_<EOT>", "[EOT]", "<\xEF\xBD\x9C" "end\xE2\x96\x81" "of\xE2\x96\x81" "sentence\xEF\xBD\x9C>",
+    "<|eot_id|>",
+    "<|im_end|>",
+    "<|end|>",
+    "<end_of_turn>",
+    "<|endoftext|>",
+    "<|end_of_text|>",
+    "<EOT>",
+    "_<EOT>",
+    "[EOT]",
+    "<\xEF\xBD\x9C"
+    "end\xE2\x96\x81"
+    "of\xE2\x96\x81"
+    "sentence\xEF\xBD\x9C>",
     "<end_of_utterance>",
 };
 constexpr std::array kFimPadTexts = {"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"};
@@ -54,17 +86,18 @@ const gguf::Value* findArray(const gguf::File& file, const char* key, uint64_t m
     if (!v->isArray()) throw Error(kWhere, std::string(key) + " is not an array");
     bool isString = v->elementType() == gguf::ValueType::String;
     if (strings != isString)
-        throw Error(kWhere, std::string(key) + " has elements of type " +
-                                std::string(gguf::valueTypeName(v->elementType())));
+        throw Error(kWhere,
+                    std::string(key) + " has elements of type " + std::string(gguf::valueTypeName(v->elementType())));
     if (!strings && v->elementType() == gguf::ValueType::Array)
         throw Error(kWhere, std::string(key) + " is an array of arrays");
     if (v->size() < minSize)
-        throw Error(kWhere, std::string(key) + " has " + std::to_string(v->size()) + " entries for " +
-                                std::to_string(minSize) + " tokens");
+        throw Error(kWhere,
+                    std::string(key) + " has " + std::to_string(v->size()) + " entries for " + std::to_string(minSize) +
+                        " tokens");
     return v;
 }
 
-} // namespace
+}  // namespace
 
 int byteTokenValue(std::string_view text) {
     auto hex = [](char c) {
@@ -80,8 +113,9 @@ int byteTokenValue(std::string_view text) {
 
 void Vocabulary::checkId(int32_t id) const {
     if (!valid(id))
-        throw Error(kWhere, "token id " + std::to_string(id) + " is out of range (vocabulary has " +
-                                std::to_string(size()) + " tokens)");
+        throw Error(kWhere,
+                    "token id " + std::to_string(id) + " is out of range (vocabulary has " + std::to_string(size()) +
+                        " tokens)");
 }
 
 void Vocabulary::load(const gguf::File& file) {
@@ -120,11 +154,14 @@ void Vocabulary::load(const gguf::File& file) {
 
     // Defaults per kind (llama.cpp), then the file's values.
     if (kind == Kind::Spm) {
-        bos = 1; eos = 2; unk = 0;
+        bos = 1;
+        eos = 2;
+        unk = 0;
         addBos = true;
         addSpacePrefix = true;
     } else {
-        bos = 11; eos = 11;
+        bos = 11;
+        eos = 11;
         addBos = preAddsBosByDefault(pre);
         if (pre == "glm4" || pre == "chatglm-bpe") bos = -1;
     }
@@ -182,7 +219,10 @@ void Vocabulary::load(const gguf::File& file) {
         if (id >= 0) eog.insert(id);
     // o200k_harmony / solar-open: "<|end|>" does not end generation there.
     {
-        auto inEog = [&](const char* text) { int32_t id = find(text); return id >= 0 && eog.count(id) ? id : -1; };
+        auto inEog = [&](const char* text) {
+            int32_t id = find(text);
+            return id >= 0 && eog.count(id) ? id : -1;
+        };
         int32_t end = inEog("<|end|>");
         bool ret = inEog("<|return|>") >= 0, call = inEog("<|call|>") >= 0 || inEog("<|calls|>") >= 0;
         bool flush = inEog("<|flush|>") >= 0;
@@ -213,4 +253,4 @@ void Vocabulary::load(const gguf::File& file) {
     }
 }
 
-} // namespace cairn::tokenizer
+}  // namespace cairn::tokenizer

@@ -10,7 +10,9 @@
 #include <unordered_set>
 #include <vector>
 
-namespace cairn::gguf { class File; }
+namespace cairn::gguf {
+class File;
+}
 
 namespace cairn::tokenizer {
 
@@ -40,17 +42,17 @@ struct Vocabulary {
     Vocabulary& operator=(const Vocabulary&) = delete;
 
     Kind kind = Kind::Spm;
-    std::string pre;                     // pre-tokenizer name (BPE: "gpt-2" when absent)
-    std::vector<std::string> texts;      // raw vocabulary strings
+    std::string pre;  // pre-tokenizer name (BPE: "gpt-2" when absent)
+    std::vector<std::string> texts;  // raw vocabulary strings
     std::vector<float> scores;
-    std::vector<int32_t> types;          // GGUF token types as stored (1 normal ... 6 byte)
-    std::vector<uint32_t> attrs;         // Attr flags
-    std::vector<std::string> pieces;     // tokenBytes() of every token, built once
-    StringIndex byText;                  // text -> id (a later duplicate wins, as in llama.cpp)
+    std::vector<int32_t> types;  // GGUF token types as stored (1 normal ... 6 byte)
+    std::vector<uint32_t> attrs;  // Attr flags
+    std::vector<std::string> pieces;  // tokenBytes() of every token, built once
+    StringIndex byText;  // text -> id (a later duplicate wins, as in llama.cpp)
 
     int32_t bos = -1, eos = -1, eot = -1, eom = -1, unk = -1, pad = -1;
     bool addBos = false, addEos = false;
-    bool addSpacePrefix = false;         // SPM: a space before every text fragment after a special token
+    bool addSpacePrefix = false;  // SPM: a space before every text fragment after a special token
     std::unordered_set<int32_t> eog;
 
     // Tokens split out of the text before tokenizing (control, user-defined,
@@ -67,4 +69,4 @@ struct Vocabulary {
     void load(const gguf::File& file);
 };
 
-} // namespace cairn::tokenizer
+}  // namespace cairn::tokenizer

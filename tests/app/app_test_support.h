@@ -16,7 +16,8 @@ inline QString writeTinyAppModel(const QString& dir, int64_t layers = 2, int64_t
     o.layers = layers;
     o.context = context;
     o.seed = 7;
-    return QString::fromStdString(writeTinyModel(QDir(dir).filePath(QStringLiteral("tiny-llama.gguf")).toStdString(), o));
+    return QString::fromStdString(
+        writeTinyModel(QDir(dir).filePath(QStringLiteral("tiny-llama.gguf")).toStdString(), o));
 }
 
 inline void fastSettings(app::AppSettings& s, const QString& model) {
@@ -31,4 +32,4 @@ inline void fastSettings(app::AppSettings& s, const QString& model) {
     s.setLastConversation(-1);  // each test opens what it means to (test_app_bridge reopenOnLastConversation)
 }
 
-} // namespace cairn::test
+}  // namespace cairn::test

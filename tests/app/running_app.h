@@ -37,9 +37,10 @@ struct RunningApp {
         engine.reset();  // the UI goes first, then the worker thread stops
         controller.reset();
     }
-    template <class T> T* find(const char* name) {
+    template <class T>
+    T* find(const char* name) {
         return window ? window->findChild<T*>(QString::fromLatin1(name)) : nullptr;
     }
 };
 
-} // namespace cairn::test
+}  // namespace cairn::test

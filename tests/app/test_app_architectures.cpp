@@ -37,9 +37,12 @@ private slots:
     void chatsThroughItsTemplate_data() {
         QTest::addColumn<QString>("fixture");
         QTest::addColumn<QString>("chatTemplate");
-        QTest::newRow("gemma3") << "gemma3-q8_0" << "google-gemma-2-2b-it";
-        QTest::newRow("phi3") << "phi3-q8_0" << "microsoft-Phi-3.5-mini-instruct";
-        QTest::newRow("smollm3") << "smollm3-q8_0" << "HuggingFaceTB-SmolLM3-3B";
+        QTest::newRow("gemma3") << "gemma3-q8_0"
+                                << "google-gemma-2-2b-it";
+        QTest::newRow("phi3") << "phi3-q8_0"
+                              << "microsoft-Phi-3.5-mini-instruct";
+        QTest::newRow("smollm3") << "smollm3-q8_0"
+                                 << "HuggingFaceTB-SmolLM3-3B";
     }
 
     void chatsThroughItsTemplate() {
@@ -47,10 +50,10 @@ private slots:
         QFETCH(QString, chatTemplate);
         QTemporaryDir dir;
         const QString model = dir.filePath(fixture + QStringLiteral(".gguf"));
-        test::writeFixtureWithTemplate(test::sharedPath("fixtures/" + fixture.toStdString() + ".gguf"),
-                                       test::readFile(test::sharedPath("templates/templates/" +
-                                                                       chatTemplate.toStdString() + ".jinja")),
-                                       model.toStdString());
+        test::writeFixtureWithTemplate(
+            test::sharedPath("fixtures/" + fixture.toStdString() + ".gguf"),
+            test::readFile(test::sharedPath("templates/templates/" + chatTemplate.toStdString() + ".jinja")),
+            model.toStdString());
         const auto engineModel = Model::load(model.toStdString());
         const ChatSession expected(*engineModel);
         const std::string first = "What is the tallest mountain in Europe?";
@@ -103,7 +106,8 @@ private slots:
         const qint64 prompt = stats.promptTokens;
         const qint64 reused = stats.reusedTokens;
         QCOMPARE(reused + stats.prefilledTokens, prompt);
-        QVERIFY2(reused >= firstPrompt, qPrintable(QStringLiteral("reused %1 of the first %2").arg(reused).arg(firstPrompt)));
+        QVERIFY2(reused >= firstPrompt,
+                 qPrintable(QStringLiteral("reused %1 of the first %2").arg(reused).arg(firstPrompt)));
     }
 };
 

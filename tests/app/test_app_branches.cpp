@@ -42,7 +42,7 @@ std::string longText(const char* what) {
     return s;
 }
 
-} // namespace
+}  // namespace
 
 class TestAppBranches : public QObject {
     Q_OBJECT

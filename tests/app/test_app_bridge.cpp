@@ -29,7 +29,7 @@ QString longText(int n) {
     return s.left(n);
 }
 
-} // namespace
+}  // namespace
 
 class TestAppBridge : public QObject {
     Q_OBJECT
@@ -88,8 +88,7 @@ private slots:
 
         auto stats = finished[0][2].value<ReplyStats>();
         QVERIFY(stats.promptTokens >= 300);
-        QCOMPARE(stats.prefilledTokens,
-                 stats.promptTokens);
+        QCOMPARE(stats.prefilledTokens, stats.promptTokens);
         // The streamed text is what was stored.
         store::Store db(c->paths().databasePath().toStdString());
         auto msg = db.message(finished[0][1].toLongLong());
@@ -123,7 +122,10 @@ private slots:
             total = t;
             // Stop once the UI timer has been seen ticking during the prefill, so the
             // gap check below measures a prefill and not an idle moment.
-            if (done >= 200 && ticks >= 3 && !stopped) { stopped = true; c->stop(); }
+            if (done >= 200 && ticks >= 3 && !stopped) {
+                stopped = true;
+                c->stop();
+            }
         });
         QElapsedTimer clock;
         qint64 maxGap = 0, last = -1;
@@ -182,7 +184,9 @@ private slots:
         QVERIFY(waitReady(*c));
         int pieces = 0;
         // Pressed as soon as the first text reaches the UI thread.
-        connect(c->worker(), &EngineWorker::replyText, &receiver, [&] { if (pieces++ == 0) c->stop(); });
+        connect(c->worker(), &EngineWorker::replyText, &receiver, [&] {
+            if (pieces++ == 0) c->stop();
+        });
         QSignalSpy finished(c.get(), &ChatController::replyFinished);
         c->send(longText(400));
         QVERIFY(finished.wait(60000));
@@ -261,7 +265,8 @@ private slots:
         error.clear();
         c->send(longText(600));
         QTRY_VERIFY_WITH_TIMEOUT(error.count() >= 1, 20000);
-        QVERIFY2(error.last()[0].toString().contains(QStringLiteral("does not fit")), qPrintable(error.last()[0].toString()));
+        QVERIFY2(error.last()[0].toString().contains(QStringLiteral("does not fit")),
+                 qPrintable(error.last()[0].toString()));
         QVERIFY(error.last()[0].toString().contains(QStringLiteral("raise the context size")));
 
         // The model's own limit is the cap: raising the setting would not help, so it is not advised.
@@ -275,7 +280,8 @@ private slots:
         c->send(longText(600));
         QTRY_VERIFY_WITH_TIMEOUT(error.count() >= 1, 20000);
         const QString capped = error.last()[0].toString();
-        QVERIFY2(capped.contains(QStringLiteral("the most this model allows")) && !capped.contains(QStringLiteral("raise")),
+        QVERIFY2(capped.contains(QStringLiteral("the most this model allows")) &&
+                     !capped.contains(QStringLiteral("raise")),
                  qPrintable(capped));
     }
 
@@ -289,7 +295,8 @@ private slots:
         auto c = makeController(QStringLiteral("template"));
         c->settings()->setLastModel(path);
         QVERIFY(waitReady(*c));
-        QVERIFY2(c->modelNote().contains(QStringLiteral("chat template failed")) && c->modelNote().contains(QStringLiteral("ChatML")),
+        QVERIFY2(c->modelNote().contains(QStringLiteral("chat template failed")) &&
+                     c->modelNote().contains(QStringLiteral("ChatML")),
                  qPrintable(c->modelNote()));
         QVERIFY(c->settings()->loadingModel().isEmpty());  // it loaded: no crash marker left
         QSignalSpy finished(c.get(), &ChatController::replyFinished);
@@ -353,7 +360,8 @@ private slots:
         QVERIFY(hit.value(QStringLiteral("snippet")).toString().contains(QStringLiteral("<b><u>pomegranates</u></b>")));
         // Markup in a message is text in its snippet: only the hit is highlighted.
         int64_t tags = db.createConversation("Tags");
-        db.addMessage(tags, std::nullopt, store::Role::User, "quince <b>not bold</b> <img src=\"http://127.0.0.1:1/x\">");
+        db.addMessage(tags, std::nullopt, store::Role::User,
+                      "quince <b>not bold</b> <img src=\"http://127.0.0.1:1/x\">");
         c->library()->search(QStringLiteral("quince"));
         QCOMPARE(c->library()->searchResults().size(), 1);
         const QString snippet = c->library()->searchResults()[0].toMap().value(QStringLiteral("snippet")).toString();
@@ -378,9 +386,12 @@ private slots:
         QVERIFY(c->library()->undoTitle().isEmpty());
 
         c->openConversation(a);
-        const QString md = dir_.filePath(QStringLiteral("fruit.md")), json = dir_.filePath(QStringLiteral("fruit.json"));
-        QVERIFY(c->library()->exportConversation(c->currentConversation(), QUrl::fromLocalFile(md), QStringLiteral("md")));
-        QVERIFY(c->library()->exportConversation(c->currentConversation(), QUrl::fromLocalFile(json), QStringLiteral("json")));
+        const QString md = dir_.filePath(QStringLiteral("fruit.md")),
+                      json = dir_.filePath(QStringLiteral("fruit.json"));
+        QVERIFY(
+            c->library()->exportConversation(c->currentConversation(), QUrl::fromLocalFile(md), QStringLiteral("md")));
+        QVERIFY(c->library()->exportConversation(c->currentConversation(), QUrl::fromLocalFile(json),
+                                                 QStringLiteral("json")));
         QFile mdFile(md);
         QVERIFY(mdFile.open(QIODevice::ReadOnly));
         QVERIFY(mdFile.readAll().contains("pomegranates"));
@@ -404,7 +415,8 @@ private slots:
         c->clearError();
         QVERIFY(c->library()->importConversation(QUrl::fromLocalFile(json)));
         QVERIFY(imported.wait(20000));
-        QCOMPARE(QString::fromStdString(db.conversation(imported[1][0].toLongLong()).title), QStringLiteral("Fruit (imported 2)"));
+        QCOMPARE(QString::fromStdString(db.conversation(imported[1][0].toLongLong()).title),
+                 QStringLiteral("Fruit (imported 2)"));
         // A file that is not a conversation: an error message, nothing imported.
         c->clearError();
         QVERIFY(c->library()->importConversation(QUrl::fromLocalFile(md)));
@@ -544,8 +556,14 @@ private slots:
         auto c = makeController(QStringLiteral("checked"));
         auto& db = c->store();
         int64_t conv = db.createConversation("imported");
-        db.setSettings(conv, {{"threads", 100000}, {"contextSize", 1LL << 40}, {"snapshotBudgetMiB", -1},
-                              {"temperature", 99.0}, {"topK", 3}, {"seed", 1.5}, {"maxTokens", "many"}});
+        db.setSettings(conv,
+                       {{"threads", 100000},
+                        {"contextSize", 1LL << 40},
+                        {"snapshotBudgetMiB", -1},
+                        {"temperature", 99.0},
+                        {"topK", 3},
+                        {"seed", 1.5},
+                        {"maxTokens", "many"}});
         c->openConversation(conv);
         const auto mine = c->settings()->generationSettings();
         const auto g = c->generationSettings();

@@ -15,8 +15,8 @@
 
 #include <QPointer>
 #include <QQuickItem>
-#include <QSignalSpy>
 #include <QQuickStyle>
+#include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtQml/qqmlextensionplugin.h>
 #include <QtTest>
@@ -84,7 +84,7 @@ bool click(QQuickWindow* window, QQuickItem* item) {
 
 QVariantMap firstJob(HubDownloads* hub) { return hub->jobs()->get(0); }
 
-} // namespace
+}  // namespace
 
 class TestAppDownloads : public QObject {
     Q_OBJECT
@@ -101,7 +101,11 @@ private slots:
         MockFile slow{"slow-Q8_0.gguf", tinyModel_ + test::fillerBytes(1500000, 9)};
         slow.delayMsPerChunk = 60;
         mock_.repos = {
-            {"org/Tiny-GGUF", 500, 9, {}, {{"tiny-Q8_0.gguf", tinyModel_}, {"tiny-F16.gguf", tinyModel_ + std::string(4096, '\0')}}},
+            {"org/Tiny-GGUF",
+             500,
+             9,
+             {},
+             {{"tiny-Q8_0.gguf", tinyModel_}, {"tiny-F16.gguf", tinyModel_ + std::string(4096, '\0')}}},
             {"org/Gpt2-GGUF", 20, 1, {}, {{"gpt2-Q4_0.gguf", foreignModel(300000)}}},
             {"org/Slow-GGUF", 10, 1, {}, {slow}},
             {"org/Gated-GGUF", 5, 1, "hf_test", {{"gated-Q4_0.gguf", tinyModel_}}},
@@ -114,8 +118,9 @@ private slots:
     // the end, a forgotten one a removal, and never a reset.
     void aProgressUpdateKeepsTheRows() {
         DownloadJobListModel model;
-        QSignalSpy changed(&model, &QAbstractItemModel::dataChanged), inserted(&model, &QAbstractItemModel::rowsInserted),
-            removed(&model, &QAbstractItemModel::rowsRemoved), reset(&model, &QAbstractItemModel::modelReset);
+        QSignalSpy changed(&model, &QAbstractItemModel::dataChanged),
+            inserted(&model, &QAbstractItemModel::rowsInserted), removed(&model, &QAbstractItemModel::rowsRemoved),
+            reset(&model, &QAbstractItemModel::modelReset);
         auto row = [](int id, double progress) {
             DownloadJobRow r;
             r.id = id;
@@ -185,7 +190,12 @@ private slots:
         QTRY_VERIFY(child(content, QStringLiteral("hubFile_gpt2-Q4_0.gguf")));
         auto* gptRow = child(content, QStringLiteral("hubFile_gpt2-Q4_0.gguf"));
         QVERIFY(!child(gptRow, QStringLiteral("downloadButton"))->isEnabled());
-        QVERIFY(hub->fileGroups().first().toMap()[QStringLiteral("files")].toList().first().toMap()[QStringLiteral("note")]
+        QVERIFY(hub->fileGroups()
+                    .first()
+                    .toMap()[QStringLiteral("files")]
+                    .toList()
+                    .first()
+                    .toMap()[QStringLiteral("note")]
                     .toString() == QStringLiteral("not supported: gpt2"));
 
         // A supported repository: two quantizations, fit badges from weights + K/V.
@@ -197,7 +207,9 @@ private slots:
         auto* row = child(content, QStringLiteral("hubFile_tiny-Q8_0.gguf"));
         QTRY_COMPARE(child(row, QStringLiteral("fitBadge"))->property("text").toString(), QStringLiteral("fits"));
         hub->setAvailableMemory(100000);
-        QTRY_COMPARE(child(child(content, QStringLiteral("hubFile_tiny-Q8_0.gguf")), QStringLiteral("fitBadge"))->property("text").toString(),
+        QTRY_COMPARE(child(child(content, QStringLiteral("hubFile_tiny-Q8_0.gguf")), QStringLiteral("fitBadge"))
+                         ->property("text")
+                         .toString(),
                      QStringLiteral("won't fit"));
         hub->setAvailableMemory(qint64(8) << 30);
 
@@ -225,11 +237,14 @@ private slots:
         hub->forget(firstJob(hub)[QStringLiteral("id")].toInt());
         hub->openRepo(QStringLiteral("org/Gated-GGUF"));
         QTRY_VERIFY_WITH_TIMEOUT(child(content, QStringLiteral("hubFile_gated-Q4_0.gguf")), 20000);
-        QVERIFY(click(app->window, child(child(content, QStringLiteral("hubFile_gated-Q4_0.gguf")), QStringLiteral("downloadButton"))));
+        QVERIFY(
+            click(app->window,
+                  child(child(content, QStringLiteral("hubFile_gated-Q4_0.gguf")), QStringLiteral("downloadButton"))));
         QTRY_COMPARE_WITH_TIMEOUT(firstJob(hub)[QStringLiteral("state")].toString(), QStringLiteral("failed"), 20000);
         QTRY_VERIFY(child(content, QStringLiteral("jobError")));
-        QVERIFY2(child(content, QStringLiteral("jobError"))->property("text").toString().contains(QLatin1String("(401)")),
-                 qPrintable(child(content, QStringLiteral("jobError"))->property("text").toString()));
+        QVERIFY2(
+            child(content, QStringLiteral("jobError"))->property("text").toString().contains(QLatin1String("(401)")),
+            qPrintable(child(content, QStringLiteral("jobError"))->property("text").toString()));
         child(content, QStringLiteral("hubToken"))->setProperty("text", QStringLiteral("hf_test"));
         QMetaObject::invokeMethod(child(content, QStringLiteral("hubToken")), "accepted");
         QTRY_VERIFY(hub->hasToken());
@@ -241,9 +256,12 @@ private slots:
         // A slow download: pause from the view, quit, start again: it is back paused with its bytes; resume finishes it.
         hub->openRepo(QStringLiteral("org/Slow-GGUF"));
         QTRY_VERIFY_WITH_TIMEOUT(child(content, QStringLiteral("hubFile_slow-Q8_0.gguf")), 20000);
-        QVERIFY(click(app->window, child(child(content, QStringLiteral("hubFile_slow-Q8_0.gguf")), QStringLiteral("downloadButton"))));
+        QVERIFY(
+            click(app->window,
+                  child(child(content, QStringLiteral("hubFile_slow-Q8_0.gguf")), QStringLiteral("downloadButton"))));
         QTRY_VERIFY_WITH_TIMEOUT(firstJob(hub)[QStringLiteral("progress")].toDouble() > 0.1, 20000);
-        QVERIFY(firstJob(hub)[QStringLiteral("status")].toString().contains(QLatin1String("/s")));  // speed and time left
+        QVERIFY(
+            firstJob(hub)[QStringLiteral("status")].toString().contains(QLatin1String("/s")));  // speed and time left
         QVERIFY(click(app->window, child(content, QStringLiteral("jobPause"))));
         QTRY_COMPARE_WITH_TIMEOUT(firstJob(hub)[QStringLiteral("state")].toString(), QStringLiteral("paused"), 10000);
         const QString bytesText = firstJob(hub)[QStringLiteral("bytesText")].toString();
@@ -273,7 +291,8 @@ private slots:
         QTRY_VERIFY(child(content, QStringLiteral("jobResume")));
         QVERIFY(click(app->window, child(content, QStringLiteral("jobResume"))));
         QTRY_COMPARE_WITH_TIMEOUT(firstJob(hub)[QStringLiteral("state")].toString(), QStringLiteral("done"), 30000);
-        QVERIFY(fileBytes(QDir(paths.modelsDir()).filePath(QStringLiteral("slow-Q8_0.gguf"))) == mock_.repos[2].files[0].content);
+        QVERIFY(fileBytes(QDir(paths.modelsDir()).filePath(QStringLiteral("slow-Q8_0.gguf"))) ==
+                mock_.repos[2].files[0].content);
         QVERIFY(QString::fromStdString(mock_.log().back().range).startsWith(QLatin1String("bytes=")));
         QCOMPARE(app->controller->settings()->hubDownloads(), QStringLiteral("[]"));
     }

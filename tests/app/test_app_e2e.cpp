@@ -15,9 +15,9 @@
 
 #include <QQmlApplicationEngine>
 #include <QQmlComponent>
-#include <QQuickTextDocument>
 #include <QQuickItem>
 #include <QQuickStyle>
+#include <QQuickTextDocument>
 #include <QQuickWindow>
 #include <QTcpServer>
 #include <QTemporaryDir>
@@ -87,7 +87,7 @@ struct CountingServer {
     }
 };
 
-} // namespace
+}  // namespace
 
 class TestAppEndToEnd : public QObject {
     Q_OBJECT
@@ -107,9 +107,10 @@ private slots:
         paths.create();
         const QString title = QStringLiteral("<img src=\"%1\"> <b>title</b>").arg(server.url("title"));
         const QString language = QStringLiteral("<img src=\"%1\">").arg(server.url("lang"));
-        const QString reply = QStringLiteral("Compare x<y and y>z.\n\n<img src=\"%1\"> ![x](%2) <b>raw</b>\n\n"
-                                             "[click](javascript:alert(1))\n\n```%3\nint a = b < c;\n```\nafter the fence")
-                                  .arg(server.url("html"), server.url("markdown"), language);
+        const QString reply =
+            QStringLiteral("Compare x<y and y>z.\n\n<img src=\"%1\"> ![x](%2) <b>raw</b>\n\n"
+                           "[click](javascript:alert(1))\n\n```%3\nint a = b < c;\n```\nafter the fence")
+                .arg(server.url("html"), server.url("markdown"), language);
         QString longMessage = QStringLiteral("early < sign ");
         while (longMessage.size() < 10000) longMessage += QStringLiteral("more text ");
         longMessage += QStringLiteral("THE END");
@@ -150,25 +151,29 @@ private slots:
                     for (auto it = b.begin(); !it.atEnd(); ++it) {
                         QVERIFY2(!it.fragment().charFormat().isImageFormat(), "an image in a rendered message");
                         if (it.fragment().charFormat().isAnchor())
-                            QVERIFY2(!it.fragment().charFormat().anchorHref().startsWith(QLatin1String("javascript")), "a javascript: link");
+                            QVERIFY2(!it.fragment().charFormat().anchorHref().startsWith(QLatin1String("javascript")),
+                                     "a javascript: link");
                     }
             } else if (item->objectName() == QLatin1String("searchSnippet")) {
                 QVERIFY2(!text.contains(QLatin1String("<img")), qPrintable(text));  // escaped
             } else if (text.contains(QLatin1String("<img")) || text.contains(QLatin1String("<b>"))) {
-                QVERIFY2(format == 0, qPrintable(QStringLiteral("%1 shows \"%2\" as rich text").arg(QLatin1String(type), text)));
+                QVERIFY2(format == 0,
+                         qPrintable(QStringLiteral("%1 shows \"%2\" as rich text").arg(QLatin1String(type), text)));
             }
         }
         QCOMPARE(messageTexts, 3);  // the user message, the reply's prose before and after the fence
         const QString all = rendered.join(QLatin1Char('\n'));
         QVERIFY2(all.contains(longMessage), "the long message is not shown whole");
         QVERIFY(all.contains(QStringLiteral("Compare x<y and y>z.")));
-        QVERIFY(all.contains(QStringLiteral("<img src=\"%1\"> x (image: %2) <b>raw</b>").arg(server.url("html"), server.url("markdown"))));
+        QVERIFY(all.contains(QStringLiteral("<img src=\"%1\"> x (image: %2) <b>raw</b>")
+                                 .arg(server.url("html"), server.url("markdown"))));
         QVERIFY(all.contains(QStringLiteral("after the fence")));
         // The code fence's label and body, as text.
         auto* label = findItem(app.window->contentItem(), QStringLiteral("codeLanguage"));
         QVERIFY(label);
         QCOMPARE(label->property("text").toString(), language);
-        QCOMPARE(findItem(app.window->contentItem(), QStringLiteral("codeBody"))->property("text").toString(), QStringLiteral("int a = b < c;"));
+        QCOMPARE(findItem(app.window->contentItem(), QStringLiteral("codeBody"))->property("text").toString(),
+                 QStringLiteral("int a = b < c;"));
         QCOMPARE(app.controller->currentTitle(), title);
 
         QCoreApplication::processEvents();
@@ -179,7 +184,8 @@ private slots:
     void offlineEngineFetchesNothing() {
         CountingServer server;
         QVERIFY(server.listen());
-        const QByteArray qml = QStringLiteral("import QtQuick\nImage { source: \"%1\" }").arg(server.url("image")).toUtf8();
+        const QByteArray qml =
+            QStringLiteral("import QtQuick\nImage { source: \"%1\" }").arg(server.url("image")).toUtf8();
         {
             // Control: without the factory the same item does reach the server.
             QQmlEngine plain;
@@ -270,8 +276,10 @@ private slots:
         // least the whole first prompt was reused and only what follows it was
         // computed. (The random model's reply can hold invalid UTF-8, which is
         // stored replaced, so its tokens need not all match the re-rendered text.)
-        QVERIFY2(reused >= firstPrompt, qPrintable(QStringLiteral("reused %1, first prompt %2").arg(reused).arg(firstPrompt)));
-        QVERIFY2(prefilled <= prompt - firstPrompt, qPrintable(QStringLiteral("prefilled %1 of %2").arg(prefilled).arg(prompt)));
+        QVERIFY2(reused >= firstPrompt,
+                 qPrintable(QStringLiteral("reused %1, first prompt %2").arg(reused).arg(firstPrompt)));
+        QVERIFY2(prefilled <= prompt - firstPrompt,
+                 qPrintable(QStringLiteral("prefilled %1 of %2").arg(prefilled).arg(prompt)));
         QTRY_COMPARE_WITH_TIMEOUT(list->property("count").toInt(), 4, 5000);
     }
 
@@ -310,8 +318,10 @@ private slots:
         };
         auto where = [list] {
             return QStringLiteral("contentY %1, originY %2, contentHeight %3, height %4")
-                .arg(list->property("contentY").toDouble()).arg(list->property("originY").toDouble())
-                .arg(list->property("contentHeight").toDouble()).arg(list->height());
+                .arg(list->property("contentY").toDouble())
+                .arg(list->property("originY").toDouble())
+                .arg(list->property("contentHeight").toDouble())
+                .arg(list->height());
         };
         app.controller->openConversation(conversation);
         QTRY_COMPARE(list->property("count").toInt(), 6);
@@ -339,7 +349,8 @@ private slots:
         const double y = list->property("contentY").toDouble();
         const int streamed = app.controller->messages()->contentAt(7).size();
         const qint64 used = app.controller->contextUsed();
-        QTRY_VERIFY_WITH_TIMEOUT(app.controller->messages()->contentAt(7).size() > streamed + 20, 10000);  // text arrived
+        QTRY_VERIFY_WITH_TIMEOUT(app.controller->messages()->contentAt(7).size() > streamed + 20,
+                                 10000);  // text arrived
         QTRY_VERIFY(app.controller->contextUsed() > used);  // the counter moves while the reply streams
         QTest::qWait(700);
         QVERIFY2(list->property("contentY").toDouble() == y, qPrintable(where()));
@@ -386,8 +397,10 @@ private slots:
             const QColor back = bar->property("background").value<QQuickItem*>()->property("color").value<QColor>();
             for (auto* item : items)
                 if (item->property("folderName").isValid() && item->isVisible())
-                    worst = std::min(worst, contrast(item->property("contentItem").value<QQuickItem*>()
-                                                         ->property("color").value<QColor>(), back));
+                    worst = std::min(
+                        worst,
+                        contrast(item->property("contentItem").value<QQuickItem*>()->property("color").value<QColor>(),
+                                 back));
             return worst;
         };
         auto list = [&] {
@@ -465,7 +478,8 @@ private slots:
 #if defined(__linux__)
         // The engine computed at background priority and left the UI thread's alone.
         int lowered = 0;
-        for (const QFileInfo& task : QDir(QStringLiteral("/proc/self/task")).entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+        for (const QFileInfo& task :
+             QDir(QStringLiteral("/proc/self/task")).entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot)) {
             const long tid = task.fileName().toLong();
             if (tid == long(syscall(SYS_gettid))) QCOMPARE(getpriority(PRIO_PROCESS, id_t(tid)), uiNice);
             else lowered += getpriority(PRIO_PROCESS, id_t(tid)) >= kBackgroundNice;
@@ -555,7 +569,8 @@ private slots:
         QCOMPARE(results->property("currentIndex").toInt(), 0);
         QTest::keyClick(app.window, Qt::Key_Down);
         QCOMPARE(results->property("currentIndex").toInt(), 1);
-        const qint64 second = app.controller->library()->searchResults()[1].toMap().value(QStringLiteral("conversationId")).toLongLong();
+        const qint64 second =
+            app.controller->library()->searchResults()[1].toMap().value(QStringLiteral("conversationId")).toLongLong();
         QTest::keyClick(app.window, Qt::Key_Return);
         QCOMPARE(app.controller->currentConversation(), second);
         QTest::keyClick(app.window, Qt::Key_Up);
@@ -582,7 +597,8 @@ private slots:
         QVERIFY(button && dialog);
         QMetaObject::invokeMethod(button, "clicked");
         QTRY_VERIFY(dialog->property("opened").toBool());
-        QQuickItem* row = findItem(dialog->property("contentItem").value<QQuickItem*>(), QStringLiteral("override_maxTokens"));
+        QQuickItem* row =
+            findItem(dialog->property("contentItem").value<QQuickItem*>(), QStringLiteral("override_maxTokens"));
         QVERIFY(row);
         QQuickItem* field = findItem(row, QStringLiteral("field"));
         QVERIFY(field);

@@ -57,7 +57,7 @@ TurnStats nextReply(QSignalSpy& finished) {
     return t;
 }
 
-} // namespace
+}  // namespace
 
 class TestAppHybridChat : public QObject {
     Q_OBJECT
@@ -68,10 +68,15 @@ private slots:
         QTest::addColumn<QString>("fixture");
         QTest::addColumn<QString>("chatTemplate");
         QTest::addColumn<QString>("architecture");
-        QTest::newRow("lfm2") << "lfm2-f16.gguf" << "LFM2-8B-A1B.jinja" << "lfm2";
-        QTest::newRow("granitehybrid") << "granitehybrid-f16.gguf" << "ibm-granite-granite-3.3-2B-Instruct.jinja"
+        QTest::newRow("lfm2") << "lfm2-f16.gguf"
+                              << "LFM2-8B-A1B.jinja"
+                              << "lfm2";
+        QTest::newRow("granitehybrid") << "granitehybrid-f16.gguf"
+                                       << "ibm-granite-granite-3.3-2B-Instruct.jinja"
                                        << "granitehybrid";
-        QTest::newRow("qwen35") << "qwen35-q8_0.gguf" << "Qwen-Qwen3-0.6B.jinja" << "qwen35";
+        QTest::newRow("qwen35") << "qwen35-q8_0.gguf"
+                                << "Qwen-Qwen3-0.6B.jinja"
+                                << "qwen35";
     }
 
     void chatEditRegenerateResume() {
@@ -83,9 +88,9 @@ private slots:
         // In the app's own models folder, where the picker looks.
         QVERIFY(QDir().mkpath(paths.modelsDir()));
         const QString model = QDir(paths.modelsDir()).filePath(fixture);
-        test::writeFixtureWithTemplate(test::sharedPath("fixtures/" + fixture.toStdString()),
-                                       test::readFile(test::sharedPath("templates/templates/" + chatTemplate.toStdString())),
-                                       model.toStdString());
+        test::writeFixtureWithTemplate(
+            test::sharedPath("fixtures/" + fixture.toStdString()),
+            test::readFile(test::sharedPath("templates/templates/" + chatTemplate.toStdString())), model.toStdString());
         qint64 conversation = -1;
         TurnStats second;
         {
@@ -93,7 +98,8 @@ private slots:
             QVERIFY(app.window);
             QTRY_VERIFY_WITH_TIMEOUT(app.controller->modelReady() && !app.controller->busy(), 30000);
             // Its own template renders (no ChatML fallback note).
-            QVERIFY2(!app.controller->modelNote().contains(QLatin1String("ChatML")), qPrintable(app.controller->modelNote()));
+            QVERIFY2(!app.controller->modelNote().contains(QLatin1String("ChatML")),
+                     qPrintable(app.controller->modelNote()));
 
             // The picker lists the file with its architecture.
             ModelListModel* models = app.controller->models();

@@ -50,8 +50,10 @@ private slots:
         conversations.reload();
         QCOMPARE(conversations.rowCount(), 2);
         QCOMPARE(conversations.data(conversations.index(0), ConversationListModel::IdRole).toLongLong(), b);
-        QCOMPARE(conversations.data(conversations.index(1), ConversationListModel::TitleRole).toString(), QStringLiteral("first"));
-        QCOMPARE(conversations.data(conversations.index(0), ConversationListModel::SectionRole).toString(), QStringLiteral("Today"));
+        QCOMPARE(conversations.data(conversations.index(1), ConversationListModel::TitleRole).toString(),
+                 QStringLiteral("first"));
+        QCOMPARE(conversations.data(conversations.index(0), ConversationListModel::SectionRole).toString(),
+                 QStringLiteral("Today"));
         QCOMPARE(conversations.rowOf(a), 1);
 
         messages.load(b);
@@ -91,12 +93,15 @@ private slots:
         conversations.reload();
         QCOMPARE(conversations.rowOf(a), 0);
         QVERIFY(conversations.data(conversations.index(0), ConversationListModel::PinnedRole).toBool());
-        QCOMPARE(conversations.data(conversations.index(0), ConversationListModel::SectionRole).toString(), QStringLiteral("Pinned"));
-        QCOMPARE(conversations.data(conversations.index(1), ConversationListModel::SectionRole).toString(), QStringLiteral("Today"));
+        QCOMPARE(conversations.data(conversations.index(0), ConversationListModel::SectionRole).toString(),
+                 QStringLiteral("Pinned"));
+        QCOMPARE(conversations.data(conversations.index(1), ConversationListModel::SectionRole).toString(),
+                 QStringLiteral("Today"));
         db.setPinned(a, false);
         conversations.reload();
         QCOMPARE(conversations.rowOf(b), 0);
-        QCOMPARE(conversations.data(conversations.index(1), ConversationListModel::SectionRole).toString(), QStringLiteral("Today"));
+        QCOMPARE(conversations.data(conversations.index(1), ConversationListModel::SectionRole).toString(),
+                 QStringLiteral("Today"));
     }
 
     // Per-conversation overrides: set → stored in the conversation's settings
@@ -118,7 +123,8 @@ private slots:
         QCOMPARE(model.overrideCount(), 0);
         auto row = [&](const char* key) {
             for (int r = 0; r < model.rowCount(); ++r)
-                if (model.data(model.index(r), ConversationSettingsModel::KeyRole).toString() == QLatin1String(key)) return r;
+                if (model.data(model.index(r), ConversationSettingsModel::KeyRole).toString() == QLatin1String(key))
+                    return r;
             return -1;
         };
         const QModelIndex temp = model.index(row("temperature"));
@@ -177,7 +183,8 @@ private slots:
         QCOMPARE(db.settings(conv), nlohmann::json({{"someone_else", "kept"}}));
         // The defaults follow the app settings.
         settings.setTemperature(0.3);
-        QCOMPARE(again.data(again.index(temp.row()), ConversationSettingsModel::DefaultTextRole).toString(), QStringLiteral("0.3"));
+        QCOMPARE(again.data(again.index(temp.row()), ConversationSettingsModel::DefaultTextRole).toString(),
+                 QStringLiteral("0.3"));
 
         // Before the first message: pending, then written when attached.
         ConversationSettingsModel pending;
@@ -197,7 +204,8 @@ private slots:
         const QString fixtures = QString::fromStdString(test::sharedPath("fixtures"));
         if (!QFileInfo::exists(fixtures + QStringLiteral("/lfm2-f16.gguf"))) QSKIP("needs ../shared");
         for (const char* arch : {"lfm2", "granitehybrid", "qwen35"}) {
-            const QString file = fixtures + QStringLiteral("/%1-%2.gguf").arg(arch, arch == std::string("qwen35") ? "q8_0" : "f16");
+            const QString file =
+                fixtures + QStringLiteral("/%1-%2.gguf").arg(arch, arch == std::string("qwen35") ? "q8_0" : "f16");
             auto info = describeModelFile(file);
             QVERIFY2(info.error.isEmpty(), qPrintable(info.error));
             QCOMPARE(info.architecture, QString(arch));
@@ -239,9 +247,14 @@ private slots:
         QCOMPARE(models.rowCount(), 3);  // bundled copy, broken, good (listed once)
         QVERIFY(models.data(models.index(0), ModelListModel::BundledRole).toBool());
         QVERIFY(models.data(models.index(0), ModelListModel::PlaceholderRole).toBool());
-        QCOMPARE(models.defaultModel(), QFileInfo(bundled.filePath(QStringLiteral("placeholder-random-tiny.gguf"))).absoluteFilePath());
-        int brokenRow = models.data(models.index(1), ModelListModel::FileNameRole).toString() == QStringLiteral("broken.gguf") ? 1 : 2;
-        QVERIFY(models.data(models.index(brokenRow), ModelListModel::SummaryRole).toString().startsWith(QStringLiteral("Cannot be used")));
+        QCOMPARE(models.defaultModel(),
+                 QFileInfo(bundled.filePath(QStringLiteral("placeholder-random-tiny.gguf"))).absoluteFilePath());
+        int brokenRow =
+            models.data(models.index(1), ModelListModel::FileNameRole).toString() == QStringLiteral("broken.gguf") ? 1
+                                                                                                                   : 2;
+        QVERIFY(models.data(models.index(brokenRow), ModelListModel::SummaryRole)
+                    .toString()
+                    .startsWith(QStringLiteral("Cannot be used")));
         QVERIFY(!models.data(models.index(brokenRow), ModelListModel::ErrorRole).toString().isEmpty());
         QVERIFY(!info.demo);
 
@@ -249,7 +262,8 @@ private slots:
         QFile::copy(good, bundled.filePath(QStringLiteral("cairn-demo-tiny.gguf")));
         QVERIFY(describeModelFile(bundled.filePath(QStringLiteral("cairn-demo-tiny.gguf"))).demo);
         models.scan({}, {}, {bundled.path()});
-        QCOMPARE(models.defaultModel(), QFileInfo(bundled.filePath(QStringLiteral("cairn-demo-tiny.gguf"))).absoluteFilePath());
+        QCOMPARE(models.defaultModel(),
+                 QFileInfo(bundled.filePath(QStringLiteral("cairn-demo-tiny.gguf"))).absoluteFilePath());
         QVERIFY(models.data(models.index(0), ModelListModel::DemoRole).toBool());
         QCOMPARE(models.rowCount(), 1);  // the placeholder is not listed next to a trained demo
 
@@ -258,8 +272,10 @@ private slots:
         test::writeTinyMamba(mambaDemo.toStdString(), {});
         QCOMPARE(describeModelFile(mambaDemo).architecture, QStringLiteral("mamba"));
         models.scan({}, {}, {bundled.path()});
-        QCOMPARE(models.data(models.index(0), ModelListModel::PathRole).toString(), QFileInfo(mambaDemo).absoluteFilePath());
-        QCOMPARE(models.defaultModel(), QFileInfo(bundled.filePath(QStringLiteral("cairn-demo-tiny.gguf"))).absoluteFilePath());
+        QCOMPARE(models.data(models.index(0), ModelListModel::PathRole).toString(),
+                 QFileInfo(mambaDemo).absoluteFilePath());
+        QCOMPARE(models.defaultModel(),
+                 QFileInfo(bundled.filePath(QStringLiteral("cairn-demo-tiny.gguf"))).absoluteFilePath());
     }
 
     // Header values whose products overflow 64 bits (or are negative): the
@@ -267,7 +283,10 @@ private slots:
     // arithmetic, no undefined behaviour).
     void hostileHeaderSizesDoNotOverflow() {
         QTemporaryDir dir;
-        struct Case { const char* key; int64_t value; };
+        struct Case {
+            const char* key;
+            int64_t value;
+        };
         const Case cases[] = {
             {"llama.block_count", int64_t(1) << 60},
             {"llama.attention.head_count_kv", int64_t(1) << 60},
@@ -288,7 +307,8 @@ private slots:
             models.scan({}, {path}, {});
             QCOMPARE(models.rowCount(), 1);
             const QString summary = models.data(models.index(0), ModelListModel::SummaryRole).toString();
-            QVERIFY2(summary.contains(QStringLiteral("unknown")) || summary.startsWith(QStringLiteral("Cannot be used")),
+            QVERIFY2(summary.contains(QStringLiteral("unknown")) ||
+                         summary.startsWith(QStringLiteral("Cannot be used")),
                      qPrintable(summary));
         }
         // The same model with sane values gets a real estimate.

@@ -68,7 +68,7 @@ void killHard(QProcess& p) {
     p.waitForFinished(10000);
 }
 
-} // namespace
+}  // namespace
 
 class TestAppProcesses : public QObject {
     Q_OBJECT
@@ -99,7 +99,8 @@ private slots:
         }
         QString message;
         while (message.size() < 600) message += QStringLiteral("Tell me everything about stones and rivers. ");
-        auto first = startApp(data, {QStringLiteral("--prompt"), message}, {QStringLiteral("CAIRN_TEST_PIECE_DELAY_MS=20")});
+        auto first =
+            startApp(data, {QStringLiteral("--prompt"), message}, {QStringLiteral("CAIRN_TEST_PIECE_DELAY_MS=20")});
         QVERIFY(first->waitForStarted(10000));
         const QString dbPath = AppPaths::standard(data).databasePath();
         // Killed once the partial reply is in the database (committed every 2 s).
@@ -160,8 +161,8 @@ private slots:
             const auto stats = finished[0][2].value<ReplyStats>();
             // The session holds the prompt (from its snapshot): only the partial reply is read.
             const auto engineModel = Model::load(model.toStdString());
-            const auto partialIds = engineModel->tokenizer().encode(
-                partialReply, false, std::vector<TextSpan>{{0, partialReply.size()}});
+            const auto partialIds =
+                engineModel->tokenizer().encode(partialReply, false, std::vector<TextSpan>{{0, partialReply.size()}});
             const qint64 prompt = stats.promptTokens;
             QCOMPARE(stats.prefilledTokens, qint64(partialIds.size()));
             QCOMPARE(stats.reusedTokens, prompt - qint64(partialIds.size()));
@@ -198,7 +199,8 @@ private slots:
         QVERIFY(first);
         QString why;
         QVERIFY(!lockDataFolder(data, &why));
-        QVERIFY2(why.contains(QStringLiteral("already running")) && why.contains(QString::number(QCoreApplication::applicationPid())),
+        QVERIFY2(why.contains(QStringLiteral("already running")) &&
+                     why.contains(QString::number(QCoreApplication::applicationPid())),
                  qPrintable(why));
         first.reset();  // released: the next attempt gets it
         auto again = lockDataFolder(data);
@@ -223,7 +225,8 @@ private slots:
         QCOMPARE(second->exitStatus(), QProcess::NormalExit);
         QCOMPARE(second->exitCode(), 1);
         const QString err = QString::fromUtf8(second->readAllStandardError());
-        QVERIFY2(err.contains(QStringLiteral("already running")) && err.contains(QString::number(first->processId())), qPrintable(err));
+        QVERIFY2(err.contains(QStringLiteral("already running")) && err.contains(QString::number(first->processId())),
+                 qPrintable(err));
         QCOMPARE(first->state(), QProcess::Running);
 
         killHard(*first);
@@ -252,7 +255,8 @@ private slots:
         QCOMPARE(second->exitCode(), 0);
         QVERIFY(QFileInfo::exists(shot));
         QVERIFY(settingValue(data, QStringLiteral("models/loading")).isEmpty());
-        QVERIFY(settingValue(data, QStringLiteral("models/last")).isEmpty());  // set again only by a load that succeeded
+        QVERIFY(
+            settingValue(data, QStringLiteral("models/last")).isEmpty());  // set again only by a load that succeeded
 
         // The same start in-process, to look at what it says.
         {
@@ -267,7 +271,8 @@ private slots:
         c.start();
         QCOMPARE(picker.count(), 1);
         QCOMPARE(c.interruptedModel(), model);
-        QVERIFY2(c.errorText().contains(model) && c.errorText().contains(QStringLiteral("did not load it again")), qPrintable(c.errorText()));
+        QVERIFY2(c.errorText().contains(model) && c.errorText().contains(QStringLiteral("did not load it again")),
+                 qPrintable(c.errorText()));
         QTest::qWait(500);
         QCOMPARE(loading.count(), 0);
         QVERIFY(!c.modelLoading() && !c.modelReady());

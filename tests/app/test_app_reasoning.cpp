@@ -54,7 +54,7 @@ QString readText(const QString& path) {
 const char* const kReasoning = "<think>\nFirst 2, then 3 more: zebra counting.\n</think>";
 const char* const kAnswer = "\n\nIt is 5.";
 
-} // namespace
+}  // namespace
 
 class TestAppReasoning : public QObject {
     Q_OBJECT
@@ -100,7 +100,8 @@ private slots:
 
         // Closed by default, opened by a click.
         QQuickItem* toggle = nullptr;
-        QTRY_VERIFY_WITH_TIMEOUT((toggle = findItem(app.window->contentItem(), QStringLiteral("reasoningToggle"))), 5000);
+        QTRY_VERIFY_WITH_TIMEOUT((toggle = findItem(app.window->contentItem(), QStringLiteral("reasoningToggle"))),
+                                 5000);
         QCOMPARE(toggle->property("text").toString(), QStringLiteral("▸ Thought for 12 s"));
         QVERIFY(!findItem(app.window->contentItem(), QStringLiteral("reasoningText")));
         QMetaObject::invokeMethod(toggle, "clicked");
@@ -119,23 +120,26 @@ private slots:
         // Export: the answer; the reasoning only when asked.
         QVERIFY(app.controller->library()->hasReasoning(app.controller->currentConversation()));
         const QString md = dir.filePath(QStringLiteral("out.md"));
-        QVERIFY(app.controller->library()->exportToPath(app.controller->currentConversation(), md, QStringLiteral("md")));
+        QVERIFY(
+            app.controller->library()->exportToPath(app.controller->currentConversation(), md, QStringLiteral("md")));
         QVERIFY(readText(md).contains(QStringLiteral("It is 5.")));
         QVERIFY(!readText(md).contains(QStringLiteral("zebra")));
-        QVERIFY(app.controller->library()->exportToPath(app.controller->currentConversation(), md, QStringLiteral("md"), true));
+        QVERIFY(app.controller->library()->exportToPath(app.controller->currentConversation(), md, QStringLiteral("md"),
+                                                        true));
         QVERIFY(readText(md).contains(QStringLiteral("zebra")));
         const QString json = dir.filePath(QStringLiteral("out.json"));
-        QVERIFY(app.controller->library()->exportToPath(app.controller->currentConversation(), json, QStringLiteral("json")));
+        QVERIFY(app.controller->library()->exportToPath(app.controller->currentConversation(), json,
+                                                        QStringLiteral("json")));
         QVERIFY(!readText(json).contains(QStringLiteral("zebra")));
-        QVERIFY(app.controller->library()->exportToPath(app.controller->currentConversation(), json, QStringLiteral("json"), true));
+        QVERIFY(app.controller->library()->exportToPath(app.controller->currentConversation(), json,
+                                                        QStringLiteral("json"), true));
         QVERIFY(readText(json).contains(QStringLiteral("\"reasoning\"")));
 
         // The next turn: the stored reply as the template renders it (no earlier reasoning).
         const auto engineModel = Model::load(qwen3_.toStdString());
         ChatSession expected(*engineModel);
-        std::vector<ChatMessage> messages = {{"user", "What is 2 + 3?"},
-                                             {"assistant", std::string(kReasoning) + kAnswer},
-                                             {"user", "And 3 + 4?"}};
+        std::vector<ChatMessage> messages = {
+            {"user", "What is 2 + 3?"}, {"assistant", std::string(kReasoning) + kAnswer}, {"user", "And 3 + 4?"}};
         ChatRendering rendering;
         const auto ids = expected.promptTokens(messages, true, &rendering);
         QVERIFY(rendering.text.find("zebra") == std::string::npos);
@@ -201,7 +205,9 @@ private slots:
         MessageListModel* m = app.controller->messages();
         QVERIFY(!m->data(m->index(1), MessageListModel::ReasoningRole).toString().isEmpty());
         QVERIFY(!m->data(m->index(1), MessageListModel::ThinkingRole).toBool());
-        QVERIFY(m->data(m->index(1), MessageListModel::ReasoningLabelRole).toString().startsWith(QStringLiteral("Thought for")));
+        QVERIFY(m->data(m->index(1), MessageListModel::ReasoningLabelRole)
+                    .toString()
+                    .startsWith(QStringLiteral("Thought for")));
     }
 };
 

@@ -56,8 +56,9 @@ struct ServeProcess {
     QProcess process;
     QString url;
     bool start(const QString& model, const QString& key) {
-        process.start(qEnvironmentVariable("CAIRN_CLI"), {"serve", "-m", model, "--port", "0", "--alias", "tiny",
-                                                          "--ctx", "4096", "-t", "1", "--api-key", key});
+        process.start(
+            qEnvironmentVariable("CAIRN_CLI"),
+            {"serve", "-m", model, "--port", "0", "--alias", "tiny", "--ctx", "4096", "-t", "1", "--api-key", key});
         if (!process.waitForStarted()) return false;
         QByteArray out;
         for (int i = 0; i < 300 && url.isEmpty(); ++i) {
@@ -134,7 +135,7 @@ QByteArray fileText(const QString& path) {
     return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
 }
 
-} // namespace
+}  // namespace
 
 class TestAppRemote : public QObject {
     Q_OBJECT
@@ -167,7 +168,8 @@ private slots:
         QVERIFY(!server->failed());
         QVERIFY2(server->status().contains(server->url()), qPrintable(server->status()));
 
-        const json request = {{"messages", {{{"role", "user"}, {"content", "Hello"}}}}, {"temperature", 0}, {"max_tokens", 12}};
+        const json request = {
+            {"messages", {{{"role", "user"}, {"content", "Hello"}}}}, {"temperature", 0}, {"max_tokens", 12}};
         const HttpAnswer a = post(server->url() + "/chat/completions", QByteArray::fromStdString(request.dump()));
         QCOMPARE(a.status, 200);
         const json body = json::parse(a.body.toStdString());
@@ -181,13 +183,17 @@ private slots:
         server->apply();
         QTRY_VERIFY_WITH_TIMEOUT(!server->running() && server->status() == QStringLiteral("Off"), 10000);
         QCOMPARE(post(server->url().isEmpty() ? QStringLiteral("http://127.0.0.1:%1/v1/chat/completions").arg(port)
-                                              : server->url(), "{}").status, 0);
+                                              : server->url(),
+                      "{}")
+                     .status,
+                 0);
     }
 
     void localApiServerRefusals() {
         QTemporaryDir data;
         const AppPaths paths = AppPaths::standard(data.filePath(QStringLiteral("data")));
-        RunningApp app(paths, model_, [](ChatController& c) { c.keys()->setBackend(std::make_unique<MemorySecretBackend>()); });
+        RunningApp app(paths, model_,
+                       [](ChatController& c) { c.keys()->setBackend(std::make_unique<MemorySecretBackend>()); });
         QTRY_VERIFY_WITH_TIMEOUT(app.controller->modelReady() && !app.controller->busy(), 20000);
         ApiServerControl* server = app.controller->apiServer();
 
@@ -219,7 +225,8 @@ private slots:
         app.controller->settings()->setApiServerHost(QStringLiteral("0.0.0.0"));
         app.controller->settings()->setApiServerPort(freePort());
         server->apply();
-        QTRY_VERIFY_WITH_TIMEOUT(server->failed() && server->status().contains(QStringLiteral("needs an API key")), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(server->failed() && server->status().contains(QStringLiteral("needs an API key")),
+                                 10000);
         QTest::qWait(200);  // the worker's answer ("off") must not replace the refusal
         QVERIFY2(server->failed() && !server->running(), qPrintable(server->status()));
 
@@ -231,7 +238,9 @@ private slots:
         const json request = {{"messages", {{{"role", "user"}, {"content", "Hi"}}}}, {"max_tokens", 2}};
         const int port = app.controller->settings()->apiServerPort();
         QCOMPARE(post(QStringLiteral("http://127.0.0.1:%1/v1/chat/completions").arg(port),
-                      QByteArray::fromStdString(request.dump())).status, 401);
+                      QByteArray::fromStdString(request.dump()))
+                     .status,
+                 401);
     }
 
     void remoteEndpointEndToEnd() {
@@ -250,7 +259,8 @@ private slots:
         app.controller->settings()->setTemperature(0);
 
         // A wrong key: the endpoint is listed with the server's 401.
-        QCOMPARE(app.controller->addRemoteEndpoint(QStringLiteral("localhost:1"), {}).contains(QStringLiteral("http")), true);
+        QCOMPARE(app.controller->addRemoteEndpoint(QStringLiteral("localhost:1"), {}).contains(QStringLiteral("http")),
+                 true);
         QCOMPARE(app.controller->addRemoteEndpoint(serve.url, QStringLiteral("wrong")), QString());
         QTRY_VERIFY_WITH_TIMEOUT(failedEndpointRow(*app.controller), 10000);
         QVERIFY2(failedEndpointRow(*app.controller)->error.contains(QStringLiteral("401")),
@@ -289,7 +299,8 @@ private slots:
 
         app.controller->selectModel(remoteModelId(base, QStringLiteral("tiny")));
         QTRY_VERIFY_WITH_TIMEOUT(app.controller->modelReady() && app.controller->modelRemote(), 10000);
-        QVERIFY2(app.controller->modelNote().contains(QStringLiteral("server")), qPrintable(app.controller->modelNote()));
+        QVERIFY2(app.controller->modelNote().contains(QStringLiteral("server")),
+                 qPrintable(app.controller->modelNote()));
 
         auto* input = app.find<QQuickItem>("composerInput");
         QVERIFY(input);
@@ -309,7 +320,8 @@ private slots:
         QCOMPARE(stored[1].content, want);
         QCOMPARE(app.controller->messages()->contentAt(1), QString::fromStdString(want));
         // The state lives on the server: the status line says so, nothing is snapshotted here.
-        QVERIFY2(app.controller->resumeNote().contains(QStringLiteral("server")), qPrintable(app.controller->resumeNote()));
+        QVERIFY2(app.controller->resumeNote().contains(QStringLiteral("server")),
+                 qPrintable(app.controller->resumeNote()));
         QVERIFY(app.controller->store().snapshots(conversation).empty());
 
         // The server goes away: one clear line, and the typed text comes back to the composer.
@@ -335,7 +347,8 @@ private slots:
             if (mode == 2) {
                 res.status = 503;
                 res.set_header("Retry-After", "7");
-                res.set_content(R"({"error":{"message":"all slots are busy","type":"server_error"}})", "application/json");
+                res.set_content(R"({"error":{"message":"all slots are busy","type":"server_error"}})",
+                                "application/json");
                 return;
             }
             res.set_chunked_content_provider("text/event-stream", [&](size_t offset, httplib::DataSink& sink) {
@@ -352,7 +365,8 @@ private slots:
 
         QTemporaryDir data;
         const AppPaths paths = AppPaths::standard(data.filePath(QStringLiteral("data")));
-        RunningApp app(paths, model_, [](ChatController& c) { c.keys()->setBackend(std::make_unique<MemorySecretBackend>()); });
+        RunningApp app(paths, model_,
+                       [](ChatController& c) { c.keys()->setBackend(std::make_unique<MemorySecretBackend>()); });
         QTRY_VERIFY_WITH_TIMEOUT(app.controller->modelReady() && !app.controller->busy(), 20000);
         QCOMPARE(app.controller->addRemoteEndpoint(QString::fromStdString(scripted.url()), {}), QString());
         QTRY_VERIFY_WITH_TIMEOUT(remoteRow(*app.controller, QStringLiteral("scripted")), 10000);
@@ -369,9 +383,13 @@ private slots:
         QCOMPARE(path[1].content, std::string("Half a reply"));
         QVERIFY(!path[1].complete);
         QCOMPARE(finished[0][2].value<ReplyStats>().stop, backend::Finish::Incomplete);
-        QVERIFY2(app.controller->noticeText().contains(QStringLiteral("incomplete")), qPrintable(app.controller->noticeText()));
+        QVERIFY2(app.controller->noticeText().contains(QStringLiteral("incomplete")),
+                 qPrintable(app.controller->noticeText()));
         const QModelIndex reply = app.controller->messages()->index(1);
-        QVERIFY(app.controller->messages()->data(reply, MessageListModel::StatsRole).toString().contains(QStringLiteral("interrupted")));
+        QVERIFY(app.controller->messages()
+                    ->data(reply, MessageListModel::StatsRole)
+                    .toString()
+                    .contains(QStringLiteral("interrupted")));
 
         // A stalled stream: Stop ends it at once (the server would hold 20 s); the text so far stays.
         mode = 1;

@@ -39,4 +39,4 @@ inline std::string sseChunk(const std::string& content) {
     return "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + content + "\"},\"finish_reason\":null}]}\n\n";
 }
 
-} // namespace cairn::test
+}  // namespace cairn::test

@@ -16,15 +16,14 @@ class TestBackendProtocol : public QObject {
     Q_OBJECT
 private slots:
     void sseEventsAreTheSameHoweverTheBytesAreSplit() {
-        const std::string stream =
-            ": a comment\r\n"
-            "data: {\"a\":1}\r\n\r\n"
-            "event: message\n"
-            "data: first line\n"
-            "data:second line\n"
-            "id: 7\n\n"
-            "data: [DONE]\n\n"
-            "data: unfinished";
+        const std::string stream = ": a comment\r\n"
+                                   "data: {\"a\":1}\r\n\r\n"
+                                   "event: message\n"
+                                   "data: first line\n"
+                                   "data:second line\n"
+                                   "id: 7\n\n"
+                                   "data: [DONE]\n\n"
+                                   "data: unfinished";
         const std::vector<std::string> expected = {"{\"a\":1}", "first line\nsecond line", "[DONE]"};
         for (size_t cut = 0; cut <= stream.size(); ++cut) {
             SseParser p;
@@ -76,16 +75,19 @@ private slots:
     }
 
     void chunksAndCompletions() {
-        ChunkDelta d = parseChunk("{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hé\"},\"finish_reason\":null}]}");
+        ChunkDelta d =
+            parseChunk("{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hé\"},\"finish_reason\":null}]}");
         QCOMPARE(d.content, std::string("Hé"));
         QVERIFY(!d.finishReason);
         d = parseChunk("{\"choices\":[{\"delta\":{},\"finish_reason\":\"length\"}]}");
         QCOMPARE(*d.finishReason, std::string("length"));
-        d = parseChunk("{\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":3,\"prompt_tokens_details\":{\"cached_tokens\":4}}}");
+        d = parseChunk("{\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":3,\"prompt_tokens_"
+                       "details\":{\"cached_tokens\":4}}}");
         QCOMPARE(*d.promptTokens, int64_t(9));
         QCOMPARE(*d.completionTokens, int64_t(3));
         QCOMPARE(*d.cachedTokens, int64_t(4));
-        d = parseChunk("{\"choices\":[{\"delta\":{\"content\":null,\"role\":\"assistant\"}}],\"usage\":{\"prompt_tokens\":-1}}");
+        d = parseChunk(
+            "{\"choices\":[{\"delta\":{\"content\":null,\"role\":\"assistant\"}}],\"usage\":{\"prompt_tokens\":-1}}");
         QVERIFY(d.content.empty());
         QVERIFY(!d.promptTokens);  // a negative count is no count
         QVERIFY_THROWS_EXCEPTION(BackendError, parseChunk("{not json"));
@@ -96,8 +98,9 @@ private slots:
         } catch (const BackendError& e) {
             QVERIFY(std::string(e.what()).find("model crashed badly") != std::string::npos);
         }
-        const TurnResult t = parseCompletion(
-            "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"Yes.\"},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":2}}");
+        const TurnResult t =
+            parseCompletion("{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"Yes.\"},\"finish_"
+                            "reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":2}}");
         QCOMPARE(t.text, std::string("Yes."));
         QCOMPARE(t.finish, Finish::Stop);
         QCOMPARE(*t.completionTokens, int64_t(2));
@@ -105,14 +108,16 @@ private slots:
     }
 
     void modelLists() {
-        const auto ids = parseModelList("{\"object\":\"list\",\"data\":[{\"id\":\"a\"},{\"id\":\"\"},{\"x\":1},7,{\"id\":\"b\\u001b[2J\"}]}");
+        const auto ids = parseModelList(
+            "{\"object\":\"list\",\"data\":[{\"id\":\"a\"},{\"id\":\"\"},{\"x\":1},7,{\"id\":\"b\\u001b[2J\"}]}");
         QCOMPARE(ids, (std::vector<std::string>{"a", "b [2J"}));
         QVERIFY_THROWS_EXCEPTION(BackendError, parseModelList("{\"models\":[]}"));
         QVERIFY_THROWS_EXCEPTION(BackendError, parseModelList("<html>"));
     }
 
     void errorAnswersNameStatusKindAndTheServersWords() {
-        BackendError e = httpError(401, "{\"error\":{\"message\":\"Invalid API key\",\"type\":\"invalid_request_error\"}}", -1, "w");
+        BackendError e =
+            httpError(401, "{\"error\":{\"message\":\"Invalid API key\",\"type\":\"invalid_request_error\"}}", -1, "w");
         QCOMPARE(e.kind(), FailureKind::Unauthorized);
         QCOMPARE(e.httpStatus(), 401);
         QVERIFY(std::string(e.what()).find("Invalid API key") != std::string::npos);

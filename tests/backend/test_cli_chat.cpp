@@ -38,7 +38,7 @@ Run runCli(const QStringList& args) {
     return r;
 }
 
-} // namespace
+}  // namespace
 
 class TestCliChat : public QObject {
     Q_OBJECT
@@ -54,13 +54,15 @@ private slots:
         messages_ = dir_.path() + "/m.json";
         QFile f(messages_);
         QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write("[{\"role\": \"system\", \"content\": \"Be brief.\"}, {\"role\": \"user\", \"content\": \"Hello there\"}]");
+        f.write(
+            "[{\"role\": \"system\", \"content\": \"Be brief.\"}, {\"role\": \"user\", \"content\": \"Hello there\"}]");
     }
 
     void remoteEqualsLocal() {
         QProcess serve;
-        serve.start(cli(), {"serve", "-m", model_, "--port", "0", "--alias", "tiny", "--ctx", "256", "-t", "1",
-                            "--api-key", "k1"});
+        serve.start(
+            cli(),
+            {"serve", "-m", model_, "--port", "0", "--alias", "tiny", "--ctx", "256", "-t", "1", "--api-key", "k1"});
         QVERIFY(serve.waitForStarted());
         QString url;
         QByteArray out;

@@ -55,9 +55,11 @@ BackendError failureOf(RemoteBackend& b, const TurnRequest& r) {
     throw std::runtime_error("reply() succeeded where it should fail");
 }
 
-bool contains(const BackendError& e, const std::string& s) { return std::string(e.what()).find(s) != std::string::npos; }
+bool contains(const BackendError& e, const std::string& s) {
+    return std::string(e.what()).find(s) != std::string::npos;
+}
 
-} // namespace
+}  // namespace
 
 class TestRemoteBackend : public QObject {
     Q_OBJECT
@@ -88,7 +90,8 @@ private slots:
         h.Post("/busy/v1/chat/completions", [](const httplib::Request&, httplib::Response& res) {
             res.status = 503;
             res.set_header("Retry-After", "7");
-            res.set_content("{\"error\":{\"message\":\"all slots are busy\",\"type\":\"server_error\"}}", "application/json");
+            res.set_content("{\"error\":{\"message\":\"all slots are busy\",\"type\":\"server_error\"}}",
+                            "application/json");
         });
         h.Post("/limited/v1/chat/completions", [](const httplib::Request&, httplib::Response& res) {
             res.status = 429;
@@ -101,14 +104,15 @@ private slots:
                 res.set_content("{\"error\":{\"message\":\"Incorrect API key provided\"}}", "application/json");
                 return;
             }
-            res.set_content("data: {\"choices\":[{\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
-                            "text/event-stream");
+            res.set_content(
+                "data: {\"choices\":[{\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
+                "text/event-stream");
         });
         // Three pieces, then the connection drops (no finish reason, no [DONE]).
         h.Post("/broken/v1/chat/completions", [](const httplib::Request&, httplib::Response& res) {
             res.set_chunked_content_provider("text/event-stream", [](size_t, httplib::DataSink& sink) {
-                const std::string s = "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\n\n" + chunk("Hello") +
-                                      chunk(", wor");
+                const std::string s =
+                    "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\n\n" + chunk("Hello") + chunk(", wor");
                 sink.write(s.data(), s.size());
                 return false;  // abort: httplib closes the connection mid-stream
             });
@@ -138,9 +142,8 @@ private slots:
             for (int i = 0; i < 2000; ++i) s += chunk("0123456789");
             res.set_content(s, "text/event-stream");
         });
-        h.Post("/empty/v1/chat/completions", [](const httplib::Request&, httplib::Response& res) {
-            res.set_content("", "text/event-stream");
-        });
+        h.Post("/empty/v1/chat/completions",
+               [](const httplib::Request&, httplib::Response& res) { res.set_content("", "text/event-stream"); });
         scripted_.start();
     }
 
@@ -157,7 +160,10 @@ private slots:
         struct Stop {
             server::ApiServer& a;
             std::thread& t;
-            ~Stop() { a.stop(); t.join(); }
+            ~Stop() {
+                a.stop();
+                t.join();
+            }
         } stop{api, serving};
 
         RemoteOptions o;
@@ -172,7 +178,10 @@ private slots:
         r.temperature = 0;
         std::string streamed;
         int pieces = 0;
-        r.onPiece = [&](std::string_view p) { streamed += p; ++pieces; };
+        r.onPiece = [&](std::string_view p) {
+            streamed += p;
+            ++pieces;
+        };
         const TurnResult got = remote.reply(r);
         QVERIFY(pieces >= 2);
         QCOMPARE(streamed, got.text);

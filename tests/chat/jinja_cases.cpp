@@ -3,66 +3,121 @@
 
 // Expected strings from Python jinja2 3.1 configured as Hugging Face does (trim_blocks, lstrip_blocks,
 // loopcontrols, ImmutableSandboxedEnvironment, json.dumps tojson); strftime_now at 2024-02-29 13:05:09.
-const RenderCase kRenderCases[] = {
-    {"strip markers", R"J(a  {%- if true %} b {% endif -%}  c
+const RenderCase
+    kRenderCases[] =
+        {
+            {"strip markers", R"J(a  {%- if true %} b {% endif -%}  c
   {{- 'd' -}}  
- e)J", R"J({})J", R"J(a b cde)J"},
-    {"trim_blocks", R"J({% if true %}
+ e)J",
+             R"J({})J", R"J(a b cde)J"},
+            {"trim_blocks", R"J({% if true %}
 x
 {% endif %}
 y
 {# c #}
-z)J", R"J({})J", R"J(x
+z)J",
+             R"J({})J", R"J(x
 y
 z)J"},
-    {"lstrip_blocks", R"J(  {% if true %}x{% endif %}
+            {"lstrip_blocks", R"J(  {% if true %}x{% endif %}
   {{ 'y' }}
-	{% for i in [1] %}{{ i }}{% endfor %})J", R"J({})J", R"J(x  y
+	{% for i in [1] %}{{ i }}{% endfor %})J",
+             R"J({})J", R"J(x  y
 1)J"},
-    {"plus disables lstrip and trim", R"J(  {%+ if true +%}
-x{% endif %}|)J", R"J({})J", R"J(  
+            {"plus disables lstrip and trim", R"J(  {%+ if true +%}
+x{% endif %}|)J",
+             R"J({})J", R"J(  
 x|)J"},
-    {"comments", R"J(a {# c #}
+            {"comments", R"J(a {# c #}
 b {#- c -#} c {# multi
-line #}d)J", R"J({})J", R"J(a bc d)J"},
-    {"raw", R"J({% raw %}{{ x }}{% if %}{% endraw %}|)J", R"J({})J", R"J({{ x }}{% if %}|)J"},
-    {"trailing newline dropped once", R"J(x
+line #}d)J",
+             R"J({})J", R"J(a bc d)J"},
+            {"raw", R"J({% raw %}{{ x }}{% if %}{% endraw %}|)J", R"J({})J", R"J({{ x }}{% if %}|)J"},
+            {"trailing newline dropped once", R"J(x
 
-)J", R"J({})J", R"J(x
+)J",
+             R"J({})J", R"J(x
 )J"},
-    {"crlf normalized", R"J(a
+            {"crlf normalized", R"J(a
 {% if true %}
 b
 {% endif %}
-c)J", R"J({})J", R"J(a
+c)J",
+             R"J({})J", R"J(a
 b
 c)J"},
-    {"braces in expressions", R"J({{ {'a': {'b': 1}}['a']['b'] }}{{ '}}' }})J", R"J({})J", R"J(1}})J"},
-    {"string escapes", R"J({{ 'a\nb\t\u00e9\x41\\' }}|{{ "it's" }}|{{ 'x' 'y' }})J", R"J({})J", R"J(a
+            {"braces in expressions", R"J({{ {'a': {'b': 1}}['a']['b'] }}{{ '}}' }})J", R"J({})J", R"J(1}})J"},
+            {"string escapes", R"J({{ 'a\nb\t\u00e9\x41\\' }}|{{ "it's" }}|{{ 'x' 'y' }})J", R"J({})J", R"J(a
 b	éA\|it's|xy)J"},
-    {"arithmetic", R"J({{ 7 // 2 }} {{ -7 // 2 }} {{ 7 % -3 }} {{ 2 ** 10 }} {{ 1 / 4 }} {{ 3 * 'ab' }} {{ 1 + 2.5 }} {{ -2 ** 2 }} {{ 10 - 2 - 3 }} {{ 2 + 3 * 4 }})J", R"J({})J", R"J(3 -4 -2 1024 0.25 ababab 3.5 4 5 14)J"},
-    {"float repr", R"J({{ 0.1 + 0.2 }} {{ 1e20 }} {{ 1.0 }} {{ 1e-5 }} {{ 123456789012345678.0 }} {{ 2.5e-3 }} {{ 1e16 }} {{ 1.5e15 }})J", R"J({})J", R"J(0.30000000000000004 1e+20 1.0 1e-05 1.2345678901234568e+17 0.0025 1e+16 1500000000000000.0)J"},
-    {"str of containers", R"J({{ [1, 'a', none, true, 1.5] }} {{ {'k': 'v', 'n': [1]} }} {{ ('x',) }} {{ (1, 2) }} {{ ["it's"] }} {{ ['a\nb'] }})J", R"J({})J", R"J([1, 'a', None, True, 1.5] {'k': 'v', 'n': [1]} ('x',) (1, 2) ["it's"] ['a\nb'])J"},
-    {"comparisons", R"J({{ 1 < 2 < 3 }} {{ 1 < 3 < 2 }} {{ 'ab' < 'b' }} {{ [1,2] == [1,2] }} {{ 1 == 1.0 }} {{ 'a' in 'cat' }} {{ 3 not in [1,2] }} {{ 'k' in {'k': 1} }} {{ none == none }} {{ 1 != 2 }} {{ [1, 2] < [1, 3] }})J", R"J({})J", R"J(True False True True True True True True True True True)J"},
-    {"logic", R"J({{ 0 or 'x' }} {{ '' and 'y' }} {{ not none }} {{ 'a' if false else 'b' }} [{{ 'a' if false }}] {{ 1 and 2 }} {{ not 1 == 2 }})J", R"J({})J", R"J(x  True b [] 2 True)J"},
-    {"concat", R"J({{ 1 ~ 'a' ~ none ~ nothing ~ [1] }})J", R"J({})J", R"J(1aNone[1])J"},
-    {"code point indexing", R"J({{ 'héllo'[1] }} {{ 'héllo'[1:3] }} {{ 'héllo'[::-1] }} {{ [1,2,3,4][-2:] }} {{ 'héllo'|length }} {{ [1,2,3,4,5][1:4:2] }} {{ 'abc'[-1] }})J", R"J({})J", R"J(é él olléh [3, 4] 5 [2, 4] c)J"},
-    {"dict access", R"J({{ m.role }} {{ m['role'] }} {{ m.items()|list }} {{ m['items'] }} {{ m.missing is defined }} {{ m.role.upper() }})J", R"J({"d": {"b": 1, "a": [1.5, "é", null, true], "s": "q\"\n<\t\u0001"}, "m": {"role": "user", "items": 3}, "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "u1"}, {"role": "user", "content": "u2"}], "dd": {"a": 1, "b": 2}})J", R"J(user user [('role', 'user'), ('items', 3)] 3 False USER)J"},
-    {"loop variables", R"J({% for x in ['a','b','c'] %}{{ loop.index }}{{ loop.index0 }}{{ loop.first }}{{ loop.last }}{{ loop.length }}{{ loop.revindex }}{{ loop.revindex0 }}{{ loop.previtem }}{{ loop.nextitem }}{{ loop.cycle('o', 'e') }};{% endfor %})J", R"J({})J", R"J(10TrueFalse332bo;21FalseFalse321ace;32FalseTrue310bo;)J"},
-    {"loop filter and else", R"J({% for x in [1,2,3,4] if x is even %}{{ x }}/{{ loop.length }}/{{ loop.last }} {% endfor %}{% for x in [] %}no{% else %}empty{% endfor %})J", R"J({})J", R"J(2/2/False 4/2/True empty)J"},
-    {"break and continue", R"J({% for x in range(10) %}{% if x == 2 %}{% continue %}{% endif %}{% if x == 5 %}{% break %}{% endif %}{{ x }}{% endfor %})J", R"J({})J", R"J(0134)J"},
-    {"unpacking", R"J({% for k, v in {'a': 1, 'b': 2}.items() %}{{ k }}={{ v }};{% endfor %}{% set a, b = 1, 2 %}{{ a + b }}{% for (x, y) in [[1, 2]] %}{{ x * y }}{% endfor %})J", R"J({})J", R"J(a=1;b=2;32)J"},
-    {"scoping", R"J({% set x = 1 %}{% for i in [1] %}{% set x = 2 %}{{ x }}{% endfor %}{{ x }}{% if true %}{% set y = 3 %}{% endif %}{{ y }})J", R"J({})J", R"J(213)J"},
-    {"loop body does not keep sets", R"J({% for i in [1, 2] %}{% if loop.first %}{% set a = 'set' %}{% endif %}[{{ a }}]{% endfor %})J", R"J({})J", R"J([set][])J"},
-    {"namespace", R"J({% set ns = namespace(x=1, found=false) %}{% for i in [1,2] %}{% set ns.x = ns.x + i %}{% endfor %}{{ ns.x }} {{ ns.found }})J", R"J({})J", R"J(4 False)J"},
-    {"block set", R"J({% set b %}  hi {{ 1 }} {% endset %}[{{ b }}]{% set c | upper | trim %} x {% endset %}[{{ c }}])J", R"J({})J", R"J([  hi 1 ][X])J"},
-    {"macro", R"J({% macro greet(name, punct='!') %}Hi {{ name }}{{ punct }}{% endmacro %}{{ greet('A') }} {{ greet('B', punct='?') }} {{ greet(name='C') }} [{{ greet() }}])J", R"J({})J", R"J(Hi A! Hi B? Hi C! [Hi !])J"},
-    {"macro sees later globals", R"J({% set a = 7 %}{% macro m() %}{{ a }}{% endmacro %}{% set a = 8 %}{{ m() }})J", R"J({})J", R"J(8)J"},
-    {"call block", R"J({% macro wrap(tag) %}<{{ tag }}>{{ caller() }}</{{ tag }}>{% endmacro %}{% call wrap('b') %}bold{% endcall %}{% macro each(xs) %}{% for x in xs %}{{ caller(x) }}{% endfor %}{% endmacro %}{% call(v) each([1,2]) %}[{{ v }}]{% endcall %})J", R"J({})J", R"J(<b>bold</b>[1][2])J"},
-    {"filter block", R"J({% filter upper %}abc{{ 'd' }}{% endfilter %}{% filter replace('a', 'b') %}aaa{% endfilter %})J", R"J({})J", R"J(ABCDbbb)J"},
-    {"if elif else", R"J({% for n in [1, 2, 3] %}{% if n == 1 %}one{% elif n == 2 %}two{% else %}many{% endif %} {% endfor %})J", R"J({})J", R"J(one two many )J"},
-    {"string filters", R"J({{ '  x　 '|trim }}|{{ 'Hello World'|lower }}|{{ 'abc'|upper }}|{{ [3,1,2]|sort|join(',') }}|{{ [1,2,3]|first }}{{ [1,2,3]|last }}|{{ 'a,b'|replace(',', ';') }}|{{ 'xxaxx'|trim('x') }})J", R"J({})J", R"J(x|hello world|ABC|1,2,3|13|a;b|a)J"},
-    {"tojson", R"J({{ d|tojson }}|{{ d|tojson(indent=2) }}|{{ d|tojson(sort_keys=true) }}|{{ d|tojson(ensure_ascii=true) }}|{{ [1, [], {}]|tojson(indent=1) }}|{{ 'x'|tojson }}|{{ d.a|tojson(separators=(',', ':')) }})J", R"J({"d": {"b": 1, "a": [1.5, "é", null, true], "s": "q\"\n<\t\u0001"}, "m": {"role": "user", "items": 3}, "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "u1"}, {"role": "user", "content": "u2"}], "dd": {"a": 1, "b": 2}})J", R"J({"b": 1, "a": [1.5, "é", null, true], "s": "q\"\n<\t\u0001"}|{
+            {"arithmetic",
+             R"J({{ 7 // 2 }} {{ -7 // 2 }} {{ 7 % -3 }} {{ 2 ** 10 }} {{ 1 / 4 }} {{ 3 * 'ab' }} {{ 1 + 2.5 }} {{ -2 ** 2 }} {{ 10 - 2 - 3 }} {{ 2 + 3 * 4 }})J",
+             R"J({})J", R"J(3 -4 -2 1024 0.25 ababab 3.5 4 5 14)J"},
+            {"float repr",
+             R"J({{ 0.1 + 0.2 }} {{ 1e20 }} {{ 1.0 }} {{ 1e-5 }} {{ 123456789012345678.0 }} {{ 2.5e-3 }} {{ 1e16 }} {{ 1.5e15 }})J",
+             R"J({})J",
+             R"J(0.30000000000000004 1e+20 1.0 1e-05 1.2345678901234568e+17 0.0025 1e+16 1500000000000000.0)J"},
+            {"str of containers",
+             R"J({{ [1, 'a', none, true, 1.5] }} {{ {'k': 'v', 'n': [1]} }} {{ ('x',) }} {{ (1, 2) }} {{ ["it's"] }} {{ ['a\nb'] }})J",
+             R"J({})J", R"J([1, 'a', None, True, 1.5] {'k': 'v', 'n': [1]} ('x',) (1, 2) ["it's"] ['a\nb'])J"},
+            {"comparisons",
+             R"J({{ 1 < 2 < 3 }} {{ 1 < 3 < 2 }} {{ 'ab' < 'b' }} {{ [1,2] == [1,2] }} {{ 1 == 1.0 }} {{ 'a' in 'cat' }} {{ 3 not in [1,2] }} {{ 'k' in {'k': 1} }} {{ none == none }} {{ 1 != 2 }} {{ [1, 2] < [1, 3] }})J",
+             R"J({})J", R"J(True False True True True True True True True True True)J"},
+            {"logic",
+             R"J({{ 0 or 'x' }} {{ '' and 'y' }} {{ not none }} {{ 'a' if false else 'b' }} [{{ 'a' if false }}] {{ 1 and 2 }} {{ not 1 == 2 }})J",
+             R"J({})J", R"J(x  True b [] 2 True)J"},
+            {"concat", R"J({{ 1 ~ 'a' ~ none ~ nothing ~ [1] }})J", R"J({})J", R"J(1aNone[1])J"},
+            {"code point indexing",
+             R"J({{ 'héllo'[1] }} {{ 'héllo'[1:3] }} {{ 'héllo'[::-1] }} {{ [1,2,3,4][-2:] }} {{ 'héllo'|length }} {{ [1,2,3,4,5][1:4:2] }} {{ 'abc'[-1] }})J",
+             R"J({})J", R"J(é él olléh [3, 4] 5 [2, 4] c)J"},
+            {"dict access",
+             R"J({{ m.role }} {{ m['role'] }} {{ m.items()|list }} {{ m['items'] }} {{ m.missing is defined }} {{ m.role.upper() }})J",
+             R"J({"d": {"b": 1, "a": [1.5, "é", null, true], "s": "q\"\n<\t\u0001"}, "m": {"role": "user", "items": 3}, "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "u1"}, {"role": "user", "content": "u2"}], "dd": {"a": 1, "b": 2}})J",
+             R"J(user user [('role', 'user'), ('items', 3)] 3 False USER)J"},
+            {"loop variables",
+             R"J({% for x in ['a','b','c'] %}{{ loop.index }}{{ loop.index0 }}{{ loop.first }}{{ loop.last }}{{ loop.length }}{{ loop.revindex }}{{ loop.revindex0 }}{{ loop.previtem }}{{ loop.nextitem }}{{ loop.cycle('o', 'e') }};{% endfor %})J",
+             R"J({})J", R"J(10TrueFalse332bo;21FalseFalse321ace;32FalseTrue310bo;)J"},
+            {"loop filter and else",
+             R"J({% for x in [1,2,3,4] if x is even %}{{ x }}/{{ loop.length }}/{{ loop.last }} {% endfor %}{% for x in [] %}no{% else %}empty{% endfor %})J",
+             R"J({})J", R"J(2/2/False 4/2/True empty)J"},
+            {"break and continue",
+             R"J({% for x in range(10) %}{% if x == 2 %}{% continue %}{% endif %}{% if x == 5 %}{% break %}{% endif %}{{ x }}{% endfor %})J",
+             R"J({})J", R"J(0134)J"},
+            {"unpacking",
+             R"J({% for k, v in {'a': 1, 'b': 2}.items() %}{{ k }}={{ v }};{% endfor %}{% set a, b = 1, 2 %}{{ a + b }}{% for (x, y) in [[1, 2]] %}{{ x * y }}{% endfor %})J",
+             R"J({})J", R"J(a=1;b=2;32)J"},
+            {"scoping",
+             R"J({% set x = 1 %}{% for i in [1] %}{% set x = 2 %}{{ x }}{% endfor %}{{ x }}{% if true %}{% set y = 3 %}{% endif %}{{ y }})J",
+             R"J({})J", R"J(213)J"},
+            {"loop body does not keep sets",
+             R"J({% for i in [1, 2] %}{% if loop.first %}{% set a = 'set' %}{% endif %}[{{ a }}]{% endfor %})J",
+             R"J({})J", R"J([set][])J"},
+            {"namespace",
+             R"J({% set ns = namespace(x=1, found=false) %}{% for i in [1,2] %}{% set ns.x = ns.x + i %}{% endfor %}{{ ns.x }} {{ ns.found }})J",
+             R"J({})J", R"J(4 False)J"},
+            {"block set",
+             R"J({% set b %}  hi {{ 1 }} {% endset %}[{{ b }}]{% set c | upper | trim %} x {% endset %}[{{ c }}])J",
+             R"J({})J", R"J([  hi 1 ][X])J"},
+            {"macro",
+             R"J({% macro greet(name, punct='!') %}Hi {{ name }}{{ punct }}{% endmacro %}{{ greet('A') }} {{ greet('B', punct='?') }} {{ greet(name='C') }} [{{ greet() }}])J",
+             R"J({})J", R"J(Hi A! Hi B? Hi C! [Hi !])J"},
+            {"macro sees later globals",
+             R"J({% set a = 7 %}{% macro m() %}{{ a }}{% endmacro %}{% set a = 8 %}{{ m() }})J", R"J({})J", R"J(8)J"},
+            {"call block",
+             R"J({% macro wrap(tag) %}<{{ tag }}>{{ caller() }}</{{ tag }}>{% endmacro %}{% call wrap('b') %}bold{% endcall %}{% macro each(xs) %}{% for x in xs %}{{ caller(x) }}{% endfor %}{% endmacro %}{% call(v) each([1,2]) %}[{{ v }}]{% endcall %})J",
+             R"J({})J", R"J(<b>bold</b>[1][2])J"},
+            {"filter block",
+             R"J({% filter upper %}abc{{ 'd' }}{% endfilter %}{% filter replace('a', 'b') %}aaa{% endfilter %})J",
+             R"J({})J", R"J(ABCDbbb)J"},
+            {"if elif else",
+             R"J({% for n in [1, 2, 3] %}{% if n == 1 %}one{% elif n == 2 %}two{% else %}many{% endif %} {% endfor %})J",
+             R"J({})J", R"J(one two many )J"},
+            {"string filters",
+             R"J({{ '  x　 '|trim }}|{{ 'Hello World'|lower }}|{{ 'abc'|upper }}|{{ [3,1,2]|sort|join(',') }}|{{ [1,2,3]|first }}{{ [1,2,3]|last }}|{{ 'a,b'|replace(',', ';') }}|{{ 'xxaxx'|trim('x') }})J",
+             R"J({})J", R"J(x|hello world|ABC|1,2,3|13|a;b|a)J"},
+            {"tojson",
+             R"J({{ d|tojson }}|{{ d|tojson(indent=2) }}|{{ d|tojson(sort_keys=true) }}|{{ d|tojson(ensure_ascii=true) }}|{{ [1, [], {}]|tojson(indent=1) }}|{{ 'x'|tojson }}|{{ d.a|tojson(separators=(',', ':')) }})J",
+             R"J({"d": {"b": 1, "a": [1.5, "é", null, true], "s": "q\"\n<\t\u0001"}, "m": {"role": "user", "items": 3}, "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "u1"}, {"role": "user", "content": "u2"}], "dd": {"a": 1, "b": 2}})J",
+             R"J({"b": 1, "a": [1.5, "é", null, true], "s": "q\"\n<\t\u0001"}|{
   "b": 1,
   "a": [
     1.5,
@@ -76,46 +131,105 @@ b	éA\|it's|xy)J"},
  [],
  {}
 ]|"x"|[1.5,"é",null,true])J"},
-    {"selectattr and map", R"J({{ messages|selectattr('role', 'equalto', 'user')|list|length }} {{ messages|map(attribute='role')|join(',') }} {{ messages|rejectattr('role', 'eq', 'user')|map(attribute='content')|first }} {{ messages|selectattr('content')|list|length }} {{ ['a', 'b']|map('upper')|list }})J", R"J({"d": {"b": 1, "a": [1.5, "é", null, true], "s": "q\"\n<\t\u0001"}, "m": {"role": "user", "items": 3}, "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "u1"}, {"role": "user", "content": "u2"}], "dd": {"a": 1, "b": 2}})J", R"J(2 system,user,user sys 3 ['A', 'B'])J"},
-    {"default", R"J({{ missing|default('d') }} {{ ''|default('e', true) }} {{ none|default('n') }} {{ missing|d('x') }})J", R"J({})J", R"J(d e None x)J"},
-    {"numbers", R"J({{ '42'|int + 1 }} {{ '4.7'|int }} {{ 'x'|int(7) }} {{ '2.5'|float }} {{ 3|string ~ 'x' }} {{ -3|abs }} {{ 2.5|round }} {{ 2.675|round(2) }} {{ 3.14159|round(2, 'floor') }} {{ 7|round }} {{ 3.7|int }})J", R"J({})J", R"J(43 4 7 2.5 3x 3 2.0 2.67 3.14 7 3)J"},
-    {"indent", R"J({{ 'a
+            {"selectattr and map",
+             R"J({{ messages|selectattr('role', 'equalto', 'user')|list|length }} {{ messages|map(attribute='role')|join(',') }} {{ messages|rejectattr('role', 'eq', 'user')|map(attribute='content')|first }} {{ messages|selectattr('content')|list|length }} {{ ['a', 'b']|map('upper')|list }})J",
+             R"J({"d": {"b": 1, "a": [1.5, "é", null, true], "s": "q\"\n<\t\u0001"}, "m": {"role": "user", "items": 3}, "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "u1"}, {"role": "user", "content": "u2"}], "dd": {"a": 1, "b": 2}})J",
+             R"J(2 system,user,user sys 3 ['A', 'B'])J"},
+            {"default",
+             R"J({{ missing|default('d') }} {{ ''|default('e', true) }} {{ none|default('n') }} {{ missing|d('x') }})J",
+             R"J({})J", R"J(d e None x)J"},
+            {"numbers",
+             R"J({{ '42'|int + 1 }} {{ '4.7'|int }} {{ 'x'|int(7) }} {{ '2.5'|float }} {{ 3|string ~ 'x' }} {{ -3|abs }} {{ 2.5|round }} {{ 2.675|round(2) }} {{ 3.14159|round(2, 'floor') }} {{ 7|round }} {{ 3.7|int }})J",
+             R"J({})J", R"J(43 4 7 2.5 3x 3 2.0 2.67 3.14 7 3)J"},
+            {"indent", R"J({{ 'a
 b
 
 c'|indent(2) }}|{{ 'a
 b'|indent(2, true) }}|{{ 'a
 
-b'|indent(1, blank=true) }}|{{ 'x'|indent('> ', first=true) }})J", R"J({})J", R"J(a
+b'|indent(1, blank=true) }}|{{ 'x'|indent('> ', first=true) }})J",
+             R"J({})J", R"J(a
   b
 
   c|  a
   b|a
  
  b|> x)J"},
-    {"more filters", R"J({{ 'hELLO wORLD'|capitalize }} {{ 'hello-world foo'|title }} {{ 'one two  three'|wordcount }} {{ 'abc'|reverse }} {{ [1,2,3]|reverse|list }} {{ ['a','A','b']|unique|list }} {{ {'b':1,'a':2}|dictsort }} {{ [1,2,3,4,5]|batch(2)|list }} {{ {'x':1}|items|list }} {{ 'ab'|list }} {{ [1, 2]|count }} {{ [3, 1]|max }} {{ [3, 1]|min }} {{ [1, 2, 3]|sum }})J", R"J({})J", R"J(Hello world Hello-World Foo 3 cba [3, 2, 1] ['a', 'b'] [('a', 2), ('b', 1)] [[1, 2], [3, 4], [5]] [('x', 1)] ['a', 'b'] 2 3 1 6)J"},
-    {"select and reject", R"J({{ [1,2,3,4]|select('odd')|list }} {{ [1,2,3,4]|reject('even')|list }} {{ [0, 1, '', 'a']|select|list }} {{ [1, 5, 9]|select('gt', 4)|list }})J", R"J({})J", R"J([1, 3] [1, 3] [1, 'a'] [5, 9])J"},
-    {"sort options", R"J({{ ['b', 'A', 'c']|sort|join }} {{ ['b', 'A', 'c']|sort(case_sensitive=true)|join }} {{ [3, 1, 2]|sort(reverse=true)|join }} {{ messages|sort(attribute='content')|map(attribute='content')|join(',') }})J", R"J({"d": {"b": 1, "a": [1.5, "é", null, true], "s": "q\"\n<\t\u0001"}, "m": {"role": "user", "items": 3}, "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "u1"}, {"role": "user", "content": "u2"}], "dd": {"a": 1, "b": 2}})J", R"J(Abc Abc 321 sys,u1,u2)J"},
-    {"tests", R"J({{ x is defined }} {{ none is none }} {{ 'a' is string }} {{ 1 is number }} {{ 1.5 is integer }} {{ {} is mapping }} {{ [] is iterable }} {{ 'a' is sequence }} {{ true is boolean }} {{ false is false }} {{ 3 is odd }} {{ 4 is even }} {{ 6 is divisibleby 3 }} {{ 1 is in [1] }} {{ 2 is equalto 2 }} {{ x is not undefined }} {{ true is number }} {{ true is integer }} {{ 1.0 is float }} {{ 1 is sameas 1 }} {{ 'ab' is lower }})J", R"J({})J", R"J(False True True True False True True True True True True True True True True False True False True True True)J"},
-    {"string methods", R"J({{ '　 hi 
+            {"more filters",
+             R"J({{ 'hELLO wORLD'|capitalize }} {{ 'hello-world foo'|title }} {{ 'one two  three'|wordcount }} {{ 'abc'|reverse }} {{ [1,2,3]|reverse|list }} {{ ['a','A','b']|unique|list }} {{ {'b':1,'a':2}|dictsort }} {{ [1,2,3,4,5]|batch(2)|list }} {{ {'x':1}|items|list }} {{ 'ab'|list }} {{ [1, 2]|count }} {{ [3, 1]|max }} {{ [3, 1]|min }} {{ [1, 2, 3]|sum }})J",
+             R"J({})J",
+             R"J(Hello world Hello-World Foo 3 cba [3, 2, 1] ['a', 'b'] [('a', 2), ('b', 1)] [[1, 2], [3, 4], [5]] [('x', 1)] ['a', 'b'] 2 3 1 6)J"},
+            {"select and reject",
+             R"J({{ [1,2,3,4]|select('odd')|list }} {{ [1,2,3,4]|reject('even')|list }} {{ [0, 1, '', 'a']|select|list }} {{ [1, 5, 9]|select('gt', 4)|list }})J",
+             R"J({})J", R"J([1, 3] [1, 3] [1, 'a'] [5, 9])J"},
+            {"sort options",
+             R"J({{ ['b', 'A', 'c']|sort|join }} {{ ['b', 'A', 'c']|sort(case_sensitive=true)|join }} {{ [3, 1, 2]|sort(reverse=true)|join }} {{ messages|sort(attribute='content')|map(attribute='content')|join(',') }})J", R"J({"d": {"b": 1, "a": [1.5, "é", null, true], "s": "q\"\n<\t\u0001"}, "m": {"role": "user", "items": 3}, "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "u1"}, {"role": "user", "content": "u2"}], "dd": {"a": 1, "b": 2}})J",
+             R"J(Abc Abc 321 sys,u1,u2)J"},
+            {"tests",
+             R"J({{ x is defined }} {{ none is none }} {{ 'a' is string }} {{ 1 is number }} {{ 1.5 is integer }} {{ {} is mapping }} {{ [] is iterable }} {{ 'a' is sequence }} {{ true is boolean }} {{ false is false }} {{ 3 is odd }} {{ 4 is even }} {{ 6 is divisibleby 3 }} {{ 1 is in [1] }} {{ 2 is equalto 2 }} {{ x is not undefined }} {{ true is number }} {{ true is integer }} {{ 1.0 is float }} {{ 1 is sameas 1 }} {{ 'ab' is lower }})J",
+             R"J({})J",
+             R"J(False True True True False True True True True True True True True True True False True False True True True)J"},
+            {"string methods", R"J({{ '　 hi 
 '.strip() }}|{{ 'xxhixx'.strip('x') }}|{{ '  a'.lstrip() }}|{{ 'a  '.rstrip() }}|{{ ' a  b	c '.split() }}|{{ 'a,b,,c'.split(',') }}|{{ 'a,b,c'.split(',', 1) }}|{{ 'a b c'.rsplit(' ', 1) }}|{{ 'abc'.startswith('ab') }}{{ 'abc'.endswith(('x','c')) }}|{{ 'aaa'.replace('a','b',2) }}|{{ 'hello world'.title() }}|{{ 'héllo'.find('l') }}|{{ 'banana'.count('an') }}|{{ '-'.join(['a','b']) }}|{{ '{} and {}'.format(1, 'x') }}|{{ 'ABC'.lower() }}{{ 'abc'.upper() }}|{{ 'hello'.capitalize() }}|{{ 'a
-b'.splitlines() }}|{{ 'ab'.center(6, '*') }})J", R"J({})J", R"J(hi|hi|a|a|['a', 'b', 'c']|['a', 'b', '', 'c']|['a', 'b,c']|['a b', 'c']|TrueTrue|bba|Hello World|2|2|a-b|1 and x|abcABC|Hello|['a', 'b']|**ab**)J"},
-    {"dict methods", R"J({{ dd.get('a') }} {{ dd.get('zz', 'dflt') }} {{ dd.get('zz') }} {{ dd.keys()|list }} {{ dd.values()|list }} {{ dd.items()|list }})J", R"J({"d": {"b": 1, "a": [1.5, "é", null, true], "s": "q\"\n<\t\u0001"}, "m": {"role": "user", "items": 3}, "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "u1"}, {"role": "user", "content": "u2"}], "dd": {"a": 1, "b": 2}})J", R"J(1 dflt None ['a', 'b'] [1, 2] [('a', 1), ('b', 2)])J"},
-    {"globals", R"J({{ range(3)|list }} {{ range(1, 7, 2)|list }} {{ range(3, 0, -1)|list }} {{ dict(a=1, b=2) }} {{ strftime_now('%Y-%m-%d|%d %b %Y|%B %d, %Y|%A %H:%M:%S') }})J", R"J({})J", R"J([0, 1, 2] [1, 3, 5] [3, 2, 1] {'a': 1, 'b': 2} 2024-02-29|29 Feb 2024|February 29, 2024|Thursday 13:05:09)J"},
-    {"undefined is lenient", R"J([{{ nope }}][{{ nope|length }}][{% for x in nope %}x{% endfor %}][{{ 'y' if nope else 'n' }}][{{ nope ~ 'a' }}][{{ nope is defined }}][{{ nope|default('z') }}][{{ nope|string }}][{{ nope == nope }}][{{ nope|list }}])J", R"J({})J", R"J([][0][][n][a][False][z][][True][[]])J"},
-    {"forward macro reference", R"J({% macro a() %}[{{ b() }}]{% endmacro %}{% macro b() %}B{% endmacro %}{{ a() }})J", R"J({})J", R"J([B])J"},
-    {"recursive formatter", R"J({% macro fmt(v, keys=True) %}{% if v is string %}<{{ v }}>{% elif v is boolean %}{{ 'true' if v else 'false' }}{% elif v is mapping %}{ {%- for k, x in v|dictsort %}{{ k if keys else '' }}:{{ fmt(x, keys=keys) }}{{ ',' if not loop.last }}{% endfor -%} }{% elif v is sequence %}[{% for x in v %}{{ fmt(x) }}{% if not loop.last %},{% endif %}{% endfor %}]{% else %}{{ v }}{% endif %}{% endmacro %}{{ fmt(t) }}|{{ fmt(t, keys=false) }})J", R"J({"t": {"z": [1, "a", true, null, 2.5], "a": {"n": false}}})J", R"J({a:{n:false},z:[1,<a>,true,None,2.5]}|{:{:false},:[1,<a>,true,None,2.5]})J"},
-    {"comma idiom", R"J({%- set add = false -%}{%- for v in [1, 2] -%}{%- if add %},{%- else -%} {%- set add = true -%} {% endif -%}x{{ v }}{%- endfor -%})J", R"J({})J", R"J(x1x2)J"},
-    {"filter binds tighter than plus", R"J({{ 'a' + none|default('u', true) + 'b' }} {{ 'r:' + nope|default('unknown') + '}' }})J", R"J({})J", R"J(aub r:unknown})J"},
-    {"chained methods", R"J({% set c = '<think>\nx\n</think>\n\nanswer ' %}[{{ c.split('</think>')[-1].lstrip('\n') }}][{{ c.split('<think>')[-1].split('</think>')[0].strip() }}][{{ (c|trim)[:7] }}])J", R"J({})J", R"J([answer ][x][<think>])J"},
-    {"reverse iteration", R"J({% for m in messages[::-1] %}{{ messages|length - 1 - loop.index0 }}:{{ m.role }} {% endfor %})J", R"J({"d": {"b": 1, "a": [1.5, "é", null, true], "s": "q\"\n<\t\u0001"}, "m": {"role": "user", "items": 3}, "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "u1"}, {"role": "user", "content": "u2"}], "dd": {"a": 1, "b": 2}})J", R"J(2:user 1:user 0:system )J"},
-    {"python numbers", R"J({{ 10 / 2 }} {{ (10 / 3)|round(2) }} {{ 3 // 2.0 }} {{ [1,2] + [3] }} [{{ 'abc' * 0 }}] {{ none }} {{ true }} {{ -0.0 }} {{ 2 ** -1 }} {{ 7 % 2.5 }})J", R"J({})J", R"J(5.0 3.33 1.0 [1, 2, 3] [] None True -0.0 0.5 2.0)J"},
-    {"short circuit", R"J({{ x.y if x is defined and x.y is defined else 'n' }} {{ nope is defined and nope.y }} [{{ 'a' if '' }}] {{ messages and messages[0].role }})J", R"J({"d": {"b": 1, "a": [1.5, "é", null, true], "s": "q\"\n<\t\u0001"}, "m": {"role": "user", "items": 3}, "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "u1"}, {"role": "user", "content": "u2"}], "dd": {"a": 1, "b": 2}})J", R"J(n False [] system)J"},
-    {"trailing commas", R"J({{ {'a': 1, 'b': 2,}|length }} {{ [1, 2,]|length }} {{ (1, 2,)|length }})J", R"J({})J", R"J(2 2 2)J"},
-    {"nested loops", R"J({% for a in [1, 2] %}{% set outer = loop %}{% for b in 'xy' %}{{ outer.index }}{{ loop.index }}{{ b }}{{ loop.length }} {% endfor %}{% endfor %})J", R"J({})J", R"J(11x2 12y2 21x2 22y2 )J"},
-    {"items are tuples", R"J({{ {'a': 1}.items()|list }} {{ {'a': 1}|dictsort }} {{ ({'a': 1}|items|list)[0][1] }})J", R"J({})J", R"J([('a', 1)] [('a', 1)] 1)J"},
-    {"role membership", R"J({% for m in messages %}{{ m.role in ['system', 'developer'] }} {{ m['role'] not in ('user',) }};{% endfor %})J", R"J({"d": {"b": 1, "a": [1.5, "é", null, true], "s": "q\"\n<\t\u0001"}, "m": {"role": "user", "items": 3}, "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "u1"}, {"role": "user", "content": "u2"}], "dd": {"a": 1, "b": 2}})J", R"J(True True;False False;False False;)J"},
-    {"content type switch", R"J({% for c in [msg, [{'type': 'text', 'text': ' t '}, {'type': 'image'}], none] %}{% if c is string %}s:{{ c|trim }}{% elif c is iterable %}{% for i in c %}{{ i.type }}{{ i.text|default('') }}{% endfor %}{% else %}other{% endif %};{% endfor %})J", R"J({"msg": "  m \\u3000"})J", R"J(s:m \u3000;text t image;other;)J"},
-    {"tojson of tools", R"J({{ tools|tojson(indent=4) }}{% for t in tools %}{{ t|tojson }}{{ t.function.parameters.properties|tojson(ensure_ascii=true) }}{% endfor %})J", R"J({"tools": [{"type": "function", "function": {"name": "get_weather", "description": "Weather \\u2600\\ud83c\\udf27", "parameters": {"type": "object", "properties": {"city": {"type": "string", "enum": ["Paris", "Zürich"]}, "days": {"type": "integer", "default": 3.0}}, "required": ["city"]}}}]})J", R"J([
+b'.splitlines() }}|{{ 'ab'.center(6, '*') }})J",
+             R"J({})J",
+             R"J(hi|hi|a|a|['a', 'b', 'c']|['a', 'b', '', 'c']|['a', 'b,c']|['a b', 'c']|TrueTrue|bba|Hello World|2|2|a-b|1 and x|abcABC|Hello|['a', 'b']|**ab**)J"},
+            {"dict methods",
+             R"J({{ dd.get('a') }} {{ dd.get('zz', 'dflt') }} {{ dd.get('zz') }} {{ dd.keys()|list }} {{ dd.values()|list }} {{ dd.items()|list }})J",
+             R"J({"d": {"b": 1, "a": [1.5, "é", null, true], "s": "q\"\n<\t\u0001"}, "m": {"role": "user", "items": 3}, "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "u1"}, {"role": "user", "content": "u2"}], "dd": {"a": 1, "b": 2}})J",
+             R"J(1 dflt None ['a', 'b'] [1, 2] [('a', 1), ('b', 2)])J"},
+            {"globals",
+             R"J({{ range(3)|list }} {{ range(1, 7, 2)|list }} {{ range(3, 0, -1)|list }} {{ dict(a=1, b=2) }} {{ strftime_now('%Y-%m-%d|%d %b %Y|%B %d, %Y|%A %H:%M:%S') }})J",
+             R"J({})J",
+             R"J([0, 1, 2] [1, 3, 5] [3, 2, 1] {'a': 1, 'b': 2} 2024-02-29|29 Feb 2024|February 29, 2024|Thursday 13:05:09)J"},
+            {"undefined is lenient",
+             R"J([{{ nope }}][{{ nope|length }}][{% for x in nope %}x{% endfor %}][{{ 'y' if nope else 'n' }}][{{ nope ~ 'a' }}][{{ nope is defined }}][{{ nope|default('z') }}][{{ nope|string }}][{{ nope == nope }}][{{ nope|list }}])J",
+             R"J({})J", R"J([][0][][n][a][False][z][][True][[]])J"},
+            {"forward macro reference",
+             R"J({% macro a() %}[{{ b() }}]{% endmacro %}{% macro b() %}B{% endmacro %}{{ a() }})J", R"J({})J",
+             R"J([B])J"},
+            {"recursive formatter",
+             R"J({% macro fmt(v, keys=True) %}{% if v is string %}<{{ v }}>{% elif v is boolean %}{{ 'true' if v else 'false' }}{% elif v is mapping %}{ {%- for k, x in v|dictsort %}{{ k if keys else '' }}:{{ fmt(x, keys=keys) }}{{ ',' if not loop.last }}{% endfor -%} }{% elif v is sequence %}[{% for x in v %}{{ fmt(x) }}{% if not loop.last %},{% endif %}{% endfor %}]{% else %}{{ v }}{% endif %}{% endmacro %}{{ fmt(t) }}|{{ fmt(t, keys=false) }})J",
+             R"J({"t": {"z": [1, "a", true, null, 2.5], "a": {"n": false}}})J",
+             R"J({a:{n:false},z:[1,<a>,true,None,2.5]}|{:{:false},:[1,<a>,true,None,2.5]})J"},
+            {"comma idiom",
+             R"J({%- set add = false -%}{%- for v in [1, 2] -%}{%- if add %},{%- else -%} {%- set add = true -%} {% endif -%}x{{ v }}{%- endfor -%})J",
+             R"J({})J", R"J(x1x2)J"},
+            {"filter binds tighter than plus",
+             R"J({{ 'a' + none|default('u', true) + 'b' }} {{ 'r:' + nope|default('unknown') + '}' }})J", R"J({})J",
+             R"J(aub r:unknown})J"},
+            {"chained methods",
+             R"J({% set c = '<think>\nx\n</think>\n\nanswer ' %}[{{ c.split('</think>')[-1].lstrip('\n') }}][{{ c.split('<think>')[-1].split('</think>')[0].strip() }}][{{ (c|trim)[:7] }}])J",
+             R"J({})J", R"J([answer ][x][<think>])J"},
+            {"reverse iteration",
+             R"J({% for m in messages[::-1] %}{{ messages|length - 1 - loop.index0 }}:{{ m.role }} {% endfor %})J",
+             R"J({"d": {"b": 1, "a": [1.5, "é", null, true], "s": "q\"\n<\t\u0001"}, "m": {"role": "user", "items": 3}, "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "u1"}, {"role": "user", "content": "u2"}], "dd": {"a": 1, "b": 2}})J",
+             R"J(2:user 1:user 0:system )J"},
+            {"python numbers",
+             R"J({{ 10 / 2 }} {{ (10 / 3)|round(2) }} {{ 3 // 2.0 }} {{ [1,2] + [3] }} [{{ 'abc' * 0 }}] {{ none }} {{ true }} {{ -0.0 }} {{ 2 ** -1 }} {{ 7 % 2.5 }})J",
+             R"J({})J", R"J(5.0 3.33 1.0 [1, 2, 3] [] None True -0.0 0.5 2.0)J"},
+            {"short circuit",
+             R"J({{ x.y if x is defined and x.y is defined else 'n' }} {{ nope is defined and nope.y }} [{{ 'a' if '' }}] {{ messages and messages[0].role }})J",
+             R"J({"d": {"b": 1, "a": [1.5, "é", null, true], "s": "q\"\n<\t\u0001"}, "m": {"role": "user", "items": 3}, "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "u1"}, {"role": "user", "content": "u2"}], "dd": {"a": 1, "b": 2}})J",
+             R"J(n False [] system)J"},
+            {"trailing commas", R"J({{ {'a': 1, 'b': 2,}|length }} {{ [1, 2,]|length }} {{ (1, 2,)|length }})J",
+             R"J({})J", R"J(2 2 2)J"},
+            {"nested loops",
+             R"J({% for a in [1, 2] %}{% set outer = loop %}{% for b in 'xy' %}{{ outer.index }}{{ loop.index }}{{ b }}{{ loop.length }} {% endfor %}{% endfor %})J",
+             R"J({})J", R"J(11x2 12y2 21x2 22y2 )J"},
+            {"items are tuples",
+             R"J({{ {'a': 1}.items()|list }} {{ {'a': 1}|dictsort }} {{ ({'a': 1}|items|list)[0][1] }})J", R"J({})J",
+             R"J([('a', 1)] [('a', 1)] 1)J"},
+            {"role membership",
+             R"J({% for m in messages %}{{ m.role in ['system', 'developer'] }} {{ m['role'] not in ('user',) }};{% endfor %})J", R"J({"d": {"b": 1, "a": [1.5, "é", null, true], "s": "q\"\n<\t\u0001"}, "m": {"role": "user", "items": 3}, "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "u1"}, {"role": "user", "content": "u2"}], "dd": {"a": 1, "b": 2}})J",
+             R"J(True True;False False;False False;)J"},
+            {"content type switch",
+             R"J({% for c in [msg, [{'type': 'text', 'text': ' t '}, {'type': 'image'}], none] %}{% if c is string %}s:{{ c|trim }}{% elif c is iterable %}{% for i in c %}{{ i.type }}{{ i.text|default('') }}{% endfor %}{% else %}other{% endif %};{% endfor %})J",
+             R"J({"msg": "  m \\u3000"})J", R"J(s:m \u3000;text t image;other;)J"},
+            {"tojson of tools",
+             R"J({{ tools|tojson(indent=4) }}{% for t in tools %}{{ t|tojson }}{{ t.function.parameters.properties|tojson(ensure_ascii=true) }}{% endfor %})J",
+             R"J({"tools": [{"type": "function", "function": {"name": "get_weather", "description": "Weather \\u2600\\ud83c\\udf27", "parameters": {"type": "object", "properties": {"city": {"type": "string", "enum": ["Paris", "Zürich"]}, "days": {"type": "integer", "default": 3.0}}, "required": ["city"]}}}]})J",
+             R"J([
     {
         "type": "function",
         "function": {
@@ -143,29 +257,74 @@ b'.splitlines() }}|{{ 'ab'.center(6, '*') }})J", R"J({})J", R"J(hi|hi|a|a|['a', 
         }
     }
 ]{"type": "function", "function": {"name": "get_weather", "description": "Weather \\u2600\\ud83c\\udf27", "parameters": {"type": "object", "properties": {"city": {"type": "string", "enum": ["Paris", "Zürich"]}, "days": {"type": "integer", "default": 3.0}}, "required": ["city"]}}}{"city": {"type": "string", "enum": ["Paris", "Z\u00fcrich"]}, "days": {"type": "integer", "default": 3.0}})J"},
-    {"string iteration and membership", R"J({% for ch in 'héj' %}{{ ch }}.{% endfor %} {{ 'é' in 'héj' }} {{ 'x' not in 'héj' }})J", R"J({})J", R"J(h.é.j. True True)J"},
-    {"undefined propagation", R"J({% set x = 'y' if false %}{{ x is defined }}[{{ x }}]{% set z = z|default(5) %}{{ z }})J", R"J({})J", R"J(False[]5)J"},
-    {"strftime variants", R"J({{ strftime_now('%d %b %Y') }}|{{ strftime_now('%-d %B') }}|{{ strftime_now('%y%m%d %I%p %j %a') }})J", R"J({})J", R"J(29 Feb 2024|29 February|240229 01PM 060 Thu)J"},
-    {"whitespace only outputs", R"J(a\n{{- '\n' -}}\nb\n  {%- if true -%}\n  c\n  {%- endif -%}\n  d)J", R"J({})J", R"J(a\n
+            {"string iteration and membership",
+             R"J({% for ch in 'héj' %}{{ ch }}.{% endfor %} {{ 'é' in 'héj' }} {{ 'x' not in 'héj' }})J", R"J({})J",
+             R"J(h.é.j. True True)J"},
+            {"undefined propagation",
+             R"J({% set x = 'y' if false %}{{ x is defined }}[{{ x }}]{% set z = z|default(5) %}{{ z }})J", R"J({})J",
+             R"J(False[]5)J"},
+            {"strftime variants",
+             R"J({{ strftime_now('%d %b %Y') }}|{{ strftime_now('%-d %B') }}|{{ strftime_now('%y%m%d %I%p %j %a') }})J",
+             R"J({})J", R"J(29 Feb 2024|29 February|240229 01PM 060 Thu)J"},
+            {"whitespace only outputs", R"J(a\n{{- '\n' -}}\nb\n  {%- if true -%}\n  c\n  {%- endif -%}\n  d)J",
+             R"J({})J", R"J(a\n
 \nb\n\n  c\n\n  d)J"},
-    {"set in if leaks, in macro not", R"J({% if true %}{% set a = 1 %}{% endif %}{% macro m() %}{% set a = 2 %}{{ a }}{% endmacro %}{{ m() }}{{ a }})J", R"J({})J", R"J(21)J"},
-    {"is sequence and mapping", R"J({{ 'a' is sequence }} {{ {} is sequence }} {{ 1 is sequence }} {{ none is mapping }} {{ [] is mapping }} {{ 1 is iterable }} {{ none is iterable }})J", R"J({})J", R"J(True True False False False False False)J"},
-    {"loop cycle and changed count", R"J({% for x in range(5) %}{{ loop.cycle('a', 'b', 'c') }}{% endfor %} {{ range(5)|select('odd')|list }} {{ range(5)|list|length }})J", R"J({})J", R"J(abcab [1, 3] 5)J"},
-    {"with block", R"J({% set a = 1 %}{% with a = 2, b = a %}{{ a }}{{ b }}{% set c = 3 %}{% endwith %}{{ a }}[{{ c }}])J", R"J({})J", R"J(211[])J"},
-    {"percent format", R"J({{ '%s-%d' % ('a', 3) }} {{ '%05.1f' % 3.14159 }} {{ '%s'|format('x') }})J", R"J({})J", R"J(a-3 003.1 x)J"},
-    {"false-y inputs to select and map", R"J({{ none|select|list }}{{ none|reject('odd')|list }}{{ none|selectattr('a')|list }}{{ none|rejectattr('a', 'none')|list }}{{ none|map('upper')|list }}{{ none|map(attribute='a')|list }}{{ nope|selectattr('a')|list }}{{ nope|map(attribute='a')|list }}{{ 0|select|list }}{{ ''|map('upper')|list }}{{ false|reject|list }}|{% for t in tools|selectattr('type', 'equalto', 'function') %}x{% else %}no tools{% endfor %})J", R"J({"tools": null})J", R"J([][][][][][][][][][][]|no tools)J"},
-    {"undefined inputs to filters", R"J([{{ nope|join(',') }}][{{ nope|list }}][{{ nope|length }}][{{ nope|unique|list }}][{{ nope|sort }}][{{ nope|batch(2)|list }}][{{ nope|slice(2)|list }}][{{ nope|sum }}][{{ nope|items|list }}][{{ nope|reverse|list }}][{{ nope|trim }}][{{ nope|upper }}][{{ nope|string }}][{{ nope|wordcount }}][{{ nope|first is defined }}][{{ nope|max is defined }}][{{ nope|title }}][{{ nope|replace('a', 'b') }}][{{ nope|center(3) }}][{{ nope|count }}][{{ nope|capitalize }}][{{ nope|lower }}][{{ nope|default(none) }}])J", R"J({})J", R"J([][[]][0][[]][[]][[]][[[], []]][0][[]][[]][][][][0][False][False][][][   ][0][][][None])J"},
-    {"none inputs to string filters", R"J({{ none|trim }} {{ none|upper }} {{ none|string }} {{ none|wordcount }} {{ none|default('d') }} {{ none|default('d', true) }} {{ none|int }} {{ none|float }} {{ none|tojson }} {{ none|replace('o', '0') }} [{{ none|center(8) }}] {{ none|title }} {{ none|capitalize }} {{ none|e }} {{ none|pprint }})J", R"J({})J", R"J(None NONE None 1 None d 0 0.0 null N0ne [  None  ] None None None None)J"},
-    {"false-y inputs", R"J({{ false|select|list }} {{ []|first is defined }} {{ ''|list }} {{ 0|string }} {{ false|tojson }} [{{ []|join(',') }}] {{ {}|items|list }} {{ {}|dictsort }} {{ ''|wordcount }} {{ []|sum }} {{ []|unique|list }} {{ 0|default('z', true) }} {{ []|batch(3)|list }} {{ []|slice(2)|list }})J", R"J({})J", R"J([] False [] 0 false [] [] [] 0 0 [] z [] [[], []])J"},
-    {"batch and slice details", R"J({{ [1,2,3]|batch(0)|list }} {{ [1,2,3]|batch(-1)|list }} {{ [1,2,3]|batch(2, none)|list }} {{ [1,2,3]|batch(2, 'x')|list }} {{ [1,2,3]|slice(2, 'x')|list }} {{ [1,2,3,4]|slice(2, 'x')|list }} {{ [1,2,3]|slice(-1)|list }} {{ [1,2,3]|slice(5)|list }} {{ [1,2,3]|slice(2, none)|list }})J", R"J({})J", R"J([[], [1, 2, 3]] [[1, 2, 3]] [[1, 2], [3]] [[1, 2], [3, 'x']] [[1, 2], [3, 'x']] [[1, 2, 'x'], [3, 4, 'x']] [] [[1], [2], [3], [], []] [[1, 2], [3]])J"},
-    {"map join and unique defaults", R"J({{ messages|map(attribute='nothing', default='d')|list }} {{ messages|map(attribute='nothing', default=none)|list }} {{ messages|join(', ', attribute='role') }} {{ [1, 2]|join(attribute=none) }} {{ messages|unique(attribute='role')|map(attribute='role')|list }} {{ 'abc'|replace('b', 'x', none) }} {{ 'a b c d e f'|truncate(5, leeway=none) }} {{ ['A', 'a']|unique(attribute=none)|list }})J", R"J({"d": {"b": 1, "a": [1.5, "é", null, true], "s": "q\"\n<\t\u0001"}, "m": {"role": "user", "items": 3}, "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "u1"}, {"role": "user", "content": "u2"}], "dd": {"a": 1, "b": 2}})J", R"J(['d', 'd', 'd'] [Undefined, Undefined, Undefined] system, user, user 12 ['system', 'user'] axc a... ['A'])J"},
-    {"dictsort by", R"J({{ {'b': 1, 'a': 2}|dictsort(by='value') }} {{ {'b': 1, 'a': 2}|dictsort(false, 'key', true) }})J", R"J({})J", R"J([('b', 1), ('a', 2)] [('b', 1), ('a', 2)])J"},
-    {"format filter", R"J({{ '%s and %s'|format('a', 'b') }} {{ '%(x)s!'|format(x=1) }})J", R"J({})J", R"J(a and b 1!)J"},
-    {"huge slice steps", R"J({{ [1, 2, 3][::9223372036854775807] }}{{ 'abc'[1::9223372036854775807] }}{{ [1, 2, 3][::-9223372036854775807] }}{{ 'abc'[-9223372036854775807:9223372036854775807:9223372036854775807] }}{{ [1, 2, 3][-9223372036854775807::-9223372036854775807] }}{{ [1, 2, 3][9223372036854775807:-9223372036854775807:-1]|length }}{{ [1, 2, 3][::-9223372036854775807 - 1] }}{{ 'abc'[2:0:-9223372036854775807 - 1] }})J", R"J({})J", R"J([1]b[3]a[]3[3]c)J"},
-    {"huge range steps", R"J({{ range(0, 9223372036854775807, 4611686018427387904)|list }}{{ range(-9223372036854775807 - 1, 9223372036854775807, 9223372036854775807)|list }}{{ range(9223372036854775807, -9223372036854775807 - 1, -9223372036854775807 - 1)|list }}{{ range(100000)|length }})J", R"J({})J", R"J([0, 4611686018427387904][-9223372036854775808, -1, 9223372036854775806][9223372036854775807, -1]100000)J"},
-    {"tests and filters on odd inputs", R"J({{ nope is callable }} {{ 1.5 is even }} {{ 1.5 is odd }} {{ 3 is odd }} {{ -3 is odd }} {{ 4.0 is even }} {{ {'k': 1}|attr('k') is defined }} {{ {'k': 1}|attr('items') is defined }} {{ [1]|truncate(5) }} {{ 'x' % [] }} {{ 'x' % {'a': 1} }})J", R"J({})J", R"J(True False False True True True False True [1] x x)J"},
-    {"sort and max with missing attributes", R"J({{ 'ab'|sort(attribute='k') }} {{ [1, 'a']|sort(attribute='k') }} {{ {'k': 1}|max(attribute='k') }} {{ (1, 2) is filter }} {{ [3, 1, 2]|max }} {{ [3, 1, 2]|min }})J", R"J({})J", R"J(['a', 'b'] [1, 'a'] k False 3 1)J"},
-    {"namespace holding itself", R"J({% set ns = namespace(a=1) %}{% set ns.self = ns %}{{ ns }}|{% set a = namespace() %}{% set b = namespace(a=a) %}{% set a.b = b %}{{ a }}|{{ [a, b] }}|{{ {'a': a} }}|{{ ns == ns }}{{ [ns] == [ns] }}{{ ns in [ns] }}{{ ns.self.self is sameas ns }})J", R"J({})J", R"J(<Namespace {'a': 1, 'self': <Namespace {...}>}>|<Namespace {'b': <Namespace {'a': <Namespace {...}>}>}>|[<Namespace {'b': <Namespace {'a': <Namespace {...}>}>}>, <Namespace {'a': <Namespace {'b': <Namespace {...}>}>}>]|{'a': <Namespace {'b': <Namespace {'a': <Namespace {...}>}>}>}|TrueTrueTrueTrue)J"},
+            {"set in if leaks, in macro not",
+             R"J({% if true %}{% set a = 1 %}{% endif %}{% macro m() %}{% set a = 2 %}{{ a }}{% endmacro %}{{ m() }}{{ a }})J",
+             R"J({})J", R"J(21)J"},
+            {"is sequence and mapping",
+             R"J({{ 'a' is sequence }} {{ {} is sequence }} {{ 1 is sequence }} {{ none is mapping }} {{ [] is mapping }} {{ 1 is iterable }} {{ none is iterable }})J",
+             R"J({})J", R"J(True True False False False False False)J"},
+            {"loop cycle and changed count",
+             R"J({% for x in range(5) %}{{ loop.cycle('a', 'b', 'c') }}{% endfor %} {{ range(5)|select('odd')|list }} {{ range(5)|list|length }})J",
+             R"J({})J", R"J(abcab [1, 3] 5)J"},
+            {"with block",
+             R"J({% set a = 1 %}{% with a = 2, b = a %}{{ a }}{{ b }}{% set c = 3 %}{% endwith %}{{ a }}[{{ c }}])J",
+             R"J({})J", R"J(211[])J"},
+            {"percent format", R"J({{ '%s-%d' % ('a', 3) }} {{ '%05.1f' % 3.14159 }} {{ '%s'|format('x') }})J",
+             R"J({})J", R"J(a-3 003.1 x)J"},
+            {"false-y inputs to select and map",
+             R"J({{ none|select|list }}{{ none|reject('odd')|list }}{{ none|selectattr('a')|list }}{{ none|rejectattr('a', 'none')|list }}{{ none|map('upper')|list }}{{ none|map(attribute='a')|list }}{{ nope|selectattr('a')|list }}{{ nope|map(attribute='a')|list }}{{ 0|select|list }}{{ ''|map('upper')|list }}{{ false|reject|list }}|{% for t in tools|selectattr('type', 'equalto', 'function') %}x{% else %}no tools{% endfor %})J",
+             R"J({"tools": null})J", R"J([][][][][][][][][][][]|no tools)J"},
+            {"undefined inputs to filters",
+             R"J([{{ nope|join(',') }}][{{ nope|list }}][{{ nope|length }}][{{ nope|unique|list }}][{{ nope|sort }}][{{ nope|batch(2)|list }}][{{ nope|slice(2)|list }}][{{ nope|sum }}][{{ nope|items|list }}][{{ nope|reverse|list }}][{{ nope|trim }}][{{ nope|upper }}][{{ nope|string }}][{{ nope|wordcount }}][{{ nope|first is defined }}][{{ nope|max is defined }}][{{ nope|title }}][{{ nope|replace('a', 'b') }}][{{ nope|center(3) }}][{{ nope|count }}][{{ nope|capitalize }}][{{ nope|lower }}][{{ nope|default(none) }}])J",
+             R"J({})J", R"J([][[]][0][[]][[]][[]][[[], []]][0][[]][[]][][][][0][False][False][][][   ][0][][][None])J"},
+            {"none inputs to string filters",
+             R"J({{ none|trim }} {{ none|upper }} {{ none|string }} {{ none|wordcount }} {{ none|default('d') }} {{ none|default('d', true) }} {{ none|int }} {{ none|float }} {{ none|tojson }} {{ none|replace('o', '0') }} [{{ none|center(8) }}] {{ none|title }} {{ none|capitalize }} {{ none|e }} {{ none|pprint }})J",
+             R"J({})J", R"J(None NONE None 1 None d 0 0.0 null N0ne [  None  ] None None None None)J"},
+            {"false-y inputs",
+             R"J({{ false|select|list }} {{ []|first is defined }} {{ ''|list }} {{ 0|string }} {{ false|tojson }} [{{ []|join(',') }}] {{ {}|items|list }} {{ {}|dictsort }} {{ ''|wordcount }} {{ []|sum }} {{ []|unique|list }} {{ 0|default('z', true) }} {{ []|batch(3)|list }} {{ []|slice(2)|list }})J",
+             R"J({})J", R"J([] False [] 0 false [] [] [] 0 0 [] z [] [[], []])J"},
+            {"batch and slice details",
+             R"J({{ [1,2,3]|batch(0)|list }} {{ [1,2,3]|batch(-1)|list }} {{ [1,2,3]|batch(2, none)|list }} {{ [1,2,3]|batch(2, 'x')|list }} {{ [1,2,3]|slice(2, 'x')|list }} {{ [1,2,3,4]|slice(2, 'x')|list }} {{ [1,2,3]|slice(-1)|list }} {{ [1,2,3]|slice(5)|list }} {{ [1,2,3]|slice(2, none)|list }})J",
+             R"J({})J",
+             R"J([[], [1, 2, 3]] [[1, 2, 3]] [[1, 2], [3]] [[1, 2], [3, 'x']] [[1, 2], [3, 'x']] [[1, 2, 'x'], [3, 4, 'x']] [] [[1], [2], [3], [], []] [[1, 2], [3]])J"},
+            {"map join and unique defaults",
+             R"J({{ messages|map(attribute='nothing', default='d')|list }} {{ messages|map(attribute='nothing', default=none)|list }} {{ messages|join(', ', attribute='role') }} {{ [1, 2]|join(attribute=none) }} {{ messages|unique(attribute='role')|map(attribute='role')|list }} {{ 'abc'|replace('b', 'x', none) }} {{ 'a b c d e f'|truncate(5, leeway=none) }} {{ ['A', 'a']|unique(attribute=none)|list }})J",
+             R"J({"d": {"b": 1, "a": [1.5, "é", null, true], "s": "q\"\n<\t\u0001"}, "m": {"role": "user", "items": 3}, "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "u1"}, {"role": "user", "content": "u2"}], "dd": {"a": 1, "b": 2}})J",
+             R"J(['d', 'd', 'd'] [Undefined, Undefined, Undefined] system, user, user 12 ['system', 'user'] axc a... ['A'])J"},
+            {"dictsort by",
+             R"J({{ {'b': 1, 'a': 2}|dictsort(by='value') }} {{ {'b': 1, 'a': 2}|dictsort(false, 'key', true) }})J",
+             R"J({})J", R"J([('b', 1), ('a', 2)] [('b', 1), ('a', 2)])J"},
+            {"format filter", R"J({{ '%s and %s'|format('a', 'b') }} {{ '%(x)s!'|format(x=1) }})J", R"J({})J",
+             R"J(a and b 1!)J"},
+            {"huge slice steps",
+             R"J({{ [1, 2, 3][::9223372036854775807] }}{{ 'abc'[1::9223372036854775807] }}{{ [1, 2, 3][::-9223372036854775807] }}{{ 'abc'[-9223372036854775807:9223372036854775807:9223372036854775807] }}{{ [1, 2, 3][-9223372036854775807::-9223372036854775807] }}{{ [1, 2, 3][9223372036854775807:-9223372036854775807:-1]|length }}{{ [1, 2, 3][::-9223372036854775807 - 1] }}{{ 'abc'[2:0:-9223372036854775807 - 1] }})J",
+             R"J({})J", R"J([1]b[3]a[]3[3]c)J"},
+            {"huge range steps",
+             R"J({{ range(0, 9223372036854775807, 4611686018427387904)|list }}{{ range(-9223372036854775807 - 1, 9223372036854775807, 9223372036854775807)|list }}{{ range(9223372036854775807, -9223372036854775807 - 1, -9223372036854775807 - 1)|list }}{{ range(100000)|length }})J",
+             R"J({})J",
+             R"J([0, 4611686018427387904][-9223372036854775808, -1, 9223372036854775806][9223372036854775807, -1]100000)J"},
+            {"tests and filters on odd inputs",
+             R"J({{ nope is callable }} {{ 1.5 is even }} {{ 1.5 is odd }} {{ 3 is odd }} {{ -3 is odd }} {{ 4.0 is even }} {{ {'k': 1}|attr('k') is defined }} {{ {'k': 1}|attr('items') is defined }} {{ [1]|truncate(5) }} {{ 'x' % [] }} {{ 'x' % {'a': 1} }})J",
+             R"J({})J", R"J(True False False True True True False True [1] x x)J"},
+            {"sort and max with missing attributes",
+             R"J({{ 'ab'|sort(attribute='k') }} {{ [1, 'a']|sort(attribute='k') }} {{ {'k': 1}|max(attribute='k') }} {{ (1, 2) is filter }} {{ [3, 1, 2]|max }} {{ [3, 1, 2]|min }})J",
+             R"J({})J", R"J(['a', 'b'] [1, 'a'] k False 3 1)J"},
+            {"namespace holding itself",
+             R"J({% set ns = namespace(a=1) %}{% set ns.self = ns %}{{ ns }}|{% set a = namespace() %}{% set b = namespace(a=a) %}{% set a.b = b %}{{ a }}|{{ [a, b] }}|{{ {'a': a} }}|{{ ns == ns }}{{ [ns] == [ns] }}{{ ns in [ns] }}{{ ns.self.self is sameas ns }})J",
+             R"J({})J",
+             R"J(<Namespace {'a': 1, 'self': <Namespace {...}>}>|<Namespace {'b': <Namespace {'a': <Namespace {...}>}>}>|[<Namespace {'b': <Namespace {'a': <Namespace {...}>}>}>, <Namespace {'a': <Namespace {'b': <Namespace {...}>}>}>]|{'a': <Namespace {'b': <Namespace {'a': <Namespace {...}>}>}>}|TrueTrueTrueTrue)J"},
 };
 const size_t kRenderCaseCount = sizeof kRenderCases / sizeof kRenderCases[0];
 
@@ -215,7 +374,8 @@ const ErrorCase kParseErrors[] = {
     {"dangling operator", R"J({{ 1 + }})J"},  // line 1: unexpected 'end of print statement'
     {"stray endfor", R"J(line1
 {% endfor %})J"},  // line 2: Encountered unknown tag 'endfor'.
-    {"for without target", R"J({% for %}{% endfor %})J"},  // line 1: Expected an expression, got 'end of statement block'
+    {"for without target",
+     R"J({% for %}{% endfor %})J"},  // line 1: Expected an expression, got 'end of statement block'
     {"unterminated string", R"J({{ 'abc }})J"},  // line 1: unexpected char "'" at 3
     {"unknown statement", R"J({% frobnicate %})J"},  // line 1: Encountered unknown tag 'frobnicate'.
     {"unclosed expression", R"J({{ x )J"},  // line 1: unexpected end of template, expected 'end of print statement

@@ -20,7 +20,8 @@ Run runCli(const QStringList& args) {
     QProcess p;
     p.start(QString::fromLocal8Bit(qgetenv("CAIRN_CLI")), args);
     if (!p.waitForFinished(60000)) return {-1, {}, "timeout"};
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
+            p.readAllStandardError()};
 }
 
 nlohmann::ordered_json findCase(const std::string& templateName, const std::string& conv, bool agp) {
@@ -33,7 +34,7 @@ nlohmann::ordered_json findCase(const std::string& templateName, const std::stri
 
 QString shared(const std::string& relative) { return QString::fromStdString(cairn::test::sharedPath(relative)); }
 
-} // namespace
+}  // namespace
 
 class TestChatCli : public QObject {
     Q_OBJECT
@@ -82,7 +83,8 @@ private slots:
         auto r = runCli({"template", "-m", QString::fromStdString(model), "--messages", messages.fileName()});
         QCOMPARE(r.exitCode, 0);
         QCOMPARE(r.out, QByteArray("<|first|>[user:hi \xc3\xa9]<|last|>"));
-        r = runCli({"template", "-m", QString::fromStdString(model), "--messages", messages.fileName(), "--bos", "B", "--eos", ""});
+        r = runCli({"template", "-m", QString::fromStdString(model), "--messages", messages.fileName(), "--bos", "B",
+                    "--eos", ""});
         QCOMPARE(r.exitCode, 0);
         QCOMPARE(r.out, QByteArray("B[user:hi \xc3\xa9]"));
     }

@@ -91,13 +91,14 @@ const std::map<std::string, Expectation> kExpected = {
     {"huge_string_compare_in_loop", {true, "step budget"}},
     {"slice_huge_step", {false, "[1]b[3]a[]3"}},
     {"slice_min_step", {false, "[3]c"}},
-    {"range_huge_step", {false, "[0, 4611686018427387904][-9223372036854775808, -1, 9223372036854775806][9223372036854775807, -1]"}},
+    {"range_huge_step",
+     {false, "[0, 4611686018427387904][-9223372036854775808, -1, 9223372036854775806][9223372036854775807, -1]"}},
     {"range_huge_count", {true, "MAX_RANGE"}},
     {"int_overflow", {true, "integer overflow"}},
     {"undefined_with_huge_name", {false, "10000False"}},
 };
 
-} // namespace
+}  // namespace
 
 class TestChatHostile : public QObject {
     Q_OBJECT
@@ -134,7 +135,8 @@ private slots:
         QVERIFY2(ms < kWallBoundMs, qPrintable(QString("took %1 ms").arg(ms)));
         QVERIFY(stats.peakBytes <= options.limits.maxBytes);
         // The step that crossed the limit raised: past it only with the step budget's error.
-        if (stats.steps > options.limits.maxSteps) QVERIFY2(error.find("step budget") != std::string::npos, error.c_str());
+        if (stats.steps > options.limits.maxSteps)
+            QVERIFY2(error.find("step budget") != std::string::npos, error.c_str());
         QVERIFY(stats.peakDepth <= options.limits.maxDepth);
         QVERIFY2(error.find('\n') == std::string::npos, "an error is one line");
         QVERIFY2(error.size() < 1000, "an error message is short");

@@ -18,7 +18,6 @@ using namespace cairn;
 
 namespace {
 
-
 // The moment the generator used for strftime_now: 2024-02-29 13:05:09, a Thursday.
 std::tm fixedClock() {
     std::tm t{};
@@ -44,7 +43,7 @@ std::string renderWith(const std::string& source, const nlohmann::ordered_json& 
     return ChatTemplate(source).render(messages, options);
 }
 
-} // namespace
+}  // namespace
 
 class TestChatJinja : public QObject {
     Q_OBJECT
@@ -121,7 +120,11 @@ private slots:
     // overlong '<' (C0 BC), a surrogate (ED A0 80), a byte past U+10FFFF (F5) and a cut
     // character (E2 82) are one U+FFFD per byte; none of them becomes a character.
     void invalidUtf8IsOneReplacementPerByte() {
-        const std::string content = "\xC0\xBC" "b" "\xED\xA0\x80" "\xF5\x80" "\xE2\x82";
+        const std::string content = "\xC0\xBC"
+                                    "b"
+                                    "\xED\xA0\x80"
+                                    "\xF5\x80"
+                                    "\xE2\x82";
         const std::string r = "\xEF\xBF\xBD";
         ChatTemplate t("{% for m in messages %}{{ m.content|length }}|{{ m.content|lower }}|"
                        "{{ m.content[2] }}{% endfor %}");
@@ -147,12 +150,15 @@ private slots:
         auto j = nlohmann::ordered_json::array();
         for (const auto& m : msgs) j.push_back({{"role", m.role}, {"content", m.content}});
         QCOMPARE(t.render(msgs), t.render(j));
-        QCOMPARE(t.render(msgs), std::string("{\"role\": \"system\", \"content\": \"s\"}{\"role\": \"user\", \"content\": \"é\\n\\\"q\\\"\"}"));
+        QCOMPARE(t.render(msgs),
+                 std::string(
+                     "{\"role\": \"system\", \"content\": \"s\"}{\"role\": \"user\", \"content\": \"é\\n\\\"q\\\"\"}"));
     }
 
     void jsonKeyOrderIsKept() {
         auto j = nlohmann::ordered_json::parse("[{\"z\": 1, \"role\": \"user\", \"a\": 2}]");
-        QCOMPARE(ChatTemplate("{{ messages[0]|tojson }}").render(j), std::string("{\"z\": 1, \"role\": \"user\", \"a\": 2}"));
+        QCOMPARE(ChatTemplate("{{ messages[0]|tojson }}").render(j),
+                 std::string("{\"z\": 1, \"role\": \"user\", \"a\": 2}"));
     }
 
     void strftimeUsesTheInjectedClock() {
@@ -162,7 +168,8 @@ private slots:
         QCOMPARE(t.render(std::vector<ChatMessage>{}, o), std::string("29 February 2024"));
         o.clock = nullptr;  // the real clock: the shape and a plausible year
         std::string now = t.render(std::vector<ChatMessage>{}, o);
-        QVERIFY2(QRegularExpression("^\\d\\d [A-Z][a-z]+ 20\\d\\d$").match(QString::fromStdString(now)).hasMatch(), now.c_str());
+        QVERIFY2(QRegularExpression("^\\d\\d [A-Z][a-z]+ 20\\d\\d$").match(QString::fromStdString(now)).hasMatch(),
+                 now.c_str());
         QVERIFY(now != "29 February 2024");
     }
 
@@ -194,11 +201,13 @@ private slots:
             QCOMPARE(r.text, expected + "<|im_start|>assistant\n");
         }
         auto raised = renderChat("{{ raise_exception('System role not supported') }}", msgs, o);
-        QVERIFY2(raised.fallbackReason.find("System role not supported") != std::string::npos, raised.fallbackReason.c_str());
+        QVERIFY2(raised.fallbackReason.find("System role not supported") != std::string::npos,
+                 raised.fallbackReason.c_str());
     }
 
     void messagesFromJson() {
-        auto msgs = chatMessagesFromJson(nlohmann::ordered_json::parse("[{\"role\": \"user\", \"content\": \"a\"}, {\"role\": \"assistant\", \"content\": null}]"));
+        auto msgs = chatMessagesFromJson(nlohmann::ordered_json::parse(
+            "[{\"role\": \"user\", \"content\": \"a\"}, {\"role\": \"assistant\", \"content\": null}]"));
         QCOMPARE(msgs.size(), size_t(2));
         QCOMPARE(msgs[0].content, std::string("a"));
         QCOMPARE(msgs[1].content, std::string());
@@ -210,15 +219,66 @@ private slots:
     // (the sanitizer build checks memory), and each outcome the same on a second run.
     void builtinsWithAnyArgumentTypes() {
         const char* values[] = {"none", "true", "-2", "2.5", "'s'", "[1, 'a']", "{'k': 1}", "nope", "(1, 2)"};
-        const char* calls[] = {"|abs", "|batch(A)", "|center(A)", "|default(A)", "|dictsort", "|first", "|float(A)",
-                               "|format(A)", "|indent(A)", "|int(A)", "|int(0, A)", "|items", "|join(A)", "|last",
-                               "|length", "|list", "|map(A)", "|max", "|min", "|reject(A)", "|rejectattr(A)",
-                               "|replace(A, A)", "|reverse", "|round(A)", "|select(A)", "|selectattr(A)", "|slice(A)",
-                               "|sort(A)", "|sum(A)", "|title", "|tojson(indent=A)", "|trim(A)", "|truncate(A)",
-                               "|unique", "|wordcount", ".strip(A)", ".split(A)", ".split(',', A)", ".startswith(A)",
-                               ".replace(A, A)", ".find(A)", ".count(A)", ".join(A)", ".format(A)", ".center(A)",
-                               ".zfill(A)", ".partition(A)", ".get(A)", ".items()", ".index(A)", "[A]", "[A:A]",
-                               " is divisibleby(A)", " is in(A)", " is lt(A)", " ** A", " // A", " % A", " + A", " < A"};
+        const char* calls[] = {"|abs",
+                               "|batch(A)",
+                               "|center(A)",
+                               "|default(A)",
+                               "|dictsort",
+                               "|first",
+                               "|float(A)",
+                               "|format(A)",
+                               "|indent(A)",
+                               "|int(A)",
+                               "|int(0, A)",
+                               "|items",
+                               "|join(A)",
+                               "|last",
+                               "|length",
+                               "|list",
+                               "|map(A)",
+                               "|max",
+                               "|min",
+                               "|reject(A)",
+                               "|rejectattr(A)",
+                               "|replace(A, A)",
+                               "|reverse",
+                               "|round(A)",
+                               "|select(A)",
+                               "|selectattr(A)",
+                               "|slice(A)",
+                               "|sort(A)",
+                               "|sum(A)",
+                               "|title",
+                               "|tojson(indent=A)",
+                               "|trim(A)",
+                               "|truncate(A)",
+                               "|unique",
+                               "|wordcount",
+                               ".strip(A)",
+                               ".split(A)",
+                               ".split(',', A)",
+                               ".startswith(A)",
+                               ".replace(A, A)",
+                               ".find(A)",
+                               ".count(A)",
+                               ".join(A)",
+                               ".format(A)",
+                               ".center(A)",
+                               ".zfill(A)",
+                               ".partition(A)",
+                               ".get(A)",
+                               ".items()",
+                               ".index(A)",
+                               "[A]",
+                               "[A:A]",
+                               " is divisibleby(A)",
+                               " is in(A)",
+                               " is lt(A)",
+                               " ** A",
+                               " // A",
+                               " % A",
+                               " + A",
+                               " < A"};
         int rendered = 0, failed = 0;
         for (const char* v : values)
             for (const char* a : values)
@@ -227,10 +287,18 @@ private slots:
                     for (size_t p; (p = call.find('A')) != std::string::npos;) call.replace(p, 1, a);
                     std::string source = std::string("{{ (") + v + ")" + call + " }}";
                     std::string first, second;
-                    try { first = ChatTemplate(source).render(nlohmann::ordered_json::array()); ++rendered; }
-                    catch (const Error& e) { first = std::string("error: ") + e.what(); ++failed; }
-                    try { second = ChatTemplate(source).render(nlohmann::ordered_json::array()); }
-                    catch (const Error& e) { second = std::string("error: ") + e.what(); }
+                    try {
+                        first = ChatTemplate(source).render(nlohmann::ordered_json::array());
+                        ++rendered;
+                    } catch (const Error& e) {
+                        first = std::string("error: ") + e.what();
+                        ++failed;
+                    }
+                    try {
+                        second = ChatTemplate(source).render(nlohmann::ordered_json::array());
+                    } catch (const Error& e) {
+                        second = std::string("error: ") + e.what();
+                    }
                     QCOMPARE(second, first);
                 }
         QVERIFY(rendered > 0 && failed > 0);
@@ -240,12 +308,16 @@ private slots:
     // throws cairn::Error; nothing hangs or crashes.
     void mutatedTemplatesFailCleanly() {
         const std::string base =
-            "{%- macro fmt(v) -%}{%- if v is mapping -%}{ {%- for k, x in v|dictsort %}{{ k }}:{{ fmt(x) }}{% endfor -%} }"
+            "{%- macro fmt(v) -%}{%- if v is mapping -%}{ {%- for k, x in v|dictsort %}{{ k }}:{{ fmt(x) }}{% endfor "
+            "-%} }"
             "{%- elif v is string %}'{{ v|trim }}'{% else %}{{ v|tojson }}{% endif -%}{%- endmacro -%}\n"
-            "{%- set ns = namespace(n=0, sys='') -%}\n{%- if messages[0].role == 'system' -%}{%- set ns.sys = messages[0].content -%}{%- endif -%}\n"
+            "{%- set ns = namespace(n=0, sys='') -%}\n{%- if messages[0].role == 'system' -%}{%- set ns.sys = "
+            "messages[0].content -%}{%- endif -%}\n"
             "{%- for m in messages if m.role != 'system' -%}\n  {%- set ns.n = ns.n + 1 -%}\n"
-            "  {{ '<|' ~ m.role ~ '|>' }}{{ m.content.split('</think>')[-1].strip() if m.role == 'assistant' else m.content }}"
-            "{% if loop.last and add_generation_prompt %}<|assistant|>{% endif %}\n{%- else -%}{{ raise_exception('empty') }}"
+            "  {{ '<|' ~ m.role ~ '|>' }}{{ m.content.split('</think>')[-1].strip() if m.role == 'assistant' else "
+            "m.content }}"
+            "{% if loop.last and add_generation_prompt %}<|assistant|>{% endif %}\n{%- else -%}{{ "
+            "raise_exception('empty') }}"
             "{%- endfor -%}\n{{ fmt({'n': ns.n, 's': ns.sys, 'l': [1, 2.5, none]}) }}{# done #}";
         nlohmann::ordered_json messages = nlohmann::ordered_json::parse(
             "[{\"role\": \"system\", \"content\": \" s \"}, {\"role\": \"user\", \"content\": \"h\u00e9\"},"
@@ -253,10 +325,35 @@ private slots:
         ChatRenderOptions o;
         o.addGenerationPrompt = true;
         QVERIFY(!ChatTemplate(base).render(messages, o).empty());
-        const char* fragments[] = {"{{", "}}", "{%", "%}", "{#", "-", "(", ")", "[", "'", "|", ".", " if ", "endfor",
-                                   "loop", "\\", "\n", "\xc3", "99999999999999999999", "**", ":", ",", "not ", " is "};
+        const char* fragments[] = {"{{",
+                                   "}}",
+                                   "{%",
+                                   "%}",
+                                   "{#",
+                                   "-",
+                                   "(",
+                                   ")",
+                                   "[",
+                                   "'",
+                                   "|",
+                                   ".",
+                                   " if ",
+                                   "endfor",
+                                   "loop",
+                                   "\\",
+                                   "\n",
+                                   "\xc3",
+                                   "99999999999999999999",
+                                   "**",
+                                   ":",
+                                   ",",
+                                   "not ",
+                                   " is "};
         uint32_t state = 12345;
-        auto rnd = [&state] { state = state * 1664525u + 1013904223u; return state >> 8; };
+        auto rnd = [&state] {
+            state = state * 1664525u + 1013904223u;
+            return state >> 8;
+        };
         int parsed = 0, renderedOk = 0;
         for (int i = 0; i < 3000; ++i) {
             std::string s = base;
@@ -270,8 +367,7 @@ private slots:
                 ++parsed;
                 t.render(messages, o);
                 ++renderedOk;
-            } catch (const Error&) {
-            }
+            } catch (const Error&) {}
         }
         QVERIFY(parsed > 0 && renderedOk > 0 && parsed < 3000);
     }
@@ -299,7 +395,8 @@ private slots:
         QCOMPARE(renderError("{{ ('x' * 500000)|length }}", o), std::string("rendered"));
         o = ChatRenderOptions();
         o.limits.maxDepth = 50;
-        e = renderError("{% set ns = namespace(x=1) %}{% for i in range(100) %}{% set ns.x = [ns.x] %}{% endfor %}{{ ns.x }}", o);
+        e = renderError(
+            "{% set ns = namespace(x=1) %}{% for i in range(100) %}{% set ns.x = [ns.x] %}{% endfor %}{{ ns.x }}", o);
         QVERIFY2(e.find("exceeded the depth limit (50 levels)") != std::string::npos, e.c_str());
         QVERIFY2(e.find('\n') == std::string::npos, e.c_str());
     }
@@ -317,7 +414,9 @@ private slots:
         QVERIFY(stats.peakDepth >= 2);
         // A failing render reports what it used too.
         o.limits.maxSteps = 100;
-        QVERIFY_THROWS_EXCEPTION(TemplateError, ChatTemplate("{% for i in range(1000) %}{% endfor %}").render(std::vector<ChatMessage>{}, o));
+        QVERIFY_THROWS_EXCEPTION(
+            TemplateError,
+            ChatTemplate("{% for i in range(1000) %}{% endfor %}").render(std::vector<ChatMessage>{}, o));
         QVERIFY(stats.steps > 100 && stats.steps < 5000);  // range(1000) is charged as a whole
     }
 
@@ -325,7 +424,9 @@ private slots:
         std::atomic<bool> cancel{true};
         ChatRenderOptions o;
         o.cancel = &cancel;
-        QVERIFY_THROWS_EXCEPTION(TemplateCancelled, ChatTemplate("{% for i in range(100000) %}{% endfor %}").render(std::vector<ChatMessage>{}, o));
+        QVERIFY_THROWS_EXCEPTION(
+            TemplateCancelled,
+            ChatTemplate("{% for i in range(100000) %}{% endfor %}").render(std::vector<ChatMessage>{}, o));
         // From another thread, while a template loops (it would need 2^40 iterations).
         cancel = false;
         o.limits.maxSteps = UINT64_MAX / 2;

@@ -77,7 +77,7 @@ const std::set<std::string> kMustBePrefixStable = {
     "meta-llama-Llama-3.2-3B-Instruct.jinja",
 };
 
-} // namespace
+}  // namespace
 
 class TestChatTemplates : public QObject {
     Q_OBJECT
@@ -150,8 +150,14 @@ private slots:
                 std::vector<bool> okPlain(messages.size() + 1, false), okGen(messages.size() + 1, false);
                 for (size_t k = 1; k <= messages.size(); ++k) {
                     json head(messages.begin(), messages.begin() + long(k));
-                    try { rendered[k] = compiled.render(head, optionsFor(t, false)); okPlain[k] = true; } catch (const Error&) {}
-                    try { renderedGen[k] = compiled.render(head, optionsFor(t, true)); okGen[k] = true; } catch (const Error&) {}
+                    try {
+                        rendered[k] = compiled.render(head, optionsFor(t, false));
+                        okPlain[k] = true;
+                    } catch (const Error&) {}
+                    try {
+                        renderedGen[k] = compiled.render(head, optionsFor(t, true));
+                        okGen[k] = true;
+                    } catch (const Error&) {}
                 }
                 for (size_t k = 1; k < messages.size(); ++k) {
                     if (okPlain[k] && okPlain[k + 1]) {
@@ -169,19 +175,20 @@ private slots:
             bool stable = checked > 0 && held == checked;
             stableTemplates += stable;
             if (checked == 0) {
-                std::printf("prefix stability %-52s not applicable (the template refuses these conversations)\n", t.name.c_str());
+                std::printf("prefix stability %-52s not applicable (the template refuses these conversations)\n",
+                            t.name.c_str());
                 continue;
             }
             std::printf("prefix stability %-52s %s (%d/%d appends; generation prompt then reply: %d/%d)%s%s\n",
                         t.name.c_str(), stable ? "holds" : "breaks", held, checked, genHeld, genChecked,
                         firstBreak.empty() ? "" : ", first break: ", firstBreak.c_str());
-            if (kMustBePrefixStable.count(t.name) && (!stable || genHeld != genChecked))
-                mustFailures.push_back(t.name);
+            if (kMustBePrefixStable.count(t.name) && (!stable || genHeld != genChecked)) mustFailures.push_back(t.name);
         }
         std::printf("prefix stability holds for %d of %zu templates\n", stableTemplates, templates.size());
         for (const auto& name : kMustBePrefixStable)
-            QVERIFY2(std::any_of(templates.begin(), templates.end(), [&](const TemplateData& t) { return t.name == name; }),
-                     name.c_str());
+            QVERIFY2(
+                std::any_of(templates.begin(), templates.end(), [&](const TemplateData& t) { return t.name == name; }),
+                name.c_str());
         for (const auto& f : mustFailures) std::printf("FAILED prefix stability: %s\n", f.c_str());
         QVERIFY(mustFailures.empty());
     }
@@ -200,21 +207,34 @@ private slots:
                 ChatRenderOptions o = optionsFor(t, c["add_generation_prompt"].get<bool>());
                 ChatRenderStats stats;
                 o.stats = &stats;
-                try { compiled.render(conversation(conv), o); } catch (const Error&) {}
+                try {
+                    compiled.render(conversation(conv), o);
+                } catch (const Error&) {}
                 ++renders;
                 std::string label = t.name + " / " + conv;
-                if (stats.steps > most.steps) { most.steps = stats.steps; mostSteps = label; }
-                if (stats.peakBytes > most.peakBytes) { most.peakBytes = stats.peakBytes; mostBytes = label; }
-                if (stats.peakDepth > most.peakDepth) { most.peakDepth = stats.peakDepth; mostDepth = label; }
+                if (stats.steps > most.steps) {
+                    most.steps = stats.steps;
+                    mostSteps = label;
+                }
+                if (stats.peakBytes > most.peakBytes) {
+                    most.peakBytes = stats.peakBytes;
+                    mostBytes = label;
+                }
+                if (stats.peakDepth > most.peakDepth) {
+                    most.peakDepth = stats.peakDepth;
+                    mostDepth = label;
+                }
             }
         }
         const ChatRenderLimits limits;
-        std::printf("budget over %d renderings: at most %llu steps (%s; limit %llu, %.0fx), %llu bytes (%s; limit %llu, %.0fx), "
+        std::printf("budget over %d renderings: at most %llu steps (%s; limit %llu, %.0fx), %llu bytes (%s; limit "
+                    "%llu, %.0fx), "
                     "depth %u (%s; limit %u, %.0fx)\n",
                     renders, (unsigned long long)most.steps, mostSteps.c_str(), (unsigned long long)limits.maxSteps,
                     double(limits.maxSteps) / double(most.steps), (unsigned long long)most.peakBytes, mostBytes.c_str(),
-                    (unsigned long long)limits.maxBytes, double(limits.maxBytes) / double(most.peakBytes), most.peakDepth,
-                    mostDepth.c_str(), limits.maxDepth, double(limits.maxDepth) / double(most.peakDepth));
+                    (unsigned long long)limits.maxBytes, double(limits.maxBytes) / double(most.peakBytes),
+                    most.peakDepth, mostDepth.c_str(), limits.maxDepth,
+                    double(limits.maxDepth) / double(most.peakDepth));
         QCOMPARE(renders, 528);
         QVERIFY(most.steps > 0 && most.peakBytes > 0 && most.peakDepth > 0);
         QVERIFY(most.steps * 100 < limits.maxSteps);

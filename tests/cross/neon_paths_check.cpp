@@ -14,10 +14,10 @@
 #include "model/attention.h"
 #include "model/attention_kernels.h"
 #include "random_weights.h"
+#include "same_bits.h"
 #include "tensor/matmul.h"
 #include "tiny_mamba.h"
 #include "tiny_models.h"
-#include "same_bits.h"
 
 #include <unistd.h>
 
@@ -86,8 +86,8 @@ struct AttentionCase {
 std::vector<float> runAttention(const AttentionCase& c, const std::vector<float>& q, const memory::KvCache& cache,
                                 int64_t chunk) {
     ExecContext ctx(1);
-    const model::AttentionShape shape{c.heads, c.kvHeads, c.keyDim, c.valueDim, float(1.0 / std::sqrt(double(c.keyDim))),
-                                      c.window};
+    const model::AttentionShape shape{
+        c.heads, c.kvHeads, c.keyDim, c.valueDim, float(1.0 / std::sqrt(double(c.keyDim))), c.window};
     const int64_t qd = c.heads * c.keyDim, od = c.heads * c.valueDim;
     std::vector<float> out(size_t(c.length * od));
     for (int64_t p0 = 0; p0 < c.length; p0 += chunk) {
@@ -99,8 +99,8 @@ std::vector<float> runAttention(const AttentionCase& c, const std::vector<float>
 
 // Head sizes and lengths around the 4- and 16-lane chunks, GQA groups 1-6, a peaked softmax.
 void checkAttention(const std::vector<std::string>& paths) {
-    const AttentionCase cases[] = {{8, 2, 64, 64, 100, 1.0f}, {8, 2, 128, 128, 37, 1.0f}, {12, 2, 24, 40, 29, 1.0f},
-                                   {5, 1, 48, 56, 21, 1.0f},  {3, 1, 13, 21, 50, 1.0f},   {2, 1, 7, 5, 17, 1.0f},
+    const AttentionCase cases[] = {{8, 2, 64, 64, 100, 1.0f}, {8, 2, 128, 128, 37, 1.0f},  {12, 2, 24, 40, 29, 1.0f},
+                                   {5, 1, 48, 56, 21, 1.0f},  {3, 1, 13, 21, 50, 1.0f},    {2, 1, 7, 5, 17, 1.0f},
                                    {4, 4, 40, 24, 65, 6.0f},  {4, 1, 32, 32, 70, 1.0f, 32}};
     for (const auto& c : cases)
         for (const auto kv : {KvType::F32, KvType::F16}) {
@@ -119,9 +119,8 @@ void checkAttention(const std::vector<std::string>& paths) {
             usePath("scalar");
             const auto reference = runAttention(c, q, cache, c.length);
             const std::string name = "attention h" + std::to_string(c.heads) + "/" + std::to_string(c.kvHeads) + " k" +
-                                     std::to_string(c.keyDim) + " v" + std::to_string(c.valueDim) + " n" +
-                                     std::to_string(c.length) + " w" + std::to_string(c.window) +
-                                     (kv == KvType::F16 ? " f16" : " f32");
+                std::to_string(c.keyDim) + " v" + std::to_string(c.valueDim) + " n" + std::to_string(c.length) + " w" +
+                std::to_string(c.window) + (kv == KvType::F16 ? " f16" : " f32");
             for (const auto& path : paths) {
                 usePath(path);
                 check(sameBits(runAttention(c, q, cache, c.length), reference) &&
@@ -164,8 +163,8 @@ void checkModels(const std::vector<std::string>& paths) {
     for (const TensorType type : {TensorType::F16, TensorType::Q8_0, TensorType::Q4_0}) {
         TinyModelOptions o;
         o.type = type;
-        checkModel("tiny llama " + std::string(tensorTypeName(type)),
-                   writeTinyModel((dir / "llama.gguf").string(), o), paths);
+        checkModel("tiny llama " + std::string(tensorTypeName(type)), writeTinyModel((dir / "llama.gguf").string(), o),
+                   paths);
     }
     TinyModelOptions qwen3;
     qwen3.arch = TinyArch::Qwen3;
@@ -173,8 +172,8 @@ void checkModels(const std::vector<std::string>& paths) {
     for (const TensorType type : {TensorType::F32, TensorType::Q8_0}) {
         TinyMambaOptions o;
         o.type = type;
-        checkModel("tiny mamba " + std::string(tensorTypeName(type)),
-                   writeTinyMamba((dir / "mamba.gguf").string(), o), paths);
+        checkModel("tiny mamba " + std::string(tensorTypeName(type)), writeTinyMamba((dir / "mamba.gguf").string(), o),
+                   paths);
     }
     std::filesystem::remove_all(dir);
 }
@@ -190,7 +189,7 @@ std::vector<std::string> split(const std::string& s) {
     return out;
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv) {
     if (argc != 3 || std::string(argv[1]) != "--expect") {

@@ -23,7 +23,9 @@ namespace {
 
 // |ours − torch| ≤ 1e-3 · max(1, |torch|): relative for large logits, absolute
 // near zero, where a relative bound would demand more than float32 gives.
-bool close(float ours, double torch) { return std::fabs(double(ours) - torch) <= 1e-3 * std::max(1.0, std::fabs(torch)); }
+bool close(float ours, double torch) {
+    return std::fabs(double(ours) - torch) <= 1e-3 * std::max(1.0, std::fabs(torch));
+}
 
 nlohmann::json readJson(const std::string& path) {
     std::ifstream in(path);
@@ -31,7 +33,7 @@ nlohmann::json readJson(const std::string& path) {
     return nlohmann::json::parse(in);
 }
 
-} // namespace
+}  // namespace
 
 class TestDemoOracle : public QObject {
     Q_OBJECT
@@ -63,7 +65,11 @@ class TestDemoOracle : public QObject {
                 ++compared;
                 if (!close(ours, torch) && firstMismatch.isEmpty())
                     firstMismatch = QString("%1: position %2 token %3: ours %4, torch %5")
-                                        .arg(kind.c_str()).arg(pos).arg(id).arg(ours).arg(torch);
+                                        .arg(kind.c_str())
+                                        .arg(pos)
+                                        .arg(id)
+                                        .arg(ours)
+                                        .arg(torch);
             };
             for (int64_t pos = 0; pos < n; ++pos)
                 for (size_t k = 0; k < 20; ++k)
@@ -81,7 +87,8 @@ class TestDemoOracle : public QObject {
             }
             QCOMPARE(greedy, c["greedy"].get<std::vector<int32_t>>());
         }
-        qInfo("%s: %d logits compared, max |ours - torch| / max(1, |torch|) = %.2e", modelFile.c_str(), compared, worst);
+        qInfo("%s: %d logits compared, max |ours - torch| / max(1, |torch|) = %.2e", modelFile.c_str(), compared,
+              worst);
     }
 
 private slots:

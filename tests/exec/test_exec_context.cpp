@@ -44,8 +44,7 @@ void awaitSecondThread(std::mutex& m, const Set& seen, std::chrono::milliseconds
 // Runs one loop and checks its cover; returns the threads that ran a range.
 // With a patience, each range waits for a second thread (awaitSecondThread).
 std::set<std::thread::id> coverOnce(ExecContext& ctx, int64_t n, int64_t grain, bool& ok,
-                                    std::chrono::microseconds perItem = {},
-                                    std::chrono::milliseconds patience = {}) {
+                                    std::chrono::microseconds perItem = {}, std::chrono::milliseconds patience = {}) {
     std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
     std::mutex m;
     std::set<std::thread::id> threads;
@@ -71,7 +70,7 @@ std::set<std::thread::id> coverOnce(ExecContext& ctx, int64_t n, int64_t grain, 
     return threads;
 }
 
-} // namespace
+}  // namespace
 
 class TestExecContext : public QObject {
     Q_OBJECT
@@ -188,7 +187,7 @@ private slots:
         // One thread: the task runs on the caller, which is lowered too.
         ExecContext single(1, ThreadPriority::Background);
         std::thread lone([&] {
-            single.parallelFor(4, 1, [](int64_t, int64_t) {});
+            single.parallelFor(4, 1, [](int64_t, int64_t){});
             QVERIFY(getpriority(PRIO_PROCESS, id_t(syscall(SYS_gettid))) >= kBackgroundNice);
         });
         lone.join();

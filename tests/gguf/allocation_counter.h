@@ -45,7 +45,7 @@ inline void release(void* q) noexcept {
     std::free(p);
 }
 
-} // namespace cairn::test::alloc
+}  // namespace cairn::test::alloc
 
 void* operator new(std::size_t n) {
     if (void* p = cairn::test::alloc::allocate(n)) return p;

@@ -6,7 +6,6 @@
 #include <QProcess>
 #include <QStringList>
 
-
 namespace cairn::test {
 
 struct CliResult {
@@ -36,4 +35,4 @@ inline CliResult runCli(const QStringList& args) {
             p.readAllStandardError()};
 }
 
-} // namespace cairn::test
+}  // namespace cairn::test

@@ -15,8 +15,12 @@ namespace cairn::test {
 
 using Bytes = std::vector<uint8_t>;
 
-template <typename T> void store(Bytes& b, uint64_t at, T v) { std::memcpy(b.data() + at, &v, sizeof v); }
-template <typename T> T fetch(const Bytes& b, uint64_t at) {
+template <typename T>
+void store(Bytes& b, uint64_t at, T v) {
+    std::memcpy(b.data() + at, &v, sizeof v);
+}
+template <typename T>
+T fetch(const Bytes& b, uint64_t at) {
     T v;
     std::memcpy(&v, b.data() + at, sizeof v);
     return v;
@@ -25,8 +29,8 @@ template <typename T> T fetch(const Bytes& b, uint64_t at) {
 // Byte offsets of the fields of one metadata entry in a parsed buffer.
 struct KvFields {
     uint64_t keyLength;  // the uint64 before the key
-    uint64_t type;       // the uint32 value type
-    uint64_t value;      // first byte after the type (for arrays: the element type)
+    uint64_t type;  // the uint32 value type
+    uint64_t value;  // first byte after the type (for arrays: the element type)
 };
 inline KvFields kvFields(const gguf::File& f, std::string_view key) {
     const auto& v = f.get(key);
@@ -55,4 +59,4 @@ inline std::optional<std::string> parseError(const Bytes& bytes, const std::stri
     }
 }
 
-} // namespace cairn::test
+}  // namespace cairn::test

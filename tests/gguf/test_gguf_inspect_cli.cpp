@@ -31,7 +31,7 @@ QJsonObject parseJson(const QByteArray& out) {
     return doc.object();
 }
 
-} // namespace
+}  // namespace
 
 class TestGgufInspectCli : public QObject {
     Q_OBJECT
@@ -190,7 +190,8 @@ private slots:
         // Escape sequences (OSC retitling the window, CSI clearing the screen, the
         // 8-bit CSI U+009B), a bell, a right-to-left override and invalid UTF-8 in the
         // strings inspect shows: written visibly, never as the bytes themselves.
-        const std::string name = "evil\x1b]0;pwned\x07\x1b[2J\xC2\x9B" "31m\xE2\x80\xAEtxt.exe\xFF\\end";
+        const std::string name = "evil\x1b]0;pwned\x07\x1b[2J\xC2\x9B"
+                                 "31m\xE2\x80\xAEtxt.exe\xFF\\end";
         gguf::Writer w;
         w.setString("general.architecture", "llama\x1b[1m");
         w.setString("general.name", name);
@@ -200,7 +201,8 @@ private slots:
         w.addTensor("bad\x1b[5mname", TensorType::F32, {4}, Bytes(16, 0));
         const QString path = dir_.filePath("escapes.gguf");
         writeBytes(path, w.toBytes());
-        for (const QStringList& args : {QStringList{"inspect", path, "--tensors"}, QStringList{"inspect", path, "--json", "--tensors"}}) {
+        for (const QStringList& args :
+             {QStringList{"inspect", path, "--tensors"}, QStringList{"inspect", path, "--json", "--tensors"}}) {
             auto r = runCli(args);
             QCOMPARE(r.status, 0);
             for (const char* raw : {"\x1b", "\x07", "\r", "\xC2\x9B", "\xE2\x80\xAE", "\xFF"})
@@ -211,7 +213,8 @@ private slots:
                 QCOMPARE(j.value("name").toString(), QString::fromUtf8(QByteArray::fromStdString(name)));
                 QCOMPARE(j.value("tokenizer").toObject().value("pre").toString(), QString("pre\r\nfake: line"));
             } else {
-                QVERIFY2(r.out.contains("evil\\x1B]0;pwned\\x07\\x1B[2J\\u{009B}31m\\u{202E}txt.exe\\xFF\\\\end"), r.out.constData());
+                QVERIFY2(r.out.contains("evil\\x1B]0;pwned\\x07\\x1B[2J\\u{009B}31m\\u{202E}txt.exe\\xFF\\\\end"),
+                         r.out.constData());
                 QVERIFY(r.out.contains("llama\\x1B[1m"));
                 QVERIFY(r.out.contains("pre\\x0D\\x0Afake: line"));
                 QVERIFY(r.out.contains("bad\\x1B[5mname"));

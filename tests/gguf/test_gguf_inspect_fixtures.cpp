@@ -38,7 +38,8 @@ private slots:
         QCOMPARE(j["architecture"].toString(), QString("llama"));
         QCOMPARE(j["name"].toString(), QString("cairn-fixture-llama-spm"));
         QCOMPARE(j["parameters"].toInteger(), elementSum("fixtures/llama-spm-q8_0.gguf"));
-        QCOMPARE(j["file_size"].toInteger(), QFileInfo(QString::fromStdString(sharedPath("fixtures/llama-spm-q8_0.gguf"))).size());
+        QCOMPARE(j["file_size"].toInteger(),
+                 QFileInfo(QString::fromStdString(sharedPath("fixtures/llama-spm-q8_0.gguf"))).size());
         QCOMPARE(j["tensor_count"].toInt(), 20);
         QCOMPARE(j["context_length"].toInteger(), 512);
         QCOMPARE(j["tokenizer"].toObject()["model"].toString(), QString("llama"));

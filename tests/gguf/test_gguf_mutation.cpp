@@ -68,7 +68,8 @@ struct Rng {
     uint64_t in(uint64_t lo, uint64_t hi) { return lo + below(hi - lo + 1); }  // [lo, hi]
 };
 
-template <typename T> T load(const uint8_t* p) {
+template <typename T>
+T load(const uint8_t* p) {
     T v;
     std::memcpy(&v, p, sizeof v);
     return v;
@@ -124,13 +125,29 @@ std::vector<Field> structuralFields(const gguf::File& f, Rng& rng) {
 
 // Error kinds, for the summary.
 std::string kindOf(const std::string& msg) {
-    static const char* kinds[] = {"not a GGUF file", "unsupported GGUF version", "absurd", "truncated file",
-                                  "runs past the end", "cannot fit", "unknown value type",
-                                  "unknown array element type", "nested arrays", "must be 0 or 1", "empty key",
-                                  "duplicate metadata key", "duplicate tensor name", "general.alignment",
-                                  "bytes long", "dimensions (GGUF allows", "beyond the int64 range",
-                                  "overflow", "unknown tensor type", "block size", "not a multiple of the alignment",
-                                  "lies past the end", "run past the end"};
+    static const char* kinds[] = {"not a GGUF file",
+                                  "unsupported GGUF version",
+                                  "absurd",
+                                  "truncated file",
+                                  "runs past the end",
+                                  "cannot fit",
+                                  "unknown value type",
+                                  "unknown array element type",
+                                  "nested arrays",
+                                  "must be 0 or 1",
+                                  "empty key",
+                                  "duplicate metadata key",
+                                  "duplicate tensor name",
+                                  "general.alignment",
+                                  "bytes long",
+                                  "dimensions (GGUF allows",
+                                  "beyond the int64 range",
+                                  "overflow",
+                                  "unknown tensor type",
+                                  "block size",
+                                  "not a multiple of the alignment",
+                                  "lies past the end",
+                                  "run past the end"};
     for (const char* k : kinds)
         if (msg.find(k) != std::string::npos) return k;
     return "other";
@@ -195,7 +212,7 @@ struct Stats {
     std::map<std::string, uint64_t> kinds;
 };
 
-} // namespace
+}  // namespace
 
 class TestGgufMutation : public QObject {
     Q_OBJECT
@@ -315,9 +332,21 @@ class TestGgufMutation : public QObject {
         for (int i = 0; i < overwrites; ++i) {
             const auto& fl = fields[rng.below(fields.size())];
             uint64_t old = fl.width == 8 ? load<uint64_t>(work + fl.at) : load<uint32_t>(work + fl.at);
-            const uint64_t candidates[] = {0, 1, old + 1, old - 1, old * 2, old + 32, uint64_t(1) << 31,
-                                           uint64_t(1) << 32, (uint64_t(1) << 63) - 1, uint64_t(1) << 63,
-                                           ~uint64_t(0), size, size - fl.at, 0x03000000, 31};
+            const uint64_t candidates[] = {0,
+                                           1,
+                                           old + 1,
+                                           old - 1,
+                                           old * 2,
+                                           old + 32,
+                                           uint64_t(1) << 31,
+                                           uint64_t(1) << 32,
+                                           (uint64_t(1) << 63) - 1,
+                                           uint64_t(1) << 63,
+                                           ~uint64_t(0),
+                                           size,
+                                           size - fl.at,
+                                           0x03000000,
+                                           31};
             uint64_t v = candidates[rng.below(std::size(candidates))];
             uint8_t saved[8];
             std::memcpy(saved, work + fl.at, size_t(fl.width));

@@ -33,7 +33,7 @@ std::span<const uint8_t> payload(const gguf::Value& v) {
     return {};
 }
 
-} // namespace
+}  // namespace
 
 class TestGgufRoundTrip : public QObject {
     Q_OBJECT

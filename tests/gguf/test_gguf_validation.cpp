@@ -35,18 +35,17 @@ gguf::File parsed(const Bytes& b) { return gguf::File::fromMemory(b.data(), b.si
 
 std::string at(uint64_t offset) { return "(at byte " + std::to_string(offset) + ")"; }
 
-} // namespace
+}  // namespace
 
 // Checks that parsing fails with a one-line message holding every part.
-#define EXPECT_ERROR(bytes, ...)                                                             \
-    do {                                                                                     \
-        auto err_ = parseError(bytes);                                                       \
-        QVERIFY2(err_.has_value(), "the file loaded, an error was expected");                \
-        QVERIFY2(err_->find('\n') == std::string::npos, err_->c_str());                     \
-        QVERIFY2(err_->rfind("test.gguf: ", 0) == 0, err_->c_str());                        \
-        for (const std::string& part_ : std::initializer_list<std::string>{__VA_ARGS__})     \
-            QVERIFY2(err_->find(part_) != std::string::npos,                                 \
-                     ("missing '" + part_ + "' in: " + *err_).c_str());                    \
+#define EXPECT_ERROR(bytes, ...)                                                                                       \
+    do {                                                                                                               \
+        auto err_ = parseError(bytes);                                                                                 \
+        QVERIFY2(err_.has_value(), "the file loaded, an error was expected");                                          \
+        QVERIFY2(err_->find('\n') == std::string::npos, err_->c_str());                                                \
+        QVERIFY2(err_->rfind("test.gguf: ", 0) == 0, err_->c_str());                                                   \
+        for (const std::string& part_ : std::initializer_list<std::string>{__VA_ARGS__})                               \
+            QVERIFY2(err_->find(part_) != std::string::npos, ("missing '" + part_ + "' in: " + *err_).c_str());        \
     } while (0)
 
 class TestGgufValidation : public QObject {

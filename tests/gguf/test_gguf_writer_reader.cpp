@@ -24,7 +24,7 @@ Bytes asBytes(const std::vector<float>& v) {
     return b;
 }
 
-} // namespace
+}  // namespace
 
 class TestGgufWriterReader : public QObject {
     Q_OBJECT

@@ -24,13 +24,13 @@ namespace cairn::test {
 
 struct MockFile {
     MockFile(std::string p, std::string c) : path(std::move(p)), content(std::move(c)) {}
-    std::string path;          // in the repository
+    std::string path;  // in the repository
     std::string content;
-    std::string listedSha;     // empty: the real SHA-256 of content
-    long dropAfter = -1;       // once: close the connection after this many bytes of the file
+    std::string listedSha;  // empty: the real SHA-256 of content
+    long dropAfter = -1;  // once: close the connection after this many bytes of the file
     bool ignoreRange = false;  // answer 200 with the whole file to a Range request
-    int delayMsPerChunk = 0;   // slow transfers (pause tests)
-    bool missing = false;      // listed, but the download is a 404
+    int delayMsPerChunk = 0;  // slow transfers (pause tests)
+    bool missing = false;  // listed, but the download is a 404
 };
 
 struct MockRepo {
@@ -66,17 +66,16 @@ class MockHub {
 public:
     std::vector<MockRepo> repos;
     std::string searchOverride;  // non-empty: the /api/models body as is
-    std::string treeOverride;    // non-empty: every tree body as is
+    std::string treeOverride;  // non-empty: every tree body as is
 
     void start() {
         http_.Get("/api/models", [this](const httplib::Request& req, httplib::Response& res) { search(req, res); });
-        http_.Get(R"(/api/models/([^/]+)/([^/]+)/tree/main)", [this](const httplib::Request& req, httplib::Response& res) {
-            tree(req, res);
-        });
-        http_.Get(R"(/([^/]+)/([^/]+)/resolve/main/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
-            resolve(req, res);
-        });
-        http_.Get(R"(/cdn/(\d+)/(\d+))", [this](const httplib::Request& req, httplib::Response& res) { serve(req, res); });
+        http_.Get(R"(/api/models/([^/]+)/([^/]+)/tree/main)",
+                  [this](const httplib::Request& req, httplib::Response& res) { tree(req, res); });
+        http_.Get(R"(/([^/]+)/([^/]+)/resolve/main/(.+))",
+                  [this](const httplib::Request& req, httplib::Response& res) { resolve(req, res); });
+        http_.Get(R"(/cdn/(\d+)/(\d+))",
+                  [this](const httplib::Request& req, httplib::Response& res) { serve(req, res); });
         port_ = http_.bind_to_any_port("127.0.0.1");
         thread_ = std::thread([this] { http_.listen_after_bind(); });
     }
@@ -120,18 +119,21 @@ private:
         {
             std::lock_guard<std::mutex> lock(mutex_);
             lastSearch_ = "search=" + req.get_param_value("search") + "&filter=" + req.get_param_value("filter") +
-                          "&sort=" + req.get_param_value("sort") + "&direction=" + req.get_param_value("direction");
+                "&sort=" + req.get_param_value("sort") + "&direction=" + req.get_param_value("direction");
         }
         if (!searchOverride.empty()) return res.set_content(searchOverride, "application/json");
         std::string body = "[";
         for (size_t i = 0; i < repos.size(); ++i) {
             const auto& r = repos[i];
             body += std::string(i ? "," : "") + "{\"_id\":\"65f0c0ffee" + std::to_string(i) + "\",\"id\":\"" + r.id +
-                    "\",\"likes\":" + std::to_string(r.likes) + ",\"trendingScore\":3,\"private\":false,\"downloads\":" +
-                    std::to_string(r.downloads) + ",\"tags\":[\"gguf\",\"text-generation\"],\"pipeline_tag\":\"text-generation\"," +
-                    "\"library_name\":\"gguf\",\"createdAt\":\"2024-09-17T14:12:05.000Z\",\"modelId\":\"" + r.id + "\"" +
-                    (req.has_param("expand[]") ? ",\"lastModified\":\"2025-03-0" + std::to_string(1 + i % 9) + "T10:00:00.000Z\"" : "") +
-                    (r.token.empty() ? "" : ",\"gated\":\"manual\"") + "}";
+                "\",\"likes\":" + std::to_string(r.likes) +
+                ",\"trendingScore\":3,\"private\":false,\"downloads\":" + std::to_string(r.downloads) +
+                ",\"tags\":[\"gguf\",\"text-generation\"],\"pipeline_tag\":\"text-generation\"," +
+                "\"library_name\":\"gguf\",\"createdAt\":\"2024-09-17T14:12:05.000Z\",\"modelId\":\"" + r.id + "\"" +
+                (req.has_param("expand[]")
+                     ? ",\"lastModified\":\"2025-03-0" + std::to_string(1 + i % 9) + "T10:00:00.000Z\""
+                     : "") +
+                (r.token.empty() ? "" : ",\"gated\":\"manual\"") + "}";
         }
         res.set_content(body + "]", "application/json");
     }
@@ -147,15 +149,17 @@ private:
             return res.set_content("{\"error\":\"Repository not found\"}", "application/json");
         }
         std::string body = "[{\"type\":\"file\",\"oid\":\"" + sha1Hex("*.gguf filter=lfs") +
-                           "\",\"size\":1519,\"path\":\".gitattributes\"},"
-                           "{\"type\":\"directory\",\"oid\":\"6c3f1e2a5b\",\"size\":0,\"path\":\"extra\"}";
+            "\",\"size\":1519,\"path\":\".gitattributes\"},"
+            "{\"type\":\"directory\",\"oid\":\"6c3f1e2a5b\",\"size\":0,\"path\":\"extra\"}";
         for (const auto& f : repo->files) {
             const std::string sha = f.listedSha.empty() ? sha256Hex(f.content) : f.listedSha;
-            body += ",{\"type\":\"file\",\"oid\":\"" + sha1Hex(f.path) + "\",\"size\":" + std::to_string(f.content.size()) +
-                    ",\"lfs\":{\"oid\":\"" + sha + "\",\"size\":" + std::to_string(f.content.size()) +
-                    ",\"pointerSize\":135},\"xetHash\":\"" + sha256Hex(sha) + "\",\"path\":\"" + f.path + "\"}";
+            body += ",{\"type\":\"file\",\"oid\":\"" + sha1Hex(f.path) +
+                "\",\"size\":" + std::to_string(f.content.size()) + ",\"lfs\":{\"oid\":\"" + sha +
+                "\",\"size\":" + std::to_string(f.content.size()) + ",\"pointerSize\":135},\"xetHash\":\"" +
+                sha256Hex(sha) + "\",\"path\":\"" + f.path + "\"}";
         }
-        res.set_content(body + ",{\"type\":\"file\",\"oid\":\"abc\",\"size\":5174,\"path\":\"README.md\"}]", "application/json");
+        res.set_content(body + ",{\"type\":\"file\",\"oid\":\"abc\",\"size\":5174,\"path\":\"README.md\"}]",
+                        "application/json");
     }
 
     void resolve(const httplib::Request& req, httplib::Response& res) {
@@ -167,11 +171,13 @@ private:
             const std::string auth = req.get_header_value("Authorization");
             if (auth.empty()) {
                 res.status = 401;
-                return res.set_content("{\"error\":\"Access to model " + repoId + " is restricted.\"}", "application/json");
+                return res.set_content("{\"error\":\"Access to model " + repoId + " is restricted.\"}",
+                                       "application/json");
             }
             if (auth != "Bearer " + repo->token) {
                 res.status = 403;
-                return res.set_content("{\"error\":\"Access to model " + repoId + " is restricted.\"}", "application/json");
+                return res.set_content("{\"error\":\"Access to model " + repoId + " is restricted.\"}",
+                                       "application/json");
             }
         }
         for (size_t r = 0; repo && r < repos.size(); ++r)
@@ -179,8 +185,9 @@ private:
                 for (size_t i = 0; i < repo->files.size(); ++i)
                     if (repo->files[i].path == path && !repo->files[i].missing) {
                         res.status = 302;
-                        res.set_header("Location", "http://localhost:" + std::to_string(port_) + "/cdn/" +
-                                                       std::to_string(r) + "/" + std::to_string(i));
+                        res.set_header("Location",
+                                       "http://localhost:" + std::to_string(port_) + "/cdn/" + std::to_string(r) + "/" +
+                                           std::to_string(i));
                         return;
                     }
         res.status = 404;
@@ -201,20 +208,22 @@ private:
         const int delay = f.delayMsPerChunk;
         if (f.ignoreRange) {  // a 200 with the whole body, chunked (httplib applies no Range to those)
             res.status = 200;
-            res.set_chunked_content_provider("application/octet-stream", [content](size_t offset, httplib::DataSink& sink) {
-                if (offset >= content->size()) {
-                    sink.done();
-                    return true;
-                }
-                return sink.write(content->data() + offset, std::min<size_t>(content->size() - offset, 64 * 1024));
-            });
+            res.set_chunked_content_provider(
+                "application/octet-stream", [content](size_t offset, httplib::DataSink& sink) {
+                    if (offset >= content->size()) {
+                        sink.done();
+                        return true;
+                    }
+                    return sink.write(content->data() + offset, std::min<size_t>(content->size() - offset, 64 * 1024));
+                });
             return;
         }
         res.set_content_provider(content->size(), "application/octet-stream",
                                  [this, content, drop, delay](size_t offset, size_t length, httplib::DataSink& sink) {
                                      const size_t n = std::min<size_t>(length, 64 * 1024);
                                      if (drop >= 0 && offset + n > size_t(drop)) {
-                                         if (offset < size_t(drop)) sink.write(content->data() + offset, size_t(drop) - offset);
+                                         if (offset < size_t(drop))
+                                             sink.write(content->data() + offset, size_t(drop) - offset);
                                          return false;  // the connection drops here
                                      }
                                      if (delay > 0 && !stopping_)
@@ -232,4 +241,4 @@ private:
     std::string lastSearch_;
 };
 
-} // namespace cairn::test
+}  // namespace cairn::test

@@ -45,7 +45,7 @@ QByteArray lastLine(const QByteArray& text) {
     return lines.isEmpty() ? QByteArray() : lines.last();
 }
 
-} // namespace
+}  // namespace
 
 class TestCliDownload : public QObject {
     Q_OBJECT
@@ -62,9 +62,16 @@ private slots:
         MockFile gone{"gone-Q4_0.gguf", cairn::test::fillerBytes(1000, 4)};
         gone.missing = true;
         hub_.repos = {
-            {"org/Models-GGUF", 1234, 56, {}, {{"good-Q4_0.gguf", cairn::test::fillerBytes(500000, 1)}, bad, dropped, gone,
-                                             {"big-00001-of-00002.gguf", cairn::test::fillerBytes(70000, 5)},
-                                             {"big-00002-of-00002.gguf", cairn::test::fillerBytes(80000, 6)}}},
+            {"org/Models-GGUF",
+             1234,
+             56,
+             {},
+             {{"good-Q4_0.gguf", cairn::test::fillerBytes(500000, 1)},
+              bad,
+              dropped,
+              gone,
+              {"big-00001-of-00002.gguf", cairn::test::fillerBytes(70000, 5)},
+              {"big-00002-of-00002.gguf", cairn::test::fillerBytes(80000, 6)}}},
             {"org/Gated-GGUF", 7, 1, "tok-123", {{"g-Q8_0.gguf", cairn::test::fillerBytes(1000, 7)}}},
         };
         hub_.start();
@@ -87,12 +94,24 @@ private slots:
         QTest::addColumn<QString>("repo");
         QTest::addColumn<QString>("file");
         QTest::addColumn<QString>("reason");
-        QTest::newRow("checksum") << "org/Models-GGUF" << "bad-Q4_0.gguf" << "bad-Q4_0.gguf: checksum mismatch";
-        QTest::newRow("dropped") << "org/Models-GGUF" << "drop-Q4_0.gguf" << "drop-Q4_0.gguf: ";
-        QTest::newRow("404 file") << "org/Models-GGUF" << "gone-Q4_0.gguf" << "not found on the hub (404)";
-        QTest::newRow("404 repo") << "org/None" << "x.gguf" << "org/None: not found on the hub (404)";
-        QTest::newRow("not listed") << "org/Models-GGUF" << "other.gguf" << "no GGUF file 'other.gguf'";
-        QTest::newRow("401") << "org/Gated-GGUF" << "g-Q8_0.gguf" << "(401)";
+        QTest::newRow("checksum") << "org/Models-GGUF"
+                                  << "bad-Q4_0.gguf"
+                                  << "bad-Q4_0.gguf: checksum mismatch";
+        QTest::newRow("dropped") << "org/Models-GGUF"
+                                 << "drop-Q4_0.gguf"
+                                 << "drop-Q4_0.gguf: ";
+        QTest::newRow("404 file") << "org/Models-GGUF"
+                                  << "gone-Q4_0.gguf"
+                                  << "not found on the hub (404)";
+        QTest::newRow("404 repo") << "org/None"
+                                  << "x.gguf"
+                                  << "org/None: not found on the hub (404)";
+        QTest::newRow("not listed") << "org/Models-GGUF"
+                                    << "other.gguf"
+                                    << "no GGUF file 'other.gguf'";
+        QTest::newRow("401") << "org/Gated-GGUF"
+                             << "g-Q8_0.gguf"
+                             << "(401)";
     }
     void failuresLeaveNothing() {
         QFETCH(QString, repo);
@@ -116,7 +135,8 @@ private slots:
 
     void splitSetComesWhole() {
         QTemporaryDir dir;
-        const Run r = runCli({"download", "--hub", url_, "org/Models-GGUF", "big-00002-of-00002.gguf", "--dir", dir.path()});
+        const Run r =
+            runCli({"download", "--hub", url_, "org/Models-GGUF", "big-00002-of-00002.gguf", "--dir", dir.path()});
         QVERIFY2(r.exitCode == 0, r.err.constData());
         QCOMPARE(QDir(dir.path()).entryList(QDir::Files),
                  (QStringList{"big-00001-of-00002.gguf", "big-00002-of-00002.gguf"}));

@@ -69,7 +69,7 @@ QByteArray readAll(const QString& path) {
     return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
 }
 
-} // namespace
+}  // namespace
 
 class TestHubDownload : public QObject {
     Q_OBJECT
@@ -251,11 +251,13 @@ private slots:
         QTemporaryDir dir;
         HubClient client(QString::fromStdString(hub().url()));
         Downloader d(&client);
-        const int id = d.enqueue(QStringLiteral("org/Repo"), listFiles(client, QStringLiteral("org/Repo")), dir.path(), nullptr);
+        const int id =
+            d.enqueue(QStringLiteral("org/Repo"), listFiles(client, QStringLiteral("org/Repo")), dir.path(), nullptr);
         QTRY_VERIFY_WITH_TIMEOUT(ended(d, id), 30000);
         const DownloadJob* job = d.job(id);
         QCOMPARE(job->state, JobState::Failed);
-        QVERIFY2(job->error.contains(QLatin1String("checksum mismatch")) && job->error.contains(QLatin1String("removed")),
+        QVERIFY2(job->error.contains(QLatin1String("checksum mismatch")) &&
+                     job->error.contains(QLatin1String("removed")),
                  qPrintable(job->error));
         QVERIFY(!job->resumable);
         QCOMPARE(entries(dir.path()), QStringList());
@@ -292,7 +294,8 @@ private slots:
         QTemporaryDir dir;
         HubClient client(QString::fromStdString(hub().url()));
         Downloader d(&client);
-        const int id = d.enqueue(QStringLiteral("org/Repo"), listFiles(client, QStringLiteral("org/Repo")), dir.path(), nullptr);
+        const int id =
+            d.enqueue(QStringLiteral("org/Repo"), listFiles(client, QStringLiteral("org/Repo")), dir.path(), nullptr);
         QTRY_VERIFY_WITH_TIMEOUT(ended(d, id), 30000);
         QCOMPARE(d.job(id)->error, QStringLiteral("org/Repo/gone-Q4_0.gguf: not found on the hub (404)"));
         QCOMPARE(entries(dir.path()), QStringList());
@@ -315,16 +318,19 @@ private slots:
         QCOMPARE(d.job(id)->total, qint64(150001 + 150002 + 150003));
         QTRY_VERIFY_WITH_TIMEOUT(ended(d, id), 30000);
         QVERIFY2(d.job(id)->state == JobState::Done, qPrintable(d.job(id)->error));
-        QCOMPARE(entries(dir.path()), (QStringList{"big-Q8_0-00001-of-00003.gguf", "big-Q8_0-00002-of-00003.gguf",
-                                                   "big-Q8_0-00003-of-00003.gguf"}));
+        QCOMPARE(entries(dir.path()),
+                 (QStringList{"big-Q8_0-00001-of-00003.gguf", "big-Q8_0-00002-of-00003.gguf",
+                              "big-Q8_0-00003-of-00003.gguf"}));
         for (int i = 0; i < 3; ++i)
-            QCOMPARE(readAll(dir.filePath(set[size_t(i)].localName)), QByteArray::fromStdString(parts[size_t(i)].content));
+            QCOMPARE(readAll(dir.filePath(set[size_t(i)].localName)),
+                     QByteArray::fromStdString(parts[size_t(i)].content));
     }
 
     void splitSetWithABadPartMovesNothing() {
         std::vector<MockFile> parts;
         for (int i = 1; i <= 3; ++i)
-            parts.push_back({"s-Q4_0-0000" + std::to_string(i) + "-of-00003.gguf", cairn::test::fillerBytes(100000, uint32_t(i))});
+            parts.push_back(
+                {"s-Q4_0-0000" + std::to_string(i) + "-of-00003.gguf", cairn::test::fillerBytes(100000, uint32_t(i))});
         parts[2].listedSha = std::string(64, 'f');
         startHub({{"org/Split", 1, 1, {}, parts}});
         QTemporaryDir dir;
@@ -336,7 +342,8 @@ private slots:
         QCOMPARE(d.job(id)->state, JobState::Failed);
         QVERIFY(d.job(id)->error.contains(QLatin1String("s-Q4_0-00003-of-00003.gguf: checksum mismatch")));
         // The good parts stay as .part (resumable); none took its name.
-        QCOMPARE(entries(dir.path()), (QStringList{"s-Q4_0-00001-of-00003.gguf.part", "s-Q4_0-00002-of-00003.gguf.part"}));
+        QCOMPARE(entries(dir.path()),
+                 (QStringList{"s-Q4_0-00001-of-00003.gguf.part", "s-Q4_0-00002-of-00003.gguf.part"}));
         d.cancel(id);  // a failed job can still be cancelled: its parts go
         QCOMPARE(entries(dir.path()), QStringList());
     }
@@ -359,8 +366,13 @@ private slots:
     void cancelAndQueue() {
         MockFile slow{"a-Q4_0.gguf", ggufContent("llama", 2000000, 10)};
         slow.delayMsPerChunk = 20;
-        startHub({{"org/Repo", 1, 1, {}, {slow, {"b-Q4_0.gguf", ggufContent("llama", 100000, 11)},
-                                           {"c-Q4_0.gguf", ggufContent("llama", 100000, 12)}}}});
+        startHub({{"org/Repo",
+                   1,
+                   1,
+                   {},
+                   {slow,
+                    {"b-Q4_0.gguf", ggufContent("llama", 100000, 11)},
+                    {"c-Q4_0.gguf", ggufContent("llama", 100000, 12)}}}});
         QTemporaryDir dir;
         HubClient client(QString::fromStdString(hub().url()));
         Downloader d(&client);

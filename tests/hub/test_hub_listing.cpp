@@ -40,7 +40,7 @@ const char* kTreeReply = R"([
  {"type":"file","oid":"77","size":5174,"path":"README.md"}
 ])";
 
-} // namespace
+}  // namespace
 
 class TestHubListing : public QObject {
     Q_OBJECT
@@ -104,7 +104,8 @@ private slots:
           {"type":"file","size":10,"path":"/etc/evil.gguf"},
           {"type":"file","size":10,"path":"dir\\evil.gguf"},
           {"type":"file","size":10,"path":".hidden.gguf"},
-          {"type":"file","size":10,"path":"a/)" R"(/b.gguf"},
+          {"type":"file","size":10,"path":"a/)"
+                                          R"(/b.gguf"},
           {"type":"file","size":10,"path":"bad\u0001name.gguf"},
           {"type":"file","size":10,"path":"c:evil.gguf"},
           {"type":"file","size":10,"path":".gguf"},
@@ -125,19 +126,25 @@ private slots:
 
     void quantizationNames() {
         const std::pair<const char*, const char*> cases[] = {
-            {"qwen2.5-0.5b-instruct-q4_k_m.gguf", "Q4_K_M"}, {"Llama-3.2-1B-Instruct-IQ4_XS.gguf", "IQ4_XS"},
-            {"gemma-3-1b-it-BF16.gguf", "BF16"},             {"model.F16.gguf", "F16"},
-            {"Qwen3-0.6B-UD-Q8_K_XL.gguf", "Q8_K_XL"},       {"m-Q8_0-00001-of-00003.gguf", "Q8_0"},
-            {"tinyllama-1.1b.gguf", ""},                     {"ggml-model-q4_0.gguf", "Q4_0"},
+            {"qwen2.5-0.5b-instruct-q4_k_m.gguf", "Q4_K_M"},
+            {"Llama-3.2-1B-Instruct-IQ4_XS.gguf", "IQ4_XS"},
+            {"gemma-3-1b-it-BF16.gguf", "BF16"},
+            {"model.F16.gguf", "F16"},
+            {"Qwen3-0.6B-UD-Q8_K_XL.gguf", "Q8_K_XL"},
+            {"m-Q8_0-00001-of-00003.gguf", "Q8_0"},
+            {"tinyllama-1.1b.gguf", ""},
+            {"ggml-model-q4_0.gguf", "Q4_0"},
         };
-        for (const auto& [name, quant] : cases) QCOMPARE(quantizationOf(QString::fromLatin1(name)), QString::fromLatin1(quant));
+        for (const auto& [name, quant] : cases)
+            QCOMPARE(quantizationOf(QString::fromLatin1(name)), QString::fromLatin1(quant));
     }
 
     void urls() {
         QCOMPARE(normalizeHubUrl(QStringLiteral(" https://hf-mirror.com/ ")), QStringLiteral("https://hf-mirror.com"));
         QVERIFY_THROWS_EXCEPTION(cairn::Error, normalizeHubUrl(QStringLiteral("ftp://x")));
         QVERIFY_THROWS_EXCEPTION(cairn::Error, normalizeHubUrl(QStringLiteral("huggingface.co")));
-        const QUrl s = searchUrl(QStringLiteral("https://huggingface.co"), QStringLiteral("qwen 0.5b&x=1"), SearchSort::Likes, 20);
+        const QUrl s =
+            searchUrl(QStringLiteral("https://huggingface.co"), QStringLiteral("qwen 0.5b&x=1"), SearchSort::Likes, 20);
         QCOMPARE(s.path(), QStringLiteral("/api/models"));
         const QUrlQuery q(s);
         QCOMPARE(q.queryItemValue(QStringLiteral("search"), QUrl::FullyDecoded), QStringLiteral("qwen 0.5b&x=1"));
@@ -146,9 +153,11 @@ private slots:
         QCOMPARE(q.queryItemValue(QStringLiteral("x")), QString());
         QCOMPARE(q.allQueryItemValues(QStringLiteral("expand[]")),
                  (QStringList{"downloads", "likes", "lastModified", "gated"}));
-        QCOMPARE(QUrlQuery(searchUrl(QStringLiteral("http://h"), {}, SearchSort::Updated, 5)).queryItemValue(QStringLiteral("sort")),
+        QCOMPARE(QUrlQuery(searchUrl(QStringLiteral("http://h"), {}, SearchSort::Updated, 5))
+                     .queryItemValue(QStringLiteral("sort")),
                  QStringLiteral("lastModified"));
-        QCOMPARE(fileUrl(QStringLiteral("https://h"), QStringLiteral("o/r"), QStringLiteral("Q8 0/a#b.gguf")).toString(QUrl::FullyEncoded),
+        QCOMPARE(fileUrl(QStringLiteral("https://h"), QStringLiteral("o/r"), QStringLiteral("Q8 0/a#b.gguf"))
+                     .toString(QUrl::FullyEncoded),
                  QStringLiteral("https://h/o/r/resolve/main/Q8%200/a%23b.gguf"));
         QVERIFY(isValidRepoId(QStringLiteral("bartowski/Llama-3.2-1B-Instruct-GGUF")));
         QVERIFY(!isValidRepoId(QStringLiteral("a/..")));
@@ -186,8 +195,7 @@ private slots:
         for (qsizetype n = 0; n < 400; ++n) {
             try {
                 peekGguf(all.left(n), "x");
-            } catch (const cairn::Error&) {
-            }
+            } catch (const cairn::Error&) {}
         }
         QVERIFY_THROWS_EXCEPTION(cairn::Error, peekGguf("GGML\x03\0\0\0", "x"));
         QVERIFY_THROWS_EXCEPTION(cairn::Error, peekGguf(QByteArray("GGUF\x09\0\0\0", 8), "x"));
@@ -196,8 +204,8 @@ private slots:
     void peekHostileLengths() {
         // A key length of 2^63 and an array count of 2^62: the peek stops, nothing is allocated for them.
         QByteArray b("GGUF\x03\0\0\0", 8);
-        b += QByteArray(8, '\0');                       // tensors
-        b += QByteArray("\x02\0\0\0\0\0\0\0", 8);       // two pairs
+        b += QByteArray(8, '\0');  // tensors
+        b += QByteArray("\x02\0\0\0\0\0\0\0", 8);  // two pairs
         b += QByteArray("\x04\0\0\0\0\0\0\0", 8) + "a.xy";
         b += QByteArray("\x09\0\0\0", 4) + QByteArray("\x04\0\0\0", 4) + QByteArray("\0\0\0\0\0\0\0\x40", 8);
         const GgufPeek p = peekGguf(b, "x");
@@ -208,7 +216,8 @@ private slots:
         // Sizes that make no sense give no estimate.
         GgufPeek silly;
         silly.architecture = QStringLiteral("llama");
-        silly.integers = {{"llama.block_count", int64_t(1) << 40}, {"llama.embedding_length", 64}, {"llama.attention.head_count", 2}};
+        silly.integers = {
+            {"llama.block_count", int64_t(1) << 40}, {"llama.embedding_length", 64}, {"llama.attention.head_count", 2}};
         QVERIFY(!kvCacheBytes(silly, 4096));
     }
 

@@ -40,7 +40,7 @@ std::vector<double> matVec(const std::vector<double>& W, size_t rows, size_t col
 double silu(double x) { return x / (1 + std::exp(-x)); }
 double softplus(double x) { return x > 20 ? x : std::log1p(std::exp(x)); }
 
-} // namespace
+}  // namespace
 
 class TestMamba2Reference : public QObject {
     Q_OBJECT
@@ -62,7 +62,9 @@ private slots:
         const double eps = 1e-5;
         const auto embd = tensorValues(f, "token_embd.weight");
         const auto outNorm = tensorValues(f, "output_norm.weight");
-        struct Layer { std::vector<double> norm, in, convW, convB, dtB, A, D, gnorm, out, hist, s; };
+        struct Layer {
+            std::vector<double> norm, in, convW, convB, dtB, A, D, gnorm, out, hist, s;
+        };
         std::vector<Layer> layers(size_t(o.layers));
         for (size_t l = 0; l < layers.size(); ++l) {
             const std::string b = "blk." + std::to_string(l) + ".";
@@ -88,7 +90,8 @@ private slots:
 
         double worst = 0;
         for (size_t t = 0; t < tokens.size(); ++t) {
-            std::vector<double> x(embd.begin() + long(size_t(tokens[t]) * e), embd.begin() + long(size_t(tokens[t] + 1) * e));
+            std::vector<double> x(embd.begin() + long(size_t(tokens[t]) * e),
+                                  embd.begin() + long(size_t(tokens[t] + 1) * e));
             for (auto& L : layers) {
                 std::vector<double> xn = x;
                 rmsNorm(xn, 0, e, L.norm, 0, eps);
@@ -129,7 +132,8 @@ private slots:
                 const double d = std::abs(logits[v] - double(ours[t * V + v]));
                 worst = std::max(worst, d);
                 QVERIFY2(d < 2e-3 * (1 + std::abs(logits[v])),
-                         qPrintable(QString("token %1 logit %2: %3 vs %4").arg(t).arg(v).arg(ours[t * V + v]).arg(logits[v])));
+                         qPrintable(
+                             QString("token %1 logit %2: %3 vs %4").arg(t).arg(v).arg(ours[t * V + v]).arg(logits[v])));
             }
         }
         qInfo("max |logit diff| against the double-precision transcription: %g", worst);

@@ -26,9 +26,8 @@ namespace {
 std::vector<int32_t> topK(const float* logits, int64_t n, int k) {
     std::vector<int32_t> idx(static_cast<size_t>(n));
     std::iota(idx.begin(), idx.end(), 0);
-    std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int32_t a, int32_t b) {
-        return logits[a] != logits[b] ? logits[a] > logits[b] : a < b;
-    });
+    std::partial_sort(idx.begin(), idx.begin() + k, idx.end(),
+                      [&](int32_t a, int32_t b) { return logits[a] != logits[b] ? logits[a] > logits[b] : a < b; });
     idx.resize(size_t(k));
     return idx;
 }
@@ -39,7 +38,7 @@ struct Tally {
     int top1Checked = 0, greedySteps = 0;
 };
 
-} // namespace
+}  // namespace
 
 class TestMambaConformance : public QObject {
     Q_OBJECT
@@ -59,14 +58,19 @@ class TestMambaConformance : public QObject {
                     tally.maxDiff = d;
                     tally.where = label + " pos " + std::to_string(ref[i]["pos"].get<int>());
                 }
-                QVERIFY2(d <= tol, qPrintable(QString("%1 pos %2 id %3: |diff| %4 > %5")
-                                                  .arg(label.c_str()).arg(i).arg(id).arg(d).arg(tol)));
+                QVERIFY2(
+                    d <= tol,
+                    qPrintable(
+                        QString("%1 pos %2 id %3: |diff| %4 > %5").arg(label.c_str()).arg(i).arg(id).arg(d).arg(tol)));
             }
             if (ref[i]["margin"].get<double>() > 2 * tol) {
                 ++tally.top1Checked;
                 QVERIFY2(ours[0] == ref[i]["argmax"].get<int32_t>(),
                          qPrintable(QString("%1 pos %2: argmax %3, reference %4")
-                                        .arg(label.c_str()).arg(i).arg(ours[0]).arg(ref[i]["argmax"].get<int>())));
+                                        .arg(label.c_str())
+                                        .arg(i)
+                                        .arg(ours[0])
+                                        .arg(ref[i]["argmax"].get<int>())));
             }
         }
     }
@@ -84,7 +88,10 @@ class TestMambaConformance : public QObject {
         for (size_t i = 0; i < required; ++i) {
             const int32_t id = topK(last.data(), V, 1)[0];
             QVERIFY2(id == ref[i]["id"].get<int32_t>(),
-                     qPrintable(QString("%1 step %2: %3, reference %4").arg(label.c_str()).arg(i).arg(id)
+                     qPrintable(QString("%1 step %2: %3, reference %4")
+                                    .arg(label.c_str())
+                                    .arg(i)
+                                    .arg(id)
                                     .arg(ref[i]["id"].get<int>())));
             ++tally.greedySteps;
             if (i + 1 < required) m.forward(mem, std::span(&id, 1), false, last.data(), ctx);

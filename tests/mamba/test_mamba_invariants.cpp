@@ -5,9 +5,9 @@
 #include "cairn/exec.h"
 #include "cairn/model.h"
 #include "memory/recurrent_state.h"
+#include "same_bits.h"
 #include "tiny_mamba.h"
 #include "tiny_models.h"
-#include "same_bits.h"
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -22,8 +22,8 @@ using cairn::test::sameBits;
 namespace {
 
 struct Run {
-    std::vector<float> logits;       // every position
-    std::vector<uint8_t> state;      // all state bytes
+    std::vector<float> logits;  // every position
+    std::vector<uint8_t> state;  // all state bytes
 };
 
 std::vector<uint8_t> stateBytes(Memory& mem) {
@@ -45,7 +45,7 @@ std::vector<int32_t> randomTokens(size_t n, uint32_t seed) {
     return v;
 }
 
-} // namespace
+}  // namespace
 
 class TestMambaInvariants : public QObject {
     Q_OBJECT
@@ -217,7 +217,8 @@ private slots:
         size_t off = 0;
         for (const auto& t : restored->state()) {
             const size_t rb = size_t(t.cols) * 4;
-            for (int64_t r = 0; r < t.rows; ++r, off += rb) std::memcpy(t.data + size_t(r) * t.rowStride, &saved[off], rb);
+            for (int64_t r = 0; r < t.rows; ++r, off += rb)
+                std::memcpy(t.data + size_t(r) * t.rowStride, &saved[off], rb);
         }
         QCOMPARE(off, saved.size());
         QCOMPARE(restored->size(), int64_t(25));

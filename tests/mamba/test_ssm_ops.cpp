@@ -25,7 +25,7 @@ std::vector<float> randomVec(size_t n, std::mt19937& rng, float lo, float hi) {
 double siluD(double x) { return x / (1.0 + std::exp(-x)); }
 double softplusD(double v) { return v > 20.0 ? v : std::log1p(std::exp(v)); }
 
-} // namespace
+}  // namespace
 
 class TestSsmOps : public QObject {
     Q_OBJECT
@@ -122,13 +122,23 @@ private:
         dt[5] = 30.f;  // the softplus pass-through branch
 
         ssm::ScanInputs in;
-        in.tokens = T; in.channels = C; in.stateSize = N;
-        in.x = x.data(); in.ldx = C; in.dt = dt.data(); in.lddt = C; in.dtBias = bias.data();
-        in.B = bc.data() + 3; in.C = bc.data() + 3 + N; in.ldbc = nx;
+        in.tokens = T;
+        in.channels = C;
+        in.stateSize = N;
+        in.x = x.data();
+        in.ldx = C;
+        in.dt = dt.data();
+        in.lddt = C;
+        in.dtBias = bias.data();
+        in.B = bc.data() + 3;
+        in.C = bc.data() + 3 + N;
+        in.ldbc = nx;
         const auto Ap = ssm::packLanes(A.data(), C, N);
         if (perChannelDecay) in.decayA = Ac.data();
         else in.A = Ap.data();
-        in.D = D.data(); in.z = z.data(); in.ldz = C;
+        in.D = D.data();
+        in.z = z.data();
+        in.ldz = C;
         auto hp = ssm::packLanes(h0.data(), C, N);
         std::vector<float> y(size_t(T * C));
         ExecContext ctx(3);
@@ -147,8 +157,9 @@ private:
                     s += hv * bc[size_t(t * nx + 3 + N + n)];
                 }
                 const double expect = (s + D[size_t(c)] * xv) * siluD(z[size_t(t * C + c)]);
-                QVERIFY2(std::abs(y[size_t(t * C + c)] - expect) < 1e-4 * (1 + std::abs(expect)),
-                         qPrintable(QString("t %1 c %2: %3 vs %4").arg(t).arg(c).arg(y[size_t(t * C + c)]).arg(expect)));
+                QVERIFY2(
+                    std::abs(y[size_t(t * C + c)] - expect) < 1e-4 * (1 + std::abs(expect)),
+                    qPrintable(QString("t %1 c %2: %3 vs %4").arg(t).arg(c).arg(y[size_t(t * C + c)]).arg(expect)));
             }
         for (size_t i = 0; i < hr.size(); ++i) QVERIFY(std::abs(h[i] - hr[i]) < 1e-4 * (1 + std::abs(hr[i])));
     }
@@ -171,13 +182,23 @@ private:
             std::vector<float> y(size_t(T * C));
             for (int64_t t0 = 0; t0 < T; t0 += chunk) {
                 ssm::ScanInputs in;
-                in.tokens = std::min(chunk, T - t0); in.channels = C; in.stateSize = N;
-                in.x = &x[size_t(t0 * C)]; in.ldx = C; in.dt = &dt[size_t(t0 * C)]; in.lddt = C;
-                in.dtBias = bias.data(); in.B = &bc[size_t(t0 * 2 * N)]; in.C = &bc[size_t(t0 * 2 * N + N)];
-                in.ldbc = 2 * N; in.D = D.data();
+                in.tokens = std::min(chunk, T - t0);
+                in.channels = C;
+                in.stateSize = N;
+                in.x = &x[size_t(t0 * C)];
+                in.ldx = C;
+                in.dt = &dt[size_t(t0 * C)];
+                in.lddt = C;
+                in.dtBias = bias.data();
+                in.B = &bc[size_t(t0 * 2 * N)];
+                in.C = &bc[size_t(t0 * 2 * N + N)];
+                in.ldbc = 2 * N;
+                in.D = D.data();
                 if (perChannelDecay) in.decayA = decayA.data();
                 else in.A = A.data();
-                in.D = D.data(); in.z = &z[size_t(t0 * C)]; in.ldz = C;
+                in.D = D.data();
+                in.z = &z[size_t(t0 * C)];
+                in.ldz = C;
                 ssm::selectiveScan(in, h.data(), &y[size_t(t0 * C)], C, ctx);
             }
             return y;

@@ -8,8 +8,8 @@
 #include "memory/kv_cache.h"
 #include "model/attention.h"
 #include "model/attention_kernels.h"
-#include "tensor/matmul.h"
 #include "same_bits.h"
+#include "tensor/matmul.h"
 
 #include <QTest>
 
@@ -26,22 +26,21 @@ namespace {
 struct Case {
     int64_t heads, kvHeads, keyDim, valueDim;
     int64_t length;  // positions in the cache
-    float spread;    // scale of q and k: large values make most weights underflow to 0
+    float spread;  // scale of q and k: large values make most weights underflow to 0
     int64_t window = 0;  // sliding-window attention over the last `window` positions (Gemma 3)
 };
 
 const Case kCases[] = {
-    {8, 2, 64, 64, 100, 1.0f},   // Llama-3.2-1B-like heads: groups of 4
+    {8, 2, 64, 64, 100, 1.0f},  // Llama-3.2-1B-like heads: groups of 4
     {8, 2, 128, 128, 37, 1.0f},  // Qwen-like heads
-    {12, 2, 24, 40, 29, 1.0f},   // groups of 6: one block of 4 query heads and one of 2
-    {5, 1, 48, 56, 21, 1.0f},    // a group of 5: blocks of 4 and 1
-    {3, 1, 13, 21, 50, 1.0f},    // odd sizes: partial 16-lane chunks everywhere
-    {2, 2, 80, 72, 33, 1.0f},    // 80 = 5·16, 72 = 9·8
-    {2, 1, 7, 5, 17, 1.0f},      // smaller than one chunk
-    {2, 1, 16, 16, 16, 1.0f},
-    {4, 4, 40, 24, 65, 6.0f},    // peaked softmax: weights below exp(-87) are 0
+    {12, 2, 24, 40, 29, 1.0f},  // groups of 6: one block of 4 query heads and one of 2
+    {5, 1, 48, 56, 21, 1.0f},  // a group of 5: blocks of 4 and 1
+    {3, 1, 13, 21, 50, 1.0f},  // odd sizes: partial 16-lane chunks everywhere
+    {2, 2, 80, 72, 33, 1.0f},  // 80 = 5·16, 72 = 9·8
+    {2, 1, 7, 5, 17, 1.0f},  // smaller than one chunk
+    {2, 1, 16, 16, 16, 1.0f},      {4, 4, 40, 24, 65, 6.0f},  // peaked softmax: weights below exp(-87) are 0
     {4, 1, 32, 32, 70, 1.0f, 32},  // Gemma-3 fixture heads, window 32
-    {8, 2, 64, 64, 100, 1.0f, 17}, // a window that is not a multiple of 16
+    {8, 2, 64, 64, 100, 1.0f, 17},  // a window that is not a multiple of 16
 };
 
 struct Data {
@@ -92,7 +91,7 @@ struct PathGuard {
     ~PathGuard() { tensor::forceKernelPath(tensor::availableKernelPaths().front()); }
 };
 
-} // namespace
+}  // namespace
 
 class TestAttentionPaths : public QObject {
     Q_OBJECT
@@ -157,8 +156,10 @@ private slots:
                     part.length = n;
                     part.window = 0;
                     Data sub;
-                    sub.k.assign(d.k.begin() + first * c.kvHeads * c.keyDim, d.k.begin() + (p + 1) * c.kvHeads * c.keyDim);
-                    sub.v.assign(d.v.begin() + first * c.kvHeads * c.valueDim, d.v.begin() + (p + 1) * c.kvHeads * c.valueDim);
+                    sub.k.assign(d.k.begin() + first * c.kvHeads * c.keyDim,
+                                 d.k.begin() + (p + 1) * c.kvHeads * c.keyDim);
+                    sub.v.assign(d.v.begin() + first * c.kvHeads * c.valueDim,
+                                 d.v.begin() + (p + 1) * c.kvHeads * c.valueDim);
                     const memory::KvCache only = filledCache(part, sub, type);
                     ExecContext ctx(1);
                     std::vector<float> out(static_cast<size_t>(od));
@@ -221,17 +222,22 @@ private slots:
                         double s = 0;
                         for (int64_t i = 0; i < c.keyDim; ++i)
                             s += double(d.q[size_t((t * c.heads + h) * c.keyDim + i)]) *
-                                 d.k[size_t((j * c.kvHeads + kh) * c.keyDim + i)];
+                                d.k[size_t((j * c.kvHeads + kh) * c.keyDim + i)];
                         w[size_t(j)] = s * scale;
                         mx = std::max(mx, w[size_t(j)]);
                     }
-                    for (auto& x : w) { x = std::exp(x - mx); sum += x; }
+                    for (auto& x : w) {
+                        x = std::exp(x - mx);
+                        sum += x;
+                    }
                     for (int64_t i = 0; i < c.valueDim; ++i) {
                         double o = 0;
-                        for (int64_t j = 0; j <= t; ++j) o += w[size_t(j)] * d.v[size_t((j * c.kvHeads + kh) * c.valueDim + i)];
+                        for (int64_t j = 0; j <= t; ++j)
+                            o += w[size_t(j)] * d.v[size_t((j * c.kvHeads + kh) * c.valueDim + i)];
                         const float got = out[size_t((t * c.heads + h) * c.valueDim + i)];
-                        QVERIFY2(std::fabs(got - o / sum) < tol,
-                                 qPrintable(QString("t %1 h %2 d %3: %4 vs %5").arg(t).arg(h).arg(i).arg(got).arg(o / sum)));
+                        QVERIFY2(
+                            std::fabs(got - o / sum) < tol,
+                            qPrintable(QString("t %1 h %2 d %3: %4 vs %5").arg(t).arg(h).arg(i).arg(got).arg(o / sum)));
                     }
                 }
         }

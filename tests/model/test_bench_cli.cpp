@@ -71,7 +71,8 @@ private slots:
             QCOMPARE(c, 0);
             QCOMPARE(j["kernel_calibration"].get<std::string>(), std::string(expected));
             QVERIFY(QFileInfo::exists(cache));
-            QVERIFY2(err.contains(expected == std::string("cache") ? "calibration from" : "calibrated in"), err.constData());
+            QVERIFY2(err.contains(expected == std::string("cache") ? "calibration from" : "calibrated in"),
+                     err.constData());
             for (const char* regime : {"decode", "prefill"})
                 for (const char* family : {"q4", "q8", "k", "float"})
                     QVERIFY(!j["kernel_choice"][regime][family].get<std::string>().empty());

@@ -49,17 +49,17 @@ Choice chooseReference(const gguf::File& f, const std::string& name) {
     return {name + ".deq-f32.kvf32.json", 0.02, KvType::F32};
 }
 
-} // namespace
+}  // namespace
 
 class TestConformanceTransformer : public QObject {
     Q_OBJECT
 private slots:
     void fixture_data() {
         QTest::addColumn<QString>("name");
-        for (const char* n : {"llama-spm-f16", "llama-spm-q8_0", "llama-spm-q4_0", "llama-spm-q4_k_m", "llama-bpe-q8_0",
-                              "qwen2-q8_0", "qwen3-q8_0", "lfm2-f16", "lfm2-q8_0", "granitehybrid-f16",
-                              "granitehybrid-q8_0", "qwen35-q8_0", "gemma3-f16", "gemma3-q8_0", "phi3-q8_0",
-                              "smollm3-q8_0"})
+        for (const char* n :
+             {"llama-spm-f16", "llama-spm-q8_0", "llama-spm-q4_0", "llama-spm-q4_k_m", "llama-bpe-q8_0", "qwen2-q8_0",
+              "qwen3-q8_0", "lfm2-f16", "lfm2-q8_0", "granitehybrid-f16", "granitehybrid-q8_0", "qwen35-q8_0",
+              "gemma3-f16", "gemma3-q8_0", "phi3-q8_0", "smollm3-q8_0"})
             QTest::newRow(n) << QString(n);
     }
 
@@ -138,23 +138,24 @@ private slots:
         QFETCH(QString, name);
         const QString cli = qEnvironmentVariable("CAIRN_CLI");
         const QString python = QStandardPaths::findExecutable("python3");
-        if (cli.isEmpty() || !QFileInfo(cli).isExecutable() || python.isEmpty())
-            QSKIP("needs cairn-cli and python3");
+        if (cli.isEmpty() || !QFileInfo(cli).isExecutable() || python.isEmpty()) QSKIP("needs cairn-cli and python3");
         const std::string n = name.toStdString();
         auto file = gguf::File::open(test::sharedPath("fixtures/" + n + ".gguf"));
         const Choice choice = chooseReference(file, n);
         QTemporaryDir dir;
         const QString out = dir.filePath("out.json");
         QProcess dump;
-        dump.start(cli, {"dump", "-m", QString::fromStdString(test::sharedPath("fixtures/" + n + ".gguf")), "--cases",
-                         QString::fromStdString(test::sharedPath("reference/cases.json")), "-o", out, "--kv",
-                         choice.kv == KvType::F32 ? "f32" : "f16"});
+        dump.start(cli,
+                   {"dump", "-m", QString::fromStdString(test::sharedPath("fixtures/" + n + ".gguf")), "--cases",
+                    QString::fromStdString(test::sharedPath("reference/cases.json")), "-o", out, "--kv",
+                    choice.kv == KvType::F32 ? "f32" : "f16"});
         QVERIFY(dump.waitForFinished(120000));
         QVERIFY2(dump.exitCode() == 0, dump.readAllStandardError().constData());
         QProcess compare;
-        compare.start(python, {QString::fromStdString(test::sharedPath("reference/compare.py")),
-                               QString::fromStdString(test::sharedPath("reference/" + choice.reference)), out,
-                               "--tol", QString::number(choice.tol)});
+        compare.start(python,
+                      {QString::fromStdString(test::sharedPath("reference/compare.py")),
+                       QString::fromStdString(test::sharedPath("reference/" + choice.reference)), out, "--tol",
+                       QString::number(choice.tol)});
         QVERIFY(compare.waitForFinished(120000));
         const QByteArray report = compare.readAllStandardOutput();
         QVERIFY2(compare.exitCode() == 0, report.constData());

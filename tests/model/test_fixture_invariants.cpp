@@ -21,10 +21,10 @@ class TestFixtureInvariants : public QObject {
 private slots:
     void invariants_data() {
         QTest::addColumn<QString>("name");
-        for (const char* n : {"llama-spm-f16", "llama-spm-q8_0", "llama-spm-q4_0", "llama-spm-q4_k_m", "llama-bpe-q8_0",
-                              "qwen2-q8_0", "qwen3-q8_0", "lfm2-f16", "lfm2-q8_0", "granitehybrid-f16",
-                              "granitehybrid-q8_0", "qwen35-q8_0", "gemma3-f16", "gemma3-q8_0", "phi3-q8_0",
-                              "smollm3-q8_0"})
+        for (const char* n :
+             {"llama-spm-f16", "llama-spm-q8_0", "llama-spm-q4_0", "llama-spm-q4_k_m", "llama-bpe-q8_0", "qwen2-q8_0",
+              "qwen3-q8_0", "lfm2-f16", "lfm2-q8_0", "granitehybrid-f16", "granitehybrid-q8_0", "qwen35-q8_0",
+              "gemma3-f16", "gemma3-q8_0", "phi3-q8_0", "smollm3-q8_0"})
             QTest::newRow(n) << QString(n);
     }
 
@@ -34,7 +34,8 @@ private slots:
         const auto tokens = model->tokenizer().encode(
             "Bit-exact or nothing: the same float operations in the same order, whether a position is computed "
             "alone or inside a chunk, on one thread or three, and past the sliding window of Gemma 3's local "
-            "layers.", true, true);
+            "layers.",
+            true, true);
         QVERIFY(tokens.size() > 40 && tokens.size() <= 64);  // beyond gemma3-*'s window of 32, inside the memory
         const size_t V = size_t(model->info().vocabSize), n = tokens.size();
         for (KvType kv : {KvType::F32, KvType::F16}) {
@@ -58,8 +59,7 @@ private slots:
                 chunks.clear();
                 for (int64_t c = 1; c <= 64; ++c) chunks.push_back(c);
             }
-            for (int64_t chunk : chunks)
-                QVERIFY2(run(chunk, 1), qPrintable(QString("chunk %1").arg(chunk)));
+            for (int64_t chunk : chunks) QVERIFY2(run(chunk, 1), qPrintable(QString("chunk %1").arg(chunk)));
             QVERIFY2(run(64, 2), "2 threads");
             QVERIFY2(run(5, 3), "3 threads");
             QVERIFY2(run(1, 3), "3 threads, steps");
@@ -81,8 +81,8 @@ private slots:
     void kernelPathsAgree() {
         QFETCH(QString, name);
         auto model = Model::load(test::sharedPath("fixtures/" + name.toStdString() + ".gguf"));
-        const auto tokens = model->tokenizer().encode("Every path, the same bits: scalar, AVX2 and AVX-512 alike.",
-                                                      true, true);
+        const auto tokens =
+            model->tokenizer().encode("Every path, the same bits: scalar, AVX2 and AVX-512 alike.", true, true);
         const size_t V = size_t(model->info().vocabSize), n = tokens.size();
         auto run = [&] {
             ExecContext ctx(2);

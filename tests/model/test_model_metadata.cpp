@@ -49,7 +49,7 @@ Edit ropeFreqs(std::vector<float> f) {
     };
 }
 
-} // namespace
+}  // namespace
 
 Q_DECLARE_METATYPE(Edit)
 
@@ -103,10 +103,9 @@ private slots:
         QTest::newRow("factor nan") << setFloat(factor, kNaN) << QString(factor.c_str());
         QTest::newRow("factor negative") << setFloat(factor, -2.f) << QString(factor.c_str());
         QTest::newRow("factor inf") << setFloat(factor, kInf) << QString(factor.c_str());
-        QTest::newRow("scale_linear nan") << setFloat("llama.rope.scale_linear", kNaN)
-                                          << QString("llama.rope.scale_linear");
-        QTest::newRow("yarn factor nan")
-            << yarnWith(setFloat(factor, kNaN)) << QString(factor.c_str());
+        QTest::newRow("scale_linear nan")
+            << setFloat("llama.rope.scale_linear", kNaN) << QString("llama.rope.scale_linear");
+        QTest::newRow("yarn factor nan") << yarnWith(setFloat(factor, kNaN)) << QString(factor.c_str());
         QTest::newRow("yarn ext nan") << yarnWith(setFloat("llama.rope.scaling.yarn_ext_factor", kNaN))
                                       << QString("llama.rope.scaling.yarn_ext_factor is nan");
         QTest::newRow("yarn attn 0") << yarnWith(setFloat("llama.rope.scaling.attn_factor", 0.f))
@@ -117,9 +116,8 @@ private slots:
                                           << QString("llama.rope.scaling.yarn_beta_fast");
         QTest::newRow("yarn beta_slow nan") << yarnWith(setFloat("llama.rope.scaling.yarn_beta_slow", kNaN))
                                             << QString("llama.rope.scaling.yarn_beta_slow");
-        QTest::newRow("yarn original context 0")
-            << yarnWith(setUInt("llama.rope.scaling.original_context_length", 0))
-            << QString("llama.rope.scaling.original_context_length");
+        QTest::newRow("yarn original context 0") << yarnWith(setUInt("llama.rope.scaling.original_context_length", 0))
+                                                 << QString("llama.rope.scaling.original_context_length");
         QTest::newRow("rope_freqs nan") << ropeFreqs({1, 1, 1, kNaN, 2, 8, 8, 8})
                                         << QString("rope_freqs.weight value 3 is nan");
         QTest::newRow("rope_freqs inf") << ropeFreqs({1, 1, 1, 1, 2, 8, 8, kInf})
@@ -128,21 +126,21 @@ private slots:
                                       << QString("rope_freqs.weight value 0 is 0");
         QTest::newRow("heads huge") << setUInt("llama.attention.head_count", 0x80000000u)
                                     << QString("llama.attention.head_count is 2147483648");
-        QTest::newRow("kv heads above heads") << setUInt("llama.attention.head_count_kv", 8)
-                                              << QString("llama.attention.head_count_kv is 8");
+        QTest::newRow("kv heads above heads")
+            << setUInt("llama.attention.head_count_kv", 8) << QString("llama.attention.head_count_kv is 8");
         QTest::newRow("key length huge") << setUInt("llama.attention.key_length", 0xFFFFFFFFu)
                                          << QString("llama.attention.key_length is 4294967295");
-        QTest::newRow("feed forward huge") << setUInt("llama.feed_forward_length", 0xFFFFFFFFu)
-                                           << QString("llama.feed_forward_length");
+        QTest::newRow("feed forward huge")
+            << setUInt("llama.feed_forward_length", 0xFFFFFFFFu) << QString("llama.feed_forward_length");
         QTest::newRow("embedding 0") << setUInt("llama.embedding_length", 0) << QString("llama.embedding_length is 0");
         QTest::newRow("layers huge") << setUInt("llama.block_count", 1u << 30) << QString("llama.block_count");
-        QTest::newRow("context huge")
-            << Edit([](gguf::Writer& w) { w.setUInt64("llama.context_length", uint64_t(1) << 40); })
-            << QString("llama.context_length is 1099511627776");
+        QTest::newRow("context huge") << Edit([](gguf::Writer& w) {
+            w.setUInt64("llama.context_length", uint64_t(1) << 40);
+        }) << QString("llama.context_length is 1099511627776");
         QTest::newRow("rope dims odd") << setUInt("llama.rope.dimension_count", 15)
                                        << QString("llama.rope.dimension_count is 15");
-        QTest::newRow("rope dims above head") << setUInt("llama.rope.dimension_count", 64)
-                                              << QString("llama.rope.dimension_count is 64");
+        QTest::newRow("rope dims above head")
+            << setUInt("llama.rope.dimension_count", 64) << QString("llama.rope.dimension_count is 64");
     }
 
     void transformerRefusals() {
@@ -162,10 +160,11 @@ private slots:
         for (bool m2 : {false, true}) {
             const std::string a = m2 ? "mamba2." : "mamba.";
             const std::string eps = a + "attention.layer_norm_rms_epsilon";
-            QTest::addRow("%s eps nan", a.c_str()) << m2 << setFloat(eps, kNaN) << QString("%1 is nan").arg(eps.c_str());
+            QTest::addRow("%s eps nan", a.c_str())
+                << m2 << setFloat(eps, kNaN) << QString("%1 is nan").arg(eps.c_str());
             QTest::addRow("%s eps 0", a.c_str()) << m2 << setFloat(eps, 0.f) << QString("%1 is 0").arg(eps.c_str());
             QTest::addRow("%s inner huge", a.c_str()) << m2 << setUInt(a + "ssm.inner_size", 0xFFFFFFFFu)
-                                                     << QString((a + "ssm.inner_size is 4294967295").c_str());
+                                                      << QString((a + "ssm.inner_size is 4294967295").c_str());
             QTest::addRow("%s time step rank above inner", a.c_str())
                 << m2 << setUInt(a + "ssm.time_step_rank", 100000) << QString((a + "ssm.time_step_rank").c_str());
             QTest::addRow("%s context huge", a.c_str())

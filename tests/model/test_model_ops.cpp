@@ -79,9 +79,15 @@ private slots:
             const float cs[2] = {0, 1}, sn[2] = {1, 0};  // pair 0 turns by 90°, pair 1 stays
             rope.apply(x, 1, 4, cs, sn);
             if (!neox) {  // pairs (0,1), (2,3)
-                QCOMPARE(x[0], -2.f); QCOMPARE(x[1], 1.f); QCOMPARE(x[2], 3.f); QCOMPARE(x[3], 4.f);
-            } else {      // pairs (0,2), (1,3)
-                QCOMPARE(x[0], -3.f); QCOMPARE(x[2], 1.f); QCOMPARE(x[1], 2.f); QCOMPARE(x[3], 4.f);
+                QCOMPARE(x[0], -2.f);
+                QCOMPARE(x[1], 1.f);
+                QCOMPARE(x[2], 3.f);
+                QCOMPARE(x[3], 4.f);
+            } else {  // pairs (0,2), (1,3)
+                QCOMPARE(x[0], -3.f);
+                QCOMPARE(x[2], 1.f);
+                QCOMPARE(x[1], 2.f);
+                QCOMPARE(x[3], 4.f);
             }
         }
     }
@@ -112,11 +118,15 @@ private slots:
                 double mx = -1e300, sum = 0;
                 for (int64_t j = 0; j <= t; ++j) {
                     double s = 0;
-                    for (int64_t i = 0; i < d; ++i) s += double(q[size_t((t * heads + h) * d + i)]) * k[size_t((j * kvHeads + kh) * d + i)];
+                    for (int64_t i = 0; i < d; ++i)
+                        s += double(q[size_t((t * heads + h) * d + i)]) * k[size_t((j * kvHeads + kh) * d + i)];
                     w[size_t(j)] = s * scale;
                     mx = std::max(mx, w[size_t(j)]);
                 }
-                for (auto& x : w) { x = std::exp(x - mx); sum += x; }
+                for (auto& x : w) {
+                    x = std::exp(x - mx);
+                    sum += x;
+                }
                 for (int64_t i = 0; i < d; ++i) {
                     double o = 0;
                     for (int64_t j = 0; j <= t; ++j) o += w[size_t(j)] * v[size_t((j * kvHeads + kh) * d + i)];

@@ -4,8 +4,8 @@
 #include "cairn/error.h"
 #include "cairn/exec.h"
 #include "cairn/model.h"
-#include "tiny_models.h"
 #include "same_bits.h"
+#include "tiny_models.h"
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -27,7 +27,8 @@ std::vector<int32_t> randomTokens(size_t n, uint32_t seed) {
 }
 
 // Logits of every position, fed in chunks of `chunk` on `threads` threads.
-std::vector<float> allLogits(const Model& m, KvType kv, const std::vector<int32_t>& tokens, int64_t chunk, int threads) {
+std::vector<float> allLogits(const Model& m, KvType kv, const std::vector<int32_t>& tokens, int64_t chunk,
+                             int threads) {
     ExecContext ctx(threads);
     auto mem = m.newMemory({128, kv});
     std::vector<float> out(tokens.size() * size_t(m.info().vocabSize));
@@ -35,7 +36,7 @@ std::vector<float> allLogits(const Model& m, KvType kv, const std::vector<int32_
     return out;
 }
 
-} // namespace
+}  // namespace
 
 class TestTransformerInvariants : public QObject {
     Q_OBJECT
@@ -73,7 +74,10 @@ private slots:
         o.arch = TinyArch(arch);
         o.type = TensorType(type);
         o.seed = uint32_t(11 + arch * 7 + type);
-        if (extra && o.arch == TinyArch::Llama) { o.ropeFreqs = true; o.tied = false; }
+        if (extra && o.arch == TinyArch::Llama) {
+            o.ropeFreqs = true;
+            o.tied = false;
+        }
         if (extra && o.arch == TinyArch::Qwen2) o.yarn = true;
         auto model = load(o, QString("m-%1-%2.gguf").arg(arch).arg(type));
         const KvType kvType = kv ? KvType::F16 : KvType::F32;
@@ -91,7 +95,11 @@ private slots:
         }
         // The logits are not degenerate.
         float lo = steps[0], hi = steps[0];
-        for (float x : steps) { lo = std::min(lo, x); hi = std::max(hi, x); QVERIFY(std::isfinite(x)); }
+        for (float x : steps) {
+            lo = std::min(lo, x);
+            hi = std::max(hi, x);
+            QVERIFY(std::isfinite(x));
+        }
         QVERIFY(hi - lo > 1.0f);
 
         for (int64_t chunk : {1, 2, 3, 7, 16, 64})

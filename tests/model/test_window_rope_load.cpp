@@ -33,7 +33,7 @@ std::vector<float> logitsOf(const Model& m, int64_t context = 64, std::span<cons
     return out;
 }
 
-} // namespace
+}  // namespace
 
 class TestWindowRopeLoad : public QObject {
     Q_OBJECT
@@ -58,19 +58,29 @@ class TestWindowRopeLoad : public QObject {
 
 private slots:
     void slidingWindowMetadata() {
-        expectRefusal("gemma3-f16", {}, [](gguf::Writer& w) { w.setUInt32("gemma3.attention.sliding_window", 0); },
-                      "gemma3.attention.sliding_window is 0");
-        expectRefusal("gemma3-f16", {}, [](gguf::Writer& w) { w.remove("gemma3.attention.sliding_window"); },
-                      "missing metadata key gemma3.attention.sliding_window");
-        expectRefusal("gemma3-q8_0", {}, [](gguf::Writer& w) {
-            w.setInt32s("gemma3.attention.sliding_window_pattern", {1, 1, 1, 1, 1, 0, 1});
-        }, "gemma3.attention.sliding_window_pattern has 7 values for 6 layers");
-        expectRefusal("gemma3-f16", {}, [](gguf::Writer& w) {
-            w.setStrings("gemma3.attention.sliding_window_pattern", {"local", "global"});
-        }, "gemma3.attention.sliding_window_pattern");
-        expectRefusal("gemma3-f16", {"blk.3.post_ffw_norm.weight"}, nullptr, "missing tensor blk.3.post_ffw_norm.weight");
-        expectRefusal("gemma3-f16", {}, [](gguf::Writer& w) { w.setFloat32("gemma3.final_logit_softcapping", 0.0f); },
-                      "gemma3.final_logit_softcapping");
+        expectRefusal(
+            "gemma3-f16", {}, [](gguf::Writer& w) { w.setUInt32("gemma3.attention.sliding_window", 0); },
+            "gemma3.attention.sliding_window is 0");
+        expectRefusal(
+            "gemma3-f16", {}, [](gguf::Writer& w) { w.remove("gemma3.attention.sliding_window"); },
+            "missing metadata key gemma3.attention.sliding_window");
+        expectRefusal(
+            "gemma3-q8_0", {},
+            [](gguf::Writer& w) {
+                w.setInt32s("gemma3.attention.sliding_window_pattern", {1, 1, 1, 1, 1, 0, 1});
+            },
+            "gemma3.attention.sliding_window_pattern has 7 values for 6 layers");
+        expectRefusal(
+            "gemma3-f16", {},
+            [](gguf::Writer& w) {
+                w.setStrings("gemma3.attention.sliding_window_pattern", {"local", "global"});
+            },
+            "gemma3.attention.sliding_window_pattern");
+        expectRefusal("gemma3-f16", {"blk.3.post_ffw_norm.weight"}, nullptr,
+                      "missing tensor blk.3.post_ffw_norm.weight");
+        expectRefusal(
+            "gemma3-f16", {}, [](gguf::Writer& w) { w.setFloat32("gemma3.final_logit_softcapping", 0.0f); },
+            "gemma3.final_logit_softcapping");
     }
 
     // No key = period 6 (layers 0-4 local, 5 global) = the same pattern as flags; period 0 = all local.
@@ -80,43 +90,52 @@ private slots:
         std::vector<int32_t> tokens;
         for (int i = 0; i < 48; ++i) tokens.push_back(int32_t(300 + 37 * i));  // past the window of 32
         const auto reference = logitsOf(*plain, 64, tokens);
-        auto flags = loadCopy("gemma3-f16", [](gguf::Writer& w) {
-            w.setInt32s("gemma3.attention.sliding_window_pattern", {1, 1, 1, 1, 1, 0});
-        }, "flags.gguf");
+        auto flags = loadCopy(
+            "gemma3-f16",
+            [](gguf::Writer& w) {
+                w.setInt32s("gemma3.attention.sliding_window_pattern", {1, 1, 1, 1, 1, 0});
+            },
+            "flags.gguf");
         QVERIFY(logitsOf(*flags, 64, tokens) == reference);
-        auto period = loadCopy("gemma3-f16", [](gguf::Writer& w) {
-            w.setUInt32("gemma3.attention.sliding_window_pattern", 6);
-        }, "period.gguf");
+        auto period = loadCopy(
+            "gemma3-f16", [](gguf::Writer& w) { w.setUInt32("gemma3.attention.sliding_window_pattern", 6); },
+            "period.gguf");
         QVERIFY(logitsOf(*period, 64, tokens) == reference);
-        auto allLocal = loadCopy("gemma3-f16", [](gguf::Writer& w) {
-            w.setUInt32("gemma3.attention.sliding_window_pattern", 0);
-        }, "local.gguf");
+        auto allLocal = loadCopy(
+            "gemma3-f16", [](gguf::Writer& w) { w.setUInt32("gemma3.attention.sliding_window_pattern", 0); },
+            "local.gguf");
         QVERIFY(logitsOf(*allLocal, 64, tokens) != reference);
         // A window as long as the sequence: no position ever leaves it, so the window changes something.
-        auto wide = loadCopy("gemma3-f16", [](gguf::Writer& w) { w.setUInt32("gemma3.attention.sliding_window", 512); },
-                             "wide.gguf");
+        auto wide = loadCopy(
+            "gemma3-f16", [](gguf::Writer& w) { w.setUInt32("gemma3.attention.sliding_window", 512); }, "wide.gguf");
         const auto wideLogits = logitsOf(*wide, 64, tokens);
         const size_t V = size_t(plain->info().vocabSize);
         QVERIFY(std::equal(reference.begin(), reference.begin() + std::ptrdiff_t(32 * V), wideLogits.begin()));
-        QVERIFY(!std::equal(reference.begin() + std::ptrdiff_t(32 * V), reference.end(), wideLogits.begin() + std::ptrdiff_t(32 * V)));
+        QVERIFY(!std::equal(reference.begin() + std::ptrdiff_t(32 * V), reference.end(),
+                            wideLogits.begin() + std::ptrdiff_t(32 * V)));
     }
 
     void longRopeMetadata() {
         expectRefusal("phi3-q8_0", {"rope_factors_short.weight"}, nullptr, "missing tensor rope_factors_short.weight");
         expectRefusal("phi3-q8_0", {"rope_factors_long.weight"}, nullptr, "missing tensor rope_factors_long.weight");
-        expectRefusal("phi3-q8_0", {}, [](gguf::Writer& w) { w.remove("phi3.rope.scaling.original_context_length"); },
-                      "missing metadata key phi3.rope.scaling.original_context_length");
-        expectRefusal("phi3-q8_0", {}, [](gguf::Writer& w) { w.setUInt32("phi3.rope.dimension_count", 16); },
-                      "tensor rope_factors_short.weight");
-        expectRefusal("phi3-q8_0", {}, [](gguf::Writer& w) { w.setFloat32("phi3.rope.scaling.attn_factor", -1.0f); },
-                      "phi3.rope.scaling.attn_factor");
+        expectRefusal(
+            "phi3-q8_0", {}, [](gguf::Writer& w) { w.remove("phi3.rope.scaling.original_context_length"); },
+            "missing metadata key phi3.rope.scaling.original_context_length");
+        expectRefusal(
+            "phi3-q8_0", {}, [](gguf::Writer& w) { w.setUInt32("phi3.rope.dimension_count", 16); },
+            "tensor rope_factors_short.weight");
+        expectRefusal(
+            "phi3-q8_0", {}, [](gguf::Writer& w) { w.setFloat32("phi3.rope.scaling.attn_factor", -1.0f); },
+            "phi3.rope.scaling.attn_factor");
     }
 
     void fusedWeightsOfTheWrongWidth() {
-        expectRefusal("phi3-q8_0", {}, [](gguf::Writer& w) { w.setUInt32("phi3.attention.head_count_kv", 1); },
-                      "tensor blk.0.attn_qkv.weight has shape [128, 256], expected [128, 192]");
-        expectRefusal("phi3-q8_0", {}, [](gguf::Writer& w) { w.setUInt32("phi3.feed_forward_length", 512); },
-                      "tensor blk.0.ffn_up.weight has shape [128, 512], expected [128, 1024]");
+        expectRefusal(
+            "phi3-q8_0", {}, [](gguf::Writer& w) { w.setUInt32("phi3.attention.head_count_kv", 1); },
+            "tensor blk.0.attn_qkv.weight has shape [128, 256], expected [128, 192]");
+        expectRefusal(
+            "phi3-q8_0", {}, [](gguf::Writer& w) { w.setUInt32("phi3.feed_forward_length", 512); },
+            "tensor blk.0.ffn_up.weight has shape [128, 512], expected [128, 1024]");
         expectRefusal("phi3-q8_0", {"blk.1.attn_qkv.weight"}, nullptr, "missing tensor blk.1.attn_qkv.weight");
     }
 
@@ -126,7 +145,7 @@ private slots:
         const auto at512 = logitsOf(*m, 512), at300 = logitsOf(*m, 300), at256 = logitsOf(*m, 256),
                    at64 = logitsOf(*m, 64);
         QVERIFY(at300 == at512);  // padded to 512: long
-        QVERIFY(at64 == at256);   // padded to 256: short
+        QVERIFY(at64 == at256);  // padded to 256: short
         QVERIFY(at256 != at512);
     }
 

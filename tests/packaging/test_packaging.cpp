@@ -40,7 +40,8 @@ Run run(const QString& program, const QStringList& args, int timeoutMs = 60000,
     if (!p.waitForFinished(timeoutMs)) {
         p.kill();
         p.waitForFinished();
-        r.err = program + QStringLiteral(": did not finish in time\n") + QString::fromLocal8Bit(p.readAllStandardError());
+        r.err =
+            program + QStringLiteral(": did not finish in time\n") + QString::fromLocal8Bit(p.readAllStandardError());
         return r;
     }
     r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
@@ -59,15 +60,15 @@ QStringList filesUnder(const QString& root) {
     return files;
 }
 
-} // namespace
+}  // namespace
 
 class TestPackaging : public QObject {
     Q_OBJECT
 
     QTemporaryDir tmp_;
-    QString deb_;   // the package cpack wrote
+    QString deb_;  // the package cpack wrote
     QString root_;  // where it is unpacked
-    QString share_; // root_/usr/share/<app id>
+    QString share_;  // root_/usr/share/<app id>
     QSet<QString> depends_;  // package names in Depends
 
     QString tool(const char* name, const char* debianPackage) {
@@ -91,13 +92,15 @@ private slots:
         QVERIFY(tmp_.isValid());
         const QString cpack = QStringLiteral(CAIRN_CPACK_COMMAND);
         const QString out = tmp_.filePath(QStringLiteral("out"));
-        Run r = run(cpack, {QStringLiteral("-G"), QStringLiteral("DEB"), QStringLiteral("--config"),
-                            QStringLiteral(CAIRN_BINARY_DIR "/CPackConfig.cmake"), QStringLiteral("-B"), out},
+        Run r = run(cpack,
+                    {QStringLiteral("-G"), QStringLiteral("DEB"), QStringLiteral("--config"),
+                     QStringLiteral(CAIRN_BINARY_DIR "/CPackConfig.cmake"), QStringLiteral("-B"), out},
                     240000);
         QVERIFY2(r.exitCode == 0, qPrintable(QStringLiteral("cpack failed: ") + describe(r)));
         const QStringList debs = QDir(out).entryList({QStringLiteral("cairn_" CAIRN_VERSION "_*.deb")}, QDir::Files);
-        QVERIFY2(debs.size() == 1, qPrintable(QStringLiteral("expected one cairn_" CAIRN_VERSION "_*.deb in ") + out +
-                                              QStringLiteral(", found: ") + debs.join(QLatin1Char(' '))));
+        QVERIFY2(debs.size() == 1,
+                 qPrintable(QStringLiteral("expected one cairn_" CAIRN_VERSION "_*.deb in ") + out +
+                            QStringLiteral(", found: ") + debs.join(QLatin1Char(' '))));
         deb_ = QDir(out).filePath(debs.first());
         qInfo("package: %s (%lld bytes)", qPrintable(debs.first()), QFileInfo(deb_).size());
 
@@ -131,7 +134,8 @@ private slots:
         for (const char* bin : {"cairn", "cairn-cli"})
             QVERIFY(QFileInfo(root_ + QStringLiteral("/usr/bin/") + QLatin1String(bin)).isExecutable());
         for (const char* size : {"48", "128", "256"}) {
-            QImage icon(root_ + QStringLiteral("/usr/share/icons/hicolor/%1x%1/apps/%2.png").arg(QLatin1String(size), appId));
+            QImage icon(root_ +
+                        QStringLiteral("/usr/share/icons/hicolor/%1x%1/apps/%2.png").arg(QLatin1String(size), appId));
             QCOMPARE(icon.size(), QSize(QString::fromLatin1(size).toInt(), QString::fromLatin1(size).toInt()));
         }
     }
@@ -162,11 +166,13 @@ private slots:
         // Packages owning the shared libraries the two binaries need.
         const QString objdump = tool("objdump", "binutils");
         QVERIFY(!objdump.isEmpty());
-        r = run(objdump, {QStringLiteral("-p"), root_ + QStringLiteral("/usr/bin/cairn"),
-                          root_ + QStringLiteral("/usr/bin/cairn-cli")});
+        r = run(objdump,
+                {QStringLiteral("-p"), root_ + QStringLiteral("/usr/bin/cairn"),
+                 root_ + QStringLiteral("/usr/bin/cairn-cli")});
         QVERIFY2(r.exitCode == 0, qPrintable(describe(r)));
         QStringList patterns;
-        static const QRegularExpression needed(QStringLiteral("^\\s*NEEDED\\s+(\\S+)$"), QRegularExpression::MultilineOption);
+        static const QRegularExpression needed(QStringLiteral("^\\s*NEEDED\\s+(\\S+)$"),
+                                               QRegularExpression::MultilineOption);
         for (auto it = needed.globalMatch(r.out); it.hasNext();) {
             QString p = QStringLiteral("*/") + it.next().captured(1);
             if (!patterns.contains(p)) patterns << p;
@@ -201,7 +207,8 @@ private slots:
         QVERIFY(!validator.isEmpty());
         const QString file = root_ + QStringLiteral("/usr/share/applications/%1.desktop").arg(appId);
         Run r = run(validator, {file});
-        qInfo("desktop-file-validate: exit %d%s", r.exitCode, qPrintable(r.out.isEmpty() ? QString() : QStringLiteral("\n") + r.out));
+        qInfo("desktop-file-validate: exit %d%s", r.exitCode,
+              qPrintable(r.out.isEmpty() ? QString() : QStringLiteral("\n") + r.out));
         QVERIFY2(r.exitCode == 0 && r.out.trimmed().isEmpty() && r.err.trimmed().isEmpty(), qPrintable(describe(r)));
         QSettings entry(file, QSettings::IniFormat);
         QCOMPARE(entry.value(QStringLiteral("Desktop Entry/Icon")).toString(), appId);
@@ -213,7 +220,8 @@ private slots:
         const QString validator = tool("appstreamcli", "appstream");
         QVERIFY(!validator.isEmpty());
         const QString file = root_ + QStringLiteral("/usr/share/metainfo/%1.metainfo.xml").arg(appId);
-        Run r = run(validator, {QStringLiteral("validate"), QStringLiteral("--no-net"), QStringLiteral("--pedantic"), file});
+        Run r = run(validator,
+                    {QStringLiteral("validate"), QStringLiteral("--no-net"), QStringLiteral("--pedantic"), file});
         qInfo("appstreamcli validate --no-net --pedantic: exit %d\n%s", r.exitCode, qPrintable(r.out.trimmed()));
         QVERIFY2(r.exitCode == 0, qPrintable(describe(r)));
 
@@ -232,7 +240,9 @@ private slots:
         QStringList listed;
         for (auto it = image.globalMatch(xml); it.hasNext();) listed << it.next().captured(1);
         listed.sort();
-        QCOMPARE(listed, QDir(QStringLiteral(CAIRN_SOURCE_DIR "/docs/screenshots")).entryList({QStringLiteral("*.png")}, QDir::Files, QDir::Name));
+        QCOMPARE(listed,
+                 QDir(QStringLiteral(CAIRN_SOURCE_DIR "/docs/screenshots"))
+                     .entryList({QStringLiteral("*.png")}, QDir::Files, QDir::Name));
     }
 
     void version() {
@@ -249,10 +259,12 @@ private slots:
     }
 
     void cliInspectsBundledModel() {
-        const QStringList ggufs = QDir(share_ + QStringLiteral("/models")).entryList({QStringLiteral("*.gguf")}, QDir::Files);
+        const QStringList ggufs =
+            QDir(share_ + QStringLiteral("/models")).entryList({QStringLiteral("*.gguf")}, QDir::Files);
         QVERIFY(!ggufs.isEmpty());
         Run r = run(root_ + QStringLiteral("/usr/bin/cairn-cli"),
-                    {QStringLiteral("inspect"), share_ + QStringLiteral("/models/") + ggufs.first()}, 30000, bareEnvironment());
+                    {QStringLiteral("inspect"), share_ + QStringLiteral("/models/") + ggufs.first()}, 30000,
+                    bareEnvironment());
         QVERIFY2(r.exitCode == 0, qPrintable(describe(r)));
         QVERIFY2(!r.out.trimmed().isEmpty(), "inspect printed nothing");
     }

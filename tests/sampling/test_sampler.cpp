@@ -25,7 +25,7 @@ SamplerOptions plain(float temperature) {
     return o;
 }
 
-} // namespace
+}  // namespace
 
 class TestSampler : public QObject {
     Q_OBJECT

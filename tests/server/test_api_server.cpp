@@ -84,7 +84,7 @@ std::pair<std::string, std::string> streamedContent(const std::string& body) {
     return {content, finish};
 }
 
-} // namespace
+}  // namespace
 
 class TestApiServer : public QObject {
     Q_OBJECT
@@ -101,11 +101,13 @@ class TestApiServer : public QObject {
             throw std::runtime_error(path + ": status " + std::to_string(r->status) + ": " + r->body);
         return r->body;
     }
-    void expectError(const httplib::Result& r, int status, const std::string& param = {}, const std::string& code = {}) {
+    void expectError(const httplib::Result& r, int status, const std::string& param = {},
+                     const std::string& code = {}) {
         QVERIFY(r);
         QCOMPARE(r->status, status);
         const json j = json::parse(r->body);
-        QVERIFY2(j["error"]["message"].is_string() && !j["error"]["message"].get<std::string>().empty(), r->body.c_str());
+        QVERIFY2(j["error"]["message"].is_string() && !j["error"]["message"].get<std::string>().empty(),
+                 r->body.c_str());
         QVERIFY(j["error"]["type"].is_string());
         if (!param.empty()) QCOMPARE(j["error"]["param"].get<std::string>(), param);
         if (!code.empty()) QCOMPARE(j["error"]["code"].get<std::string>(), code);
@@ -187,7 +189,10 @@ private slots:
         // Two whole ASCII characters from the middle (the tiny model writes many bytes that are no UTF-8).
         size_t at = std::string::npos;
         for (size_t i = full.size() / 3; i + 1 < full.size(); ++i)
-            if (uint8_t(full[i]) < 0x80 && uint8_t(full[i + 1]) < 0x80 && full[i] != '\0') { at = i; break; }
+            if (uint8_t(full[i]) < 0x80 && uint8_t(full[i + 1]) < 0x80 && full[i] != '\0') {
+                at = i;
+                break;
+            }
         if (at == std::string::npos) QSKIP("the tiny model's reply has no two ASCII characters in a row");
         const std::string stop = full.substr(at, 2);
         const std::string expected = full.substr(0, full.find(stop));
@@ -205,7 +210,8 @@ private slots:
     // The second request continues the first conversation: it reuses the
     // slot's tokens and answers exactly as a fresh session would.
     void slotReuseIsReportedAndBitIdentical() {
-        const std::vector<std::pair<std::string, std::string>> first = {{"system", "Be brief."}, {"user", "First question"}};
+        const std::vector<std::pair<std::string, std::string>> first = {{"system", "Be brief."},
+                                                                        {"user", "First question"}};
         const json a = json::parse(post("/v1/chat/completions", chatBody(first, 12)));
         auto second = first;
         second.push_back({"assistant", a["choices"][0]["message"]["content"]});
@@ -227,8 +233,11 @@ private slots:
         continued.reply(messages(first), ctx, ro);
         const auto held = continued.session().tokens();
         const auto prompt = continued.promptTokens(messages(second), true);
-        const size_t shared = size_t(std::mismatch(held.begin(), held.begin() + std::ptrdiff_t(std::min(held.size(), prompt.size())),
-                                                   prompt.begin()).first - held.begin());
+        const size_t shared =
+            size_t(std::mismatch(held.begin(), held.begin() + std::ptrdiff_t(std::min(held.size(), prompt.size())),
+                                 prompt.begin())
+                       .first -
+                   held.begin());
         QVERIFY(shared > 10);
         QCOMPARE(b["usage"]["prompt_tokens_details"]["cached_tokens"].get<int64_t>(), int64_t(shared));
         QCOMPARE(b["usage"]["prompt_tokens"].get<int64_t>(), int64_t(prompt.size()));
@@ -260,14 +269,16 @@ private slots:
         const std::string plain = json::parse(post("/v1/completions", body))["choices"][0]["text"];
         // +100 on one byte forces it at every step.
         body["logit_bias"] = {{std::to_string(int('q')), 100}};
-        QCOMPARE(json::parse(post("/v1/completions", body))["choices"][0]["text"].get<std::string>(), std::string("qqq"));
+        QCOMPARE(json::parse(post("/v1/completions", body))["choices"][0]["text"].get<std::string>(),
+                 std::string("qqq"));
         // -100 on every token but 'z' bans them all (at temperature 1 too).
         json ban = json::object();
         for (int id = 0; id < int(test::kTinyVocab); ++id)
             if (id != 'z') ban[std::to_string(id)] = -100;
         body["logit_bias"] = ban;
         body["temperature"] = 1.0;
-        QCOMPARE(json::parse(post("/v1/completions", body))["choices"][0]["text"].get<std::string>(), std::string("zzz"));
+        QCOMPARE(json::parse(post("/v1/completions", body))["choices"][0]["text"].get<std::string>(),
+                 std::string("zzz"));
         QVERIFY(plain != "qqq" && plain != "zzz");
     }
 
@@ -282,28 +293,40 @@ private slots:
         };
         const json ok = chatBody({{"user", "hi"}}, 4);
         expectError(c.Post("/v1/chat/completions", with(ok, "temperature", 7), "application/json"), 400, "temperature");
-        expectError(c.Post("/v1/chat/completions", with(ok, "temperature", "hot"), "application/json"), 400, "temperature");
+        expectError(c.Post("/v1/chat/completions", with(ok, "temperature", "hot"), "application/json"), 400,
+                    "temperature");
         expectError(c.Post("/v1/chat/completions", with(ok, "n", 2), "application/json"), 400, "n");
         expectError(c.Post("/v1/chat/completions", with(ok, "max_tokens", 0), "application/json"), 400, "max_tokens");
-        expectError(c.Post("/v1/chat/completions", with(ok, "stop", json::array({"a", "b", "c", "d", "e"})), "application/json"), 400, "stop");
+        expectError(c.Post("/v1/chat/completions", with(ok, "stop", json::array({"a", "b", "c", "d", "e"})),
+                           "application/json"),
+                    400, "stop");
         expectError(c.Post("/v1/chat/completions", with(ok, "stop", ""), "application/json"), 400, "stop");
-        expectError(c.Post("/v1/chat/completions", with(ok, "model", "gpt-4"), "application/json"), 404, "model", "model_not_found");
-        expectError(c.Post("/v1/chat/completions", with(ok, "logit_bias", json{{"x1", 5}}), "application/json"), 400, "logit_bias");
-        expectError(c.Post("/v1/chat/completions", with(ok, "logit_bias", json{{"1", 101}}), "application/json"), 400, "logit_bias");
-        expectError(c.Post("/v1/chat/completions", with(ok, "logit_bias", json::array({1})), "application/json"), 400, "logit_bias");
+        expectError(c.Post("/v1/chat/completions", with(ok, "model", "gpt-4"), "application/json"), 404, "model",
+                    "model_not_found");
+        expectError(c.Post("/v1/chat/completions", with(ok, "logit_bias", json{{"x1", 5}}), "application/json"), 400,
+                    "logit_bias");
+        expectError(c.Post("/v1/chat/completions", with(ok, "logit_bias", json{{"1", 101}}), "application/json"), 400,
+                    "logit_bias");
+        expectError(c.Post("/v1/chat/completions", with(ok, "logit_bias", json::array({1})), "application/json"), 400,
+                    "logit_bias");
         expectError(c.Post("/v1/chat/completions", with(ok, "logit_bias", json{{std::to_string(test::kTinyVocab), 1}}),
-                           "application/json"), 400, "logit_bias");
+                           "application/json"),
+                    400, "logit_bias");
         json badRole = ok;
         badRole["messages"][0]["role"] = "wizard";
         expectError(c.Post("/v1/chat/completions", badRole.dump(), "application/json"), 400, "messages[0].role");
         expectError(c.Post("/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"\xC3\x28\"}]}",
-                           "application/json"), 400);
+                           "application/json"),
+                    400);
         // Over the context (256 positions here): the numbers are in the message.
-        auto tooLong = c.Post("/v1/chat/completions", chatBody({{"user", std::string(400, 'x')}}, 4).dump(), "application/json");
+        auto tooLong =
+            c.Post("/v1/chat/completions", chatBody({{"user", std::string(400, 'x')}}, 4).dump(), "application/json");
         expectError(tooLong, 400, "messages", "context_length_exceeded");
         QVERIFY(tooLong->body.find("256") != std::string::npos);
         // Over the body limit (64 KiB here).
-        expectError(c.Post("/v1/chat/completions", chatBody({{"user", std::string(100000, 'y')}}, 4).dump(), "application/json"), 413);
+        expectError(c.Post("/v1/chat/completions", chatBody({{"user", std::string(100000, 'y')}}, 4).dump(),
+                           "application/json"),
+                    413);
     }
 
     void aKeyIsAskedWhenSet() {
@@ -369,7 +392,8 @@ private slots:
             std::this_thread::sleep_for(std::chrono::milliseconds(50));
         }
         QCOMPARE(health["cancelled"].get<int>(), 1);
-        auto next = longRunning.client().Post("/v1/chat/completions", chatBody({{"user", "hi"}}, 2).dump(), "application/json");
+        auto next =
+            longRunning.client().Post("/v1/chat/completions", chatBody({{"user", "hi"}}, 2).dump(), "application/json");
         QVERIFY(next);
         QCOMPARE(next->status, 200);
     }

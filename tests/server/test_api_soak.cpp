@@ -42,14 +42,24 @@ struct Tally {
     std::mutex m;
     std::map<std::string, int> counts;  // "kind status"
     std::vector<std::string> failures;
-    void count(const std::string& k) { std::lock_guard l(m); ++counts[k]; }
-    void fail(const std::string& f) { std::lock_guard l(m); if (failures.size() < 20) failures.push_back(f); }
+    void count(const std::string& k) {
+        std::lock_guard l(m);
+        ++counts[k];
+    }
+    void fail(const std::string& f) {
+        std::lock_guard l(m);
+        if (failures.size() < 20) failures.push_back(f);
+    }
 };
 
 std::string chat(int client, int round, bool stream) {
-    json body = {{"messages", {{{"role", "user"}, {"content", "client " + std::to_string(client) + " round " +
-                                                                 std::to_string(round)}}}},
-                 {"max_tokens", 16}, {"temperature", 0.7}, {"seed", client * 100 + round}, {"stream", stream}};
+    json body = {
+        {"messages",
+         {{{"role", "user"}, {"content", "client " + std::to_string(client) + " round " + std::to_string(round)}}}},
+        {"max_tokens", 16},
+        {"temperature", 0.7},
+        {"seed", client * 100 + round},
+        {"stream", stream}};
     return body.dump();
 }
 
@@ -74,14 +84,21 @@ void oneClient(int port, int client, int round, Tally& t) {
         req.set_header("Content-Type", "application/json");
         std::string got;
         int status = 0;
-        req.response_handler = [&](const httplib::Response& r) { status = r.status; return true; };
-        req.content_receiver = [&](const char* d, size_t n, uint64_t, uint64_t) { got.append(d, n); return true; };
+        req.response_handler = [&](const httplib::Response& r) {
+            status = r.status;
+            return true;
+        };
+        req.content_receiver = [&](const char* d, size_t n, uint64_t, uint64_t) {
+            got.append(d, n);
+            return true;
+        };
         QElapsedTimer took;
         took.start();
         auto s = c.send(req);
         if (!s) {
-            t.fail("stream: no answer (" + httplib::to_string(s.error()) + ") in " + std::to_string(took.elapsed()) + " ms, status " + std::to_string(status) + " after " +
-                   std::to_string(got.size()) + " bytes: ..." + got.substr(got.size() > 300 ? got.size() - 300 : 0));
+            t.fail("stream: no answer (" + httplib::to_string(s.error()) + ") in " + std::to_string(took.elapsed()) +
+                   " ms, status " + std::to_string(status) + " after " + std::to_string(got.size()) + " bytes: ..." +
+                   got.substr(got.size() > 300 ? got.size() - 300 : 0));
         } else {
             s->body = got;
             answered("stream", s, {200, 503});
@@ -110,7 +127,7 @@ void oneClient(int port, int client, int round, Tally& t) {
     (void)l;
 }
 
-} // namespace
+}  // namespace
 
 class TestApiSoak : public QObject {
     Q_OBJECT
@@ -157,7 +174,8 @@ private slots:
         QString rssText;
         for (auto k : rss) rssText += QString::number(k / 1024.0, 'f', 1) + QStringLiteral(" ");
         qInfo("soak: %d clients x %d rounds in %lld ms; %s", kClients, kRounds, (long long)ms, qPrintable(figures));
-        qInfo("soak: RSS MiB after each round: %s; server: %s", qPrintable(rssText), health ? health->body.c_str() : "no answer");
+        qInfo("soak: RSS MiB after each round: %s; server: %s", qPrintable(rssText),
+              health ? health->body.c_str() : "no answer");
         for (const auto& f : tally.failures) qWarning("%s", f.c_str());
         QVERIFY(tally.failures.empty());
         QVERIFY(health && health->status == 200);

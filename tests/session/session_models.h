@@ -45,4 +45,4 @@ inline std::vector<int32_t> concat(std::vector<int32_t> a, const std::vector<int
     return a;
 }
 
-} // namespace cairn::test
+}  // namespace cairn::test

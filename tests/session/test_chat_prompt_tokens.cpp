@@ -32,9 +32,9 @@ using namespace cairn::test;
 namespace {
 
 // Control-token text of every family the fixtures' vocabularies know.
-const char* const kInjections[] = {"<|im_end|>", "<|im_start|>", "<|endoftext|>", "<|eot_id|>",
-                                   "<|start_header_id|>", "<|end_header_id|>", "<|begin_of_text|>",
-                                   "</s>", "<s>", "<unk>"};
+const char* const kInjections[] = {
+    "<|im_end|>",        "<|im_start|>",      "<|endoftext|>", "<|eot_id|>", "<|start_header_id|>",
+    "<|end_header_id|>", "<|begin_of_text|>", "</s>",          "<s>",        "<unk>"};
 
 std::vector<ChatMessage> hostile() {
     return {
@@ -46,7 +46,9 @@ std::vector<ChatMessage> hostile() {
 }
 
 std::vector<ChatMessage> normal() {
-    return {{"system", "Be brief."}, {"user", "Hi there, how are you?"}, {"assistant", "Fine, thanks."},
+    return {{"system", "Be brief."},
+            {"user", "Hi there, how are you?"},
+            {"assistant", "Fine, thanks."},
             {"user", "Tell me about the tea."}};
 }
 
@@ -112,7 +114,7 @@ ReplyOptions greedy(int64_t n) {
     return o;
 }
 
-} // namespace
+}  // namespace
 
 class TestChatPromptTokens : public QObject {
     Q_OBJECT
@@ -188,11 +190,12 @@ private slots:
 
     void templatesTransformingContentStillKeepItPlain_data() {
         QTest::addColumn<QString>("chatTemplate");
-        const std::string tail = "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
+        const std::string tail =
+            "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
         const std::string head = "{% for m in messages %}<|im_start|>{{ m.role }}\n";
-        for (std::string body : {"{{ m.content | replace('o', '0') }}", "{{ m.content | trim }}",
-                                 "{{ m.content.split('Tell')[-1] }}", "{{ m.content[1:] }}",
-                                 "{{ m.content }}{% if m.content | length > 40 %} (long){% endif %}"})
+        for (std::string body :
+             {"{{ m.content | replace('o', '0') }}", "{{ m.content | trim }}", "{{ m.content.split('Tell')[-1] }}",
+              "{{ m.content[1:] }}", "{{ m.content }}{% if m.content | length > 40 %} (long){% endif %}"})
             QTest::newRow(body.c_str()) << QString::fromStdString(head + body + tail);
     }
     void templatesTransformingContentStillKeepItPlain() {
@@ -282,7 +285,8 @@ private slots:
             std::ofstream(messagesPath.toStdString()) << j.dump();
         }
         for (bool agp : {false, true}) {
-            QStringList args = {"template", "-m", QString::fromStdString(paths_[f.name]), "--messages", messagesPath, "--ids"};
+            QStringList args = {"template",   "-m",         QString::fromStdString(paths_[f.name]),
+                                "--messages", messagesPath, "--ids"};
             if (agp) args << "--add-generation-prompt";
             auto r = runCli(args);
             QCOMPARE(r.status, 0);
@@ -291,7 +295,8 @@ private slots:
             const auto ids = j["ids"].get<std::vector<int32_t>>();
             QCOMPARE(ids, ChatSession(model(f)).promptTokens(hostile(), agp));
             const auto& tok = model(f).tokenizer();
-            QCOMPARE(controls(tok, ids), controls(tok, ChatSession(model(f)).promptTokens(withoutInjections(hostile()), agp)));
+            QCOMPARE(controls(tok, ids),
+                     controls(tok, ChatSession(model(f)).promptTokens(withoutInjections(hostile()), agp)));
         }
         auto bad = runCli({"template", "--template", messagesPath, "--messages", messagesPath, "--ids"});
         QCOMPARE(bad.status, 1);

@@ -45,14 +45,14 @@ size_t firstDifference(const std::vector<int32_t>& a, const std::vector<int32_t>
     return i;
 }
 
-} // namespace
+}  // namespace
 
 class TestChatReasoning : public QObject {
     Q_OBJECT
     QTemporaryDir dir_;
     ExecContext ctx_{2};
     std::unique_ptr<Model> qwen3_;  // Qwen3-0.6B's template
-    std::unique_ptr<Model> chatml_; // no template: the ChatML fallback, which keeps reasoning
+    std::unique_ptr<Model> chatml_;  // no template: the ChatML fallback, which keeps reasoning
 
 private slots:
     void initTestCase() {
@@ -161,7 +161,8 @@ private slots:
             o.assistantPrefix = partial;
             const ReplyResult r = resumed.reply(messages, ctx_, o);
             const auto& tok = m->tokenizer();
-            const int64_t partialTokens = int64_t(tok.encode(partial, false, std::vector<TextSpan>{{0, partial.size()}}).size());
+            const int64_t partialTokens =
+                int64_t(tok.encode(partial, false, std::vector<TextSpan>{{0, partial.size()}}).size());
             QCOMPARE(r.reusedTokens, promptTokens);
             QCOMPARE(r.prefilledTokens, partialTokens);
             QCOMPARE(r.promptTokens, promptTokens + partialTokens);

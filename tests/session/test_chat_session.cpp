@@ -39,7 +39,9 @@ bool startsWith(const std::vector<int32_t>& a, const std::vector<int32_t>& prefi
 
 const char* const kUser[] = {"Hi there, how are you?", "Tell me about the tea.", "And the cakes?"};
 
-std::vector<int32_t> tail(const std::vector<int32_t>& v, size_t from) { return {v.begin() + std::ptrdiff_t(from), v.end()}; }
+std::vector<int32_t> tail(const std::vector<int32_t>& v, size_t from) {
+    return {v.begin() + std::ptrdiff_t(from), v.end()};
+}
 
 // Two turns with replies of up to 6 tokens, then the snapshot: where the
 // restore tests start. `messages` ends with the second question.
@@ -64,7 +66,7 @@ TwoTurns twoTurns(const Model& m, ExecContext& ctx) {
     return t;
 }
 
-} // namespace
+}  // namespace
 
 class TestChatSession : public QObject {
     Q_OBJECT
@@ -142,7 +144,8 @@ private slots:
             QCOMPARE(r.reusedTokens, int64_t(held.size()));
             QCOMPARE(r.prefilledTokens, int64_t(prompt.size() - held.size()));
             original.reply(messages, ctx, greedy(1));
-            QVERIFY2(sameBits(restored.session().logits(), original.session().logits()), m->info().architecture.c_str());
+            QVERIFY2(sameBits(restored.session().logits(), original.session().logits()),
+                     m->info().architecture.c_str());
         }
     }
 
@@ -161,7 +164,8 @@ private slots:
             } else {
                 QCOMPARE(r.prefilledTokens, 1);  // attention is cut back; the last token gives the logits
             }
-            QVERIFY2(sameBits(restored.session().logits(), freshLogits(*m, restored.session().tokens(), ctx)), m->info().architecture.c_str());
+            QVERIFY2(sameBits(restored.session().logits(), freshLogits(*m, restored.session().tokens(), ctx)),
+                     m->info().architecture.c_str());
         }
     }
 

@@ -39,7 +39,7 @@ bool plainMessages(const json& messages) {
     return true;
 }
 
-} // namespace
+}  // namespace
 
 class TestPromptTextTemplates : public QObject {
     Q_OBJECT
@@ -58,8 +58,8 @@ private slots:
             const std::string source = test::readFile(dir + "/templates/" + name);
             for (const auto& c : expected["cases"]) {
                 if (!c["output"].is_string()) continue;
-                const json conv = json::parse(test::readFile(dir + "/conversations/" +
-                                                             c["conversation"].get<std::string>() + ".json"));
+                const json conv = json::parse(
+                    test::readFile(dir + "/conversations/" + c["conversation"].get<std::string>() + ".json"));
                 if (!plainMessages(conv)) continue;
                 ChatRenderOptions o;
                 o.addGenerationPrompt = c["add_generation_prompt"].get<bool>();
@@ -78,7 +78,8 @@ private slots:
                     for (const TextSpan& s : p.plain) {
                         const std::string text = p.rendering.text.substr(s.begin, s.end - s.begin);
                         bool isContent = false;
-                        for (const auto& m : messages) isContent = isContent || m.content.find(text) != std::string::npos;
+                        for (const auto& m : messages)
+                            isContent = isContent || m.content.find(text) != std::string::npos;
                         QVERIFY2(isContent, where.c_str());
                     }
                 }
@@ -102,7 +103,8 @@ private slots:
             }
         }
         qInfo("%d renderings of role/content conversations, %d with every content placed exactly (level 1), "
-              "%d checked with injected control text", cases, exact, injectedCases);
+              "%d checked with injected control text",
+              cases, exact, injectedCases);
         QVERIFY(cases >= 300);
         QVERIFY(exact >= cases / 2);
     }

@@ -19,9 +19,7 @@
 using namespace cairn;
 using cairn::test::sameBits;
 
-namespace {
-
-} // namespace
+namespace {}  // namespace
 
 class TestSessionFixtures : public QObject {
     Q_OBJECT
@@ -30,10 +28,10 @@ class TestSessionFixtures : public QObject {
 private slots:
     void reuseAndRestore_data() {
         QTest::addColumn<QString>("fixture");
-        for (const char* f : {"llama-spm-q4_k_m.gguf", "llama-bpe-q8_0.gguf", "qwen3-q8_0.gguf", "mamba-f16.gguf",
-                              "mamba-q8_0.gguf", "lfm2-f16.gguf", "lfm2-q8_0.gguf", "granitehybrid-f16.gguf",
-                              "granitehybrid-q8_0.gguf", "qwen35-q8_0.gguf", "gemma3-f16.gguf", "gemma3-q8_0.gguf",
-                              "phi3-q8_0.gguf", "smollm3-q8_0.gguf"})
+        for (const char* f :
+             {"llama-spm-q4_k_m.gguf", "llama-bpe-q8_0.gguf", "qwen3-q8_0.gguf", "mamba-f16.gguf", "mamba-q8_0.gguf",
+              "lfm2-f16.gguf", "lfm2-q8_0.gguf", "granitehybrid-f16.gguf", "granitehybrid-q8_0.gguf",
+              "qwen35-q8_0.gguf", "gemma3-f16.gguf", "gemma3-q8_0.gguf", "phi3-q8_0.gguf", "smollm3-q8_0.gguf"})
             QTest::newRow(f) << QString(f);
     }
 

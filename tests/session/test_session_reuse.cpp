@@ -26,7 +26,7 @@ std::vector<float> freshLogits(const Model& model, const std::vector<int32_t>& t
     return {fresh.logits().begin(), fresh.logits().end()};
 }
 
-} // namespace
+}  // namespace
 
 class TestSessionReuse : public QObject {
     Q_OBJECT
@@ -113,7 +113,7 @@ private slots:
             QVERIFY(sameBits(s.logits(), freshLogits(*m, edited, ctx)));
             // Edit inside the first message: a recurrent model goes back to an
             // earlier checkpoint (or the start); attention cuts back to the fork.
-            auto early = concat(someTokens(25, 6), {}); 
+            auto early = concat(someTokens(25, 6), {});
             early[20] = (early[20] + 1) % 256;
             s.feed(early, ctx);
             QCOMPARE(s.stats().lastPrefilled, m->info().recurrent ? 25 : 5);
@@ -160,7 +160,9 @@ private slots:
             std::atomic<bool> cancel{false};
             FeedProgress p;
             p.cancel = &cancel;
-            p.onProgress = [&](int64_t done, int64_t) { if (done >= 8) cancel = true; };
+            p.onProgress = [&](int64_t done, int64_t) {
+                if (done >= 8) cancel = true;
+            };
             auto tokens = someTokens(20, 13);
             QVERIFY_THROWS_EXCEPTION(Cancelled, s.feed(tokens, ctx, p));
             QCOMPARE(s.tokens().size(), size_t(8));

@@ -60,7 +60,7 @@ std::vector<uint8_t> withVersion(std::vector<uint8_t> blob, uint32_t version) {
     return blob;
 }
 
-} // namespace
+}  // namespace
 
 class TestSnapshot : public QObject {
     Q_OBJECT
@@ -144,7 +144,8 @@ private slots:
 
         Session restored(m);
         restored.restore(blob);
-        QCOMPARE(restored.checkpointCount(), size_t(3));  // the latest three: reply 1, prompt 2, reply 2 (the state itself)
+        QCOMPARE(restored.checkpointCount(),
+                 size_t(3));  // the latest three: reply 1, prompt 2, reply 2 (the state itself)
         QCOMPARE(restored.tokens(), original.tokens());
         QVERIFY(sameBits(restored.logits(), original.logits()));
         // Regenerate the last reply: back to the second prompt's end, from its checkpoint, nothing prefilled.

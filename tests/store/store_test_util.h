@@ -49,4 +49,4 @@ inline void ftsIntegrityCheck(sql::Database& db) {
     db.exec("INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')");
 }
 
-} // namespace cairn::test
+}  // namespace cairn::test

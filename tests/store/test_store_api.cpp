@@ -248,8 +248,7 @@ private slots:
             sql::Transaction tx(db);
             sql::Statement(db, "INSERT INTO t VALUES (1)").run();
             throw std::runtime_error("abandon");
-        } catch (const std::runtime_error&) {
-        }
+        } catch (const std::runtime_error&) {}
         QCOMPARE(count(), int64_t(0));
         QVERIFY(!db.inTransaction());
         {

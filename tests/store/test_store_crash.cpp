@@ -14,9 +14,9 @@
 #include <poll.h>
 #include <random>
 #include <sstream>
-#include <type_traits>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <type_traits>
 #include <unistd.h>
 
 using namespace cairn;
@@ -31,10 +31,14 @@ constexpr int kFinalVersion = 3;  // versions 0..2 stream, 3 is the finished rep
 template <class... Args>
 std::string fields(char kind, const Args&... args) {
     std::string out(1, kind);
-    ((out += ' ', out += [](const auto& a) {
-         if constexpr (std::is_arithmetic_v<std::decay_t<decltype(a)>>) return std::to_string(a);
-         else return std::string(a);
-     }(args)), ...);
+    ((
+         out += ' ',
+         out +=
+         [](const auto& a) {
+             if constexpr (std::is_arithmetic_v<std::decay_t<decltype(a)>>) return std::to_string(a);
+             else return std::string(a);
+         }(args)),
+     ...);
     return out;
 }
 
@@ -140,7 +144,7 @@ std::string readAll(int fd) {
     return out;
 }
 
-} // namespace
+}  // namespace
 
 class TestStoreCrash : public QObject {
     Q_OBJECT
@@ -223,8 +227,8 @@ private slots:
             totalSnapshots += snapshots;
             runsWithWrites += messages > 0;
         }
-        qInfo("%d kills; %d runs had reported writes; verified %d message writes and %d snapshots",
-              kRuns, runsWithWrites, totalMessages, totalSnapshots);
+        qInfo("%d kills; %d runs had reported writes; verified %d message writes and %d snapshots", kRuns,
+              runsWithWrites, totalMessages, totalSnapshots);
         // The kills must really land among writes, not only before the first one.
         QVERIFY(runsWithWrites >= kRuns / 2);
         QVERIFY(totalSnapshots > 0);

@@ -26,8 +26,8 @@ Built buildTree(Store& s) {
     s.setPinned(b.conversation, true);
     b.u1 = s.addMessage(b.conversation, std::nullopt, Role::User, "Where to go in **May**?");
     b.a1 = s.addMessage(b.conversation, b.u1, Role::Assistant, "", false);
-    s.finishMessage(b.a1, "Try Lisbon.\n\n```sh\necho hi\n```", {.tokenCount = 9, .prefillTokens = 30,
-                                                                   .prefillMs = 12.5, .decodeMs = 90});
+    s.finishMessage(b.a1, "Try Lisbon.\n\n```sh\necho hi\n```",
+                    {.tokenCount = 9, .prefillTokens = 30, .prefillMs = 12.5, .decodeMs = 90});
     b.u2 = s.addMessage(b.conversation, b.a1, Role::User, "And June?");
     b.a2 = s.addMessage(b.conversation, b.u2, Role::Assistant, "Oslo.");
     b.u2b = s.addMessage(b.conversation, b.a1, Role::User, "And in July?");
@@ -53,7 +53,7 @@ void compareTrees(const std::vector<Message>& x, const std::vector<Message>& y) 
     }
 }
 
-} // namespace
+}  // namespace
 
 class TestStoreExchange : public QObject {
     Q_OBJECT
@@ -107,7 +107,8 @@ private slots:
         s.updatePartial(a, "", "<think>\nCounting zebras");
         QCOMPARE(s.message(a).reasoning, std::string("<think>\nCounting zebras"));
         QVERIFY(!s.message(a).complete);
-        s.finishMessage(a, "\n\nIt is 5.", {.tokenCount = 5, .reasoningMs = 1200}, "<think>\nCounting zebras\n</think>");
+        s.finishMessage(a, "\n\nIt is 5.", {.tokenCount = 5, .reasoningMs = 1200},
+                        "<think>\nCounting zebras\n</think>");
         QVERIFY(s.search("zebras").empty());
         QCOMPARE(s.search("five is").size(), size_t(0));
         QCOMPARE(s.search("It is").size(), size_t(1));
@@ -175,17 +176,39 @@ private slots:
         const size_t before = s.listConversations().size();
         QVERIFY_THROWS_EXCEPTION(Error, fromJsonText("{not json"));
         QVERIFY_THROWS_EXCEPTION(Error, fromJsonText("[]"));
-        auto j = good; j["format"] = "other";                    QVERIFY(refused(j, "format"));
-        j = good; j["version"] = 99;                             QVERIFY(refused(j, "version"));
-        j = good; j.erase("messages");                           QVERIFY(refused(j, "messages"));
-        j = good; j["messages"][1]["role"] = "wizard";           QVERIFY(refused(j, "messages[1].role"));
-        j = good; j["messages"][2]["content"] = 5;               QVERIFY(refused(j, "messages[2].content"));
-        j = good; j["messages"][0]["id"] = "x";                  QVERIFY(refused(j, "messages[0].id"));
-        j = good; j["settings"] = "hot";                         QVERIFY(refused(j, "settings"));
-        j = good; j["messages"][1]["parent"] = 123456;           QVERIFY(refused(j, "parent 123456"));
-        j = good; j["messages"][1]["id"] = j["messages"][0]["id"]; QVERIFY(refused(j, "twice"));
-        j = good; j["active_leaf"] = 777777;                     QVERIFY(refused(j, "active leaf"));
-        j = good; std::swap(j["messages"][0], j["messages"][1]); QVERIFY(refused(j, "comes after"));
+        auto j = good;
+        j["format"] = "other";
+        QVERIFY(refused(j, "format"));
+        j = good;
+        j["version"] = 99;
+        QVERIFY(refused(j, "version"));
+        j = good;
+        j.erase("messages");
+        QVERIFY(refused(j, "messages"));
+        j = good;
+        j["messages"][1]["role"] = "wizard";
+        QVERIFY(refused(j, "messages[1].role"));
+        j = good;
+        j["messages"][2]["content"] = 5;
+        QVERIFY(refused(j, "messages[2].content"));
+        j = good;
+        j["messages"][0]["id"] = "x";
+        QVERIFY(refused(j, "messages[0].id"));
+        j = good;
+        j["settings"] = "hot";
+        QVERIFY(refused(j, "settings"));
+        j = good;
+        j["messages"][1]["parent"] = 123456;
+        QVERIFY(refused(j, "parent 123456"));
+        j = good;
+        j["messages"][1]["id"] = j["messages"][0]["id"];
+        QVERIFY(refused(j, "twice"));
+        j = good;
+        j["active_leaf"] = 777777;
+        QVERIFY(refused(j, "active leaf"));
+        j = good;
+        std::swap(j["messages"][0], j["messages"][1]);
+        QVERIFY(refused(j, "comes after"));
         // A refused import leaves nothing behind (not even hidden).
         QCOMPARE(s.listConversations().size(), before);
         QCOMPARE(s.deletedConversations().size(), size_t(0));
@@ -239,8 +262,9 @@ private slots:
             QVERIFY(refusedWith(path.toStdString(), "more than the limit of 256.0 MiB"));
         }
         // Nested a million deep in the settings.
-        QVERIFY(refusedWith(file("deep.json", head + "\"settings\": {\"a\": " + std::string(1000000, '[') +
-                                                  std::string(1000000, ']') + "}, \"messages\": []}"),
+        QVERIFY(refusedWith(file("deep.json",
+                                 head + "\"settings\": {\"a\": " + std::string(1000000, '[') +
+                                     std::string(1000000, ']') + "}, \"messages\": []}"),
                             "nested deeper than the limit of 32"));
         // Five million tiny values.
         {
@@ -256,23 +280,29 @@ private slots:
             for (size_t i = 0; i <= kImportMaxMessages; ++i)
                 messages += (i ? ",{\"id\":" : "{\"id\":") + std::to_string(i) + ",\"role\":\"user\",\"content\":\"\"}";
             messages += "]";
-            QVERIFY(refusedWith(file("many.json", head + "\"messages\": " + messages + "}"), "100001 messages, more than the limit of 100000"));
+            QVERIFY(refusedWith(file("many.json", head + "\"messages\": " + messages + "}"),
+                                "100001 messages, more than the limit of 100000"));
         }
         // A message, a system prompt and a title longer than theirs.
         const std::string big(kImportMaxTextBytes + 1, 'x');
-        QVERIFY(refusedWith(file("content.json", head + "\"messages\": [{\"id\": 1, \"role\": \"user\", \"content\": \"" + big + "\"}]}"),
-                            "messages[0].content: 4194305 bytes, more than the limit of 4194304"));
-        QVERIFY(refusedWith(file("system.json", head + "\"system_prompt\": \"" + big + "\", \"messages\": []}"), "system_prompt"));
-        QVERIFY(refusedWith(file("title.json", head + "\"title\": \"" + std::string(kImportMaxTitleBytes + 1, 't') +
-                                                   "\", \"messages\": []}"),
-                            "title: 1025 bytes"));
-        QVERIFY(refusedWith(file("path.json", head + "\"model_path\": \"" + std::string(kImportMaxFieldBytes + 1, 'p') +
-                                                  "\", \"messages\": []}"),
-                            "model_path"));
+        QVERIFY(
+            refusedWith(file("content.json",
+                             head + "\"messages\": [{\"id\": 1, \"role\": \"user\", \"content\": \"" + big + "\"}]}"),
+                        "messages[0].content: 4194305 bytes, more than the limit of 4194304"));
+        QVERIFY(refusedWith(file("system.json", head + "\"system_prompt\": \"" + big + "\", \"messages\": []}"),
+                            "system_prompt"));
+        QVERIFY(refusedWith(
+            file("title.json",
+                 head + "\"title\": \"" + std::string(kImportMaxTitleBytes + 1, 't') + "\", \"messages\": []}"),
+            "title: 1025 bytes"));
+        QVERIFY(refusedWith(
+            file("path.json",
+                 head + "\"model_path\": \"" + std::string(kImportMaxFieldBytes + 1, 'p') + "\", \"messages\": []}"),
+            "model_path"));
         // At the limits themselves a file imports.
         const std::string fits = head + "\"title\": \"" + std::string(kImportMaxTitleBytes, 't') +
-                                 "\", \"messages\": [{\"id\": 1, \"role\": \"user\", \"content\": \"" +
-                                 std::string(kImportMaxTextBytes, 'x') + "\"}]}";
+            "\", \"messages\": [{\"id\": 1, \"role\": \"user\", \"content\": \"" +
+            std::string(kImportMaxTextBytes, 'x') + "\"}]}";
         const ConversationData ok = fromJsonFile(file("fits.json", fits));
         QCOMPARE(ok.messages.size(), size_t(1));
         QCOMPARE(ok.messages[0].content.size(), kImportMaxTextBytes);
@@ -309,8 +339,10 @@ private slots:
             calls.push_back(written);
             // The other connection writes at once (its busy timeout would fail
             // a write behind an open import transaction).
-            other.addMessage(existing, std::nullopt, Role::User, "written during the import " + std::to_string(written));
-            for (const auto& c : other.listConversations()) if (c.title == "long") return false;
+            other.addMessage(existing, std::nullopt, Role::User,
+                             "written during the import " + std::to_string(written));
+            for (const auto& c : other.listConversations())
+                if (c.title == "long") return false;
             if (!other.search("message").empty()) return false;
             return true;
         };

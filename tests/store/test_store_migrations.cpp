@@ -60,7 +60,7 @@ OldData writeVersion1Data(sql::Database& db) {
     return d;
 }
 
-} // namespace
+}  // namespace
 
 class TestStoreMigrations : public QObject {
     Q_OBJECT
@@ -85,8 +85,7 @@ private slots:
 
     void fromEveryEarlierVersion_data() {
         QTest::addColumn<int>("version");
-        for (int v = 1; v < latestSchemaVersion(); ++v)
-            QTest::newRow(("from v" + std::to_string(v)).c_str()) << v;
+        for (int v = 1; v < latestSchemaVersion(); ++v) QTest::newRow(("from v" + std::to_string(v)).c_str()) << v;
     }
 
     void fromEveryEarlierVersion() {

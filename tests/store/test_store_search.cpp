@@ -16,7 +16,7 @@ std::vector<int64_t> messageIds(const std::vector<SearchHit>& hits) {
     return ids;
 }
 
-} // namespace
+}  // namespace
 
 class TestStoreSearch : public QObject {
     Q_OBJECT
@@ -34,11 +34,10 @@ private slots:
         QCOMPARE(messageIds(hits), (std::vector<int64_t>{m1, m3}));
         for (const auto& h : hits) {
             QCOMPARE(h.conversationId, h.messageId == m1 ? c1 : c2);
-            QVERIFY2(QString::fromStdString(h.snippet).contains("[Mushrooms]", Qt::CaseInsensitive),
-                     h.snippet.c_str());
+            QVERIFY2(QString::fromStdString(h.snippet).contains("[Mushrooms]", Qt::CaseInsensitive), h.snippet.c_str());
         }
-        QCOMPARE(messageIds(s.search("stock rice")), (std::vector<int64_t>{m2}));   // all words, any order
-        QCOMPARE(messageIds(s.search("risot")), (std::vector<int64_t>{m1}));       // last word is a prefix
+        QCOMPARE(messageIds(s.search("stock rice")), (std::vector<int64_t>{m2}));  // all words, any order
+        QCOMPARE(messageIds(s.search("risot")), (std::vector<int64_t>{m1}));  // last word is a prefix
         QVERIFY(s.search("risotto forest").empty());
         QVERIFY(s.search("   ").empty());
         QCOMPARE(s.search("mushrooms", 1).size(), size_t(1));

@@ -20,7 +20,7 @@ std::vector<uint8_t> bytes(size_t n, uint8_t seed) {
     return v;
 }
 
-} // namespace
+}  // namespace
 
 class TestStoreSnapshots : public QObject {
     Q_OBJECT
@@ -72,8 +72,8 @@ private slots:
         const int64_t c = s.createConversation("c");
         std::vector<int64_t> msgs, snaps;
         for (int i = 0; i < 4; ++i) {
-            msgs.push_back(s.addMessage(c, msgs.empty() ? std::nullopt : std::optional(msgs.back()),
-                                        Role::User, std::string("m").append(std::to_string(i))));
+            msgs.push_back(s.addMessage(c, msgs.empty() ? std::nullopt : std::optional(msgs.back()), Role::User,
+                                        std::string("m").append(std::to_string(i))));
             clock.advance(10);
             snaps.push_back(*s.putSnapshot(bytes(300, uint8_t(i)), c, msgs.back(), "fp", i));
         }

@@ -48,4 +48,4 @@ std::string refusalProblem(const std::string& name, const std::set<std::string>&
     return {};
 }
 
-} // namespace cairn::test
+}  // namespace cairn::test

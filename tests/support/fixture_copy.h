@@ -27,4 +27,4 @@ std::string refusalProblem(const std::string& name, const std::set<std::string>&
                            const std::function<void(gguf::Writer&)>& edit, const std::string& path,
                            const std::string& needle);
 
-} // namespace cairn::test
+}  // namespace cairn::test

@@ -12,8 +12,13 @@ namespace {
 // Byte offsets of the half-float scale fields of one block.
 std::vector<size_t> halfFields(TensorType t) {
     switch (t) {
-    case TensorType::Q4_0: case TensorType::Q5_0: case TensorType::Q8_0: return {0};
-    case TensorType::Q4_1: case TensorType::Q5_1: case TensorType::Q4_K: case TensorType::Q5_K: return {0, 2};
+    case TensorType::Q4_0:
+    case TensorType::Q5_0:
+    case TensorType::Q8_0: return {0};
+    case TensorType::Q4_1:
+    case TensorType::Q5_1:
+    case TensorType::Q4_K:
+    case TensorType::Q5_K: return {0, 2};
     case TensorType::Q2_K: return {80, 82};
     case TensorType::Q3_K: return {108};
     case TensorType::Q6_K: return {208};
@@ -21,7 +26,7 @@ std::vector<size_t> halfFields(TensorType t) {
     }
 }
 
-} // namespace
+}  // namespace
 
 Weights makeWeights(TensorType type, int64_t rows, int64_t cols, uint32_t seed) {
     using namespace cairn::tensor;
@@ -59,4 +64,4 @@ std::vector<float> makeActivations(int64_t tokens, int64_t cols, uint32_t seed) 
     return x;
 }
 
-} // namespace cairn::test
+}  // namespace cairn::test

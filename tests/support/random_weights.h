@@ -11,10 +11,10 @@
 namespace cairn::test {
 
 // Every format the matmul kernels take.
-inline constexpr TensorType kKernelTypes[] = {
-    TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q4_0, TensorType::Q4_1,
-    TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0, TensorType::Q2_K, TensorType::Q3_K,
-    TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K};
+inline constexpr TensorType kKernelTypes[] = {TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q4_0,
+                                              TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0,
+                                              TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K,
+                                              TensorType::Q6_K};
 
 struct Weights {
     std::vector<uint8_t> bytes;
@@ -28,4 +28,4 @@ Weights makeWeights(TensorType type, int64_t rows, int64_t cols, uint32_t seed);
 // tokens × cols values in [-1, 1].
 std::vector<float> makeActivations(int64_t tokens, int64_t cols, uint32_t seed);
 
-} // namespace cairn::test
+}  // namespace cairn::test

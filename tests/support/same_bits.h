@@ -12,4 +12,4 @@ inline bool sameBits(std::span<const float> a, std::span<const float> b) {
     return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
 
-} // namespace cairn::test
+}  // namespace cairn::test

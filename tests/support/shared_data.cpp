@@ -26,4 +26,4 @@ std::string readFile(const std::string& path) {
     return ss.str();
 }
 
-} // namespace cairn::test
+}  // namespace cairn::test

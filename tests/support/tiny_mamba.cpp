@@ -1,7 +1,7 @@
 #include "tiny_mamba.h"
 
-#include "tiny_models.h"
 #include "tensor/quant.h"
+#include "tiny_models.h"
 
 #include <cmath>
 #include <cstring>
@@ -24,7 +24,7 @@ std::vector<uint8_t> encodeRows(TensorType type, const std::vector<float>& v, in
     return out;
 }
 
-} // namespace
+}  // namespace
 
 gguf::Writer tinyMamba2Writer(const TinyMambaOptions& o);
 
@@ -53,9 +53,8 @@ gguf::Writer tinyMambaWriter(const TinyMambaOptions& o) {
     auto uniform = [&](float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(rng); };
     auto add = [&](const std::string& name, TensorType type, std::vector<int64_t> ne, const std::vector<float>& v) {
         auto bytes = encodeRows(type, v, ne[0]);
-        w.addTensor(name, type, std::move(ne), [bytes](std::span<uint8_t> out) {
-            std::memcpy(out.data(), bytes.data(), out.size());
-        });
+        w.addTensor(name, type, std::move(ne),
+                    [bytes](std::span<uint8_t> out) { std::memcpy(out.data(), bytes.data(), out.size()); });
     };
     auto gen = [](int64_t n, auto f) {
         std::vector<float> v(static_cast<size_t>(n));
@@ -65,18 +64,22 @@ gguf::Writer tinyMambaWriter(const TinyMambaOptions& o) {
     // Block-quantized types need whole blocks per row; small rows stay F32.
     auto typeFor = [&](int64_t cols) { return cols % traits(o.type).blockSize == 0 ? o.type : TensorType::F32; };
 
-    add("token_embd.weight", typeFor(e), {e, kTinyVocab}, gen(e * kTinyVocab, [&] { return normal(2.5f / std::sqrt(float(e))); }));
+    add("token_embd.weight", typeFor(e), {e, kTinyVocab},
+        gen(e * kTinyVocab, [&] { return normal(2.5f / std::sqrt(float(e))); }));
     add("output_norm.weight", TensorType::F32, {e}, gen(e, [&] { return 1.f + normal(0.1f); }));
     if (!o.tied) add("output.weight", typeFor(e), {e, kTinyVocab}, gen(e * kTinyVocab, [&] { return normal(0.3f); }));
     for (int64_t l = 0; l < o.layers; ++l) {
         const std::string b = "blk." + std::to_string(l) + ".";
         add(b + "attn_norm.weight", TensorType::F32, {e}, gen(e, [&] { return 1.f + normal(0.1f); }));
-        add(b + "ssm_in.weight", typeFor(e), {e, 2 * di}, gen(e * 2 * di, [&] { return normal(1.f / std::sqrt(float(e))); }));
-        add(b + "ssm_conv1d.weight", TensorType::F32, {o.conv, di}, gen(o.conv * di, [&] { return uniform(-0.5f, 0.5f); }));
+        add(b + "ssm_in.weight", typeFor(e), {e, 2 * di},
+            gen(e * 2 * di, [&] { return normal(1.f / std::sqrt(float(e))); }));
+        add(b + "ssm_conv1d.weight", TensorType::F32, {o.conv, di},
+            gen(o.conv * di, [&] { return uniform(-0.5f, 0.5f); }));
         add(b + "ssm_conv1d.bias", TensorType::F32, {di}, gen(di, [&] { return uniform(-0.5f, 0.5f); }));
         add(b + "ssm_x.weight", typeFor(di), {di, o.dtRank + 2 * ds},
             gen(di * (o.dtRank + 2 * ds), [&] { return normal(1.f / std::sqrt(float(di))); }));
-        add(b + "ssm_dt.weight", typeFor(o.dtRank), {o.dtRank, di}, gen(o.dtRank * di, [&] { return uniform(-0.5f, 0.5f); }));
+        add(b + "ssm_dt.weight", typeFor(o.dtRank), {o.dtRank, di},
+            gen(o.dtRank * di, [&] { return uniform(-0.5f, 0.5f); }));
         // dt bias: inverse softplus of dt, dt log-uniform in [1e-3, 1e-1] (as Mamba initializes it).
         add(b + "ssm_dt.bias", TensorType::F32, {di}, gen(di, [&] {
                 const float dt = std::exp(uniform(std::log(1e-3f), std::log(1e-1f)));
@@ -87,7 +90,8 @@ gguf::Writer tinyMambaWriter(const TinyMambaOptions& o) {
             for (int64_t n = 0; n < ds; ++n) A[size_t(c * ds + n)] = -float(n + 1) * (1.f + 0.1f * normal(1.f));
         add(b + "ssm_a", TensorType::F32, {ds, di}, A);
         add(b + "ssm_d", TensorType::F32, {di}, gen(di, [&] { return 1.f + normal(0.1f); }));
-        add(b + "ssm_out.weight", typeFor(di), {di, e}, gen(di * e, [&] { return normal(4.f / std::sqrt(float(di))); }));
+        add(b + "ssm_out.weight", typeFor(di), {di, e},
+            gen(di * e, [&] { return normal(4.f / std::sqrt(float(di))); }));
     }
     return w;
 }
@@ -117,9 +121,8 @@ gguf::Writer tinyMamba2Writer(const TinyMambaOptions& o) {
     auto uniform = [&](float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(rng); };
     auto add = [&](const std::string& name, TensorType type, std::vector<int64_t> ne, const std::vector<float>& v) {
         auto bytes = encodeRows(type, v, ne[0]);
-        w.addTensor(name, type, std::move(ne), [bytes](std::span<uint8_t> out) {
-            std::memcpy(out.data(), bytes.data(), out.size());
-        });
+        w.addTensor(name, type, std::move(ne),
+                    [bytes](std::span<uint8_t> out) { std::memcpy(out.data(), bytes.data(), out.size()); });
     };
     auto gen = [](int64_t n, auto f) {
         std::vector<float> v(static_cast<size_t>(n));
@@ -128,13 +131,15 @@ gguf::Writer tinyMamba2Writer(const TinyMambaOptions& o) {
     };
     auto typeFor = [&](int64_t cols) { return cols % traits(o.type).blockSize == 0 ? o.type : TensorType::F32; };
 
-    add("token_embd.weight", typeFor(e), {e, kTinyVocab}, gen(e * kTinyVocab, [&] { return normal(2.5f / std::sqrt(float(e))); }));
+    add("token_embd.weight", typeFor(e), {e, kTinyVocab},
+        gen(e * kTinyVocab, [&] { return normal(2.5f / std::sqrt(float(e))); }));
     add("output_norm.weight", TensorType::F32, {e}, gen(e, [&] { return 1.f + normal(0.1f); }));
     for (int64_t l = 0; l < o.layers; ++l) {
         const std::string b = "blk." + std::to_string(l) + ".";
         add(b + "attn_norm.weight", TensorType::F32, {e}, gen(e, [&] { return 1.f + normal(0.1f); }));
         add(b + "ssm_in.weight", typeFor(e), {e, np}, gen(e * np, [&] { return normal(1.f / std::sqrt(float(e))); }));
-        add(b + "ssm_conv1d.weight", TensorType::F32, {o.conv, cc}, gen(o.conv * cc, [&] { return uniform(-0.5f, 0.5f); }));
+        add(b + "ssm_conv1d.weight", TensorType::F32, {o.conv, cc},
+            gen(o.conv * cc, [&] { return uniform(-0.5f, 0.5f); }));
         add(b + "ssm_conv1d.bias", TensorType::F32, {cc}, gen(cc, [&] { return uniform(-0.5f, 0.5f); }));
         add(b + "ssm_dt.bias", TensorType::F32, {nh}, gen(nh, [&] {
                 const float dt = std::exp(uniform(std::log(1e-3f), std::log(1e-1f)));
@@ -143,7 +148,8 @@ gguf::Writer tinyMamba2Writer(const TinyMambaOptions& o) {
         add(b + "ssm_a", TensorType::F32, {1, nh}, gen(nh, [&] { return -uniform(1.f, 16.f); }));
         add(b + "ssm_d", TensorType::F32, {1, nh}, gen(nh, [&] { return 1.f + normal(0.1f); }));
         add(b + "ssm_norm.weight", TensorType::F32, {di / ng, ng}, gen(di, [&] { return 1.f + normal(0.1f); }));
-        add(b + "ssm_out.weight", typeFor(di), {di, e}, gen(di * e, [&] { return normal(2.f / std::sqrt(float(di))); }));
+        add(b + "ssm_out.weight", typeFor(di), {di, e},
+            gen(di * e, [&] { return normal(2.f / std::sqrt(float(di))); }));
     }
     return w;
 }
@@ -153,4 +159,4 @@ std::string writeTinyMamba(const std::string& path, const TinyMambaOptions& opti
     return path;
 }
 
-} // namespace cairn::test
+}  // namespace cairn::test

@@ -16,9 +16,9 @@ struct TinyMambaOptions {
     uint32_t seed = 7;
     int64_t layers = 2;
     int64_t embedding = 64;
-    int64_t inner = 136;   // d_inner: not a multiple of the 16-channel blocks, on purpose
-    int64_t state = 16;    // d_state
-    int64_t conv = 4;      // d_conv
+    int64_t inner = 136;  // d_inner: not a multiple of the 16-channel blocks, on purpose
+    int64_t state = 16;  // d_state
+    int64_t conv = 4;  // d_conv
     int64_t dtRank = 4;
     bool tied = true;
     bool dtBcRms = false;  // ssm.dt_b_c_rms (unsupported: the loader must refuse it)
@@ -31,4 +31,4 @@ struct TinyMambaOptions {
 gguf::Writer tinyMambaWriter(const TinyMambaOptions& options);
 std::string writeTinyMamba(const std::string& path, const TinyMambaOptions& options);
 
-} // namespace cairn::test
+}  // namespace cairn::test

@@ -39,6 +39,7 @@ public:
         double u1 = (double(rng_()) + 1.0) / 4294967297.0, u2 = double(rng_()) / 4294967296.0;
         return float(std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * 3.14159265358979 * u2) * stddev);
     }
+
 private:
     std::mt19937 rng_;
 };
@@ -57,7 +58,7 @@ std::vector<uint8_t> encodeRows(TensorType type, const std::vector<float>& v, in
     return out;
 }
 
-} // namespace
+}  // namespace
 
 void addTinyVocabulary(gguf::Writer& w) {
     std::vector<std::string> tokens;
@@ -114,7 +115,8 @@ gguf::Writer tinyModelWriter(const TinyModelOptions& o) {
         std::vector<float> v(size_t(cols * rows));
         for (auto& x : v) x = normal(stddev);
         auto bytes = encodeRows(type, v, cols);
-        w.addTensor(name, type, {cols, rows}, [bytes](std::span<uint8_t> out) { std::memcpy(out.data(), bytes.data(), out.size()); });
+        w.addTensor(name, type, {cols, rows},
+                    [bytes](std::span<uint8_t> out) { std::memcpy(out.data(), bytes.data(), out.size()); });
     };
     auto vector = [&](const std::string& name, int64_t n, float mean, float stddev) {
         std::vector<float> v(static_cast<size_t>(n));
@@ -159,4 +161,4 @@ std::string writeTinyModel(const std::string& path, const TinyModelOptions& opti
     return path;
 }
 
-} // namespace cairn::test
+}  // namespace cairn::test

@@ -19,17 +19,17 @@ struct TinyModelOptions {
     TensorType type = TensorType::F32;  // 2-D weights: F32, F16, Q8_0, Q4_0 (rows of 64 / 128)
     uint32_t seed = 1;
     int64_t layers = 2;
-    bool tied = true;          // no output.weight
-    bool ropeFreqs = false;    // llama: Llama-3.1 style rope_freqs tensor
-    bool yarn = false;         // YaRN ×4 rope scaling metadata
+    bool tied = true;  // no output.weight
+    bool ropeFreqs = false;  // llama: Llama-3.1 style rope_freqs tensor
+    bool yarn = false;  // YaRN ×4 rope scaling metadata
     int64_t context = 256;
-    std::string archName;      // written as general.architecture (and key prefix) instead of arch's own name
+    std::string archName;  // written as general.architecture (and key prefix) instead of arch's own name
 };
 
 // Token ids of the tiny vocabulary: bytes are 0…255 (GPT-2 byte order), then these.
 constexpr int32_t kTinyEndOfText = 256;  // <|endoftext|>, bos/eos
-constexpr int32_t kTinyImStart = 257;    // <|im_start|>
-constexpr int32_t kTinyImEnd = 258;      // <|im_end|>
+constexpr int32_t kTinyImStart = 257;  // <|im_start|>
+constexpr int32_t kTinyImEnd = 258;  // <|im_end|>
 constexpr int64_t kTinyVocab = 260;
 
 gguf::Writer tinyModelWriter(const TinyModelOptions& options);
@@ -38,4 +38,4 @@ std::string writeTinyModel(const std::string& path, const TinyModelOptions& opti
 // Adds the tiny byte-level BPE vocabulary's tokenizer.* metadata.
 void addTinyVocabulary(gguf::Writer& w);
 
-} // namespace cairn::test
+}  // namespace cairn::test

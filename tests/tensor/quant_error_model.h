@@ -22,8 +22,8 @@
 namespace cairn::test {
 
 struct QuantGeometry {
-    int group;       // elements sharing one scale (and offset)
-    int levels;      // quantization levels per element
+    int group;  // elements sharing one scale (and offset)
+    int levels;  // quantization levels per element
     bool symmetric;  // no offset: the grid is centred on zero
 };
 
@@ -60,4 +60,4 @@ inline double nominalSquaredError(const QuantGeometry& g, const float* x, int64_
     return total;
 }
 
-} // namespace cairn::test
+}  // namespace cairn::test

@@ -6,10 +6,10 @@
 #include "cairn/error.h"
 #include "cairn/exec.h"
 #include "cairn/kernel_calibration.h"
-#include "tensor/kernels_common.h"
-#include "tensor/matmul.h"
 #include "random_weights.h"
 #include "same_bits.h"
+#include "tensor/kernels_common.h"
+#include "tensor/matmul.h"
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -76,7 +76,7 @@ void replaceOnce(std::string& s, const std::string& from, const std::string& to)
     s.replace(at, from.size(), to);
 }
 
-} // namespace
+}  // namespace
 
 class TestKernelCalibration : public QObject {
     Q_OBJECT
@@ -192,7 +192,8 @@ private slots:
         auto b = loadOrCalibrateKernels(path, ctx, m.options("CPU B"));
         QCOMPARE(m.calls, 2);
         QVERIFY(!b.fromCache);
-        QVERIFY2(b.cacheNote.find("measured on \"CPU A\", this is \"CPU B\"") != std::string::npos, b.cacheNote.c_str());
+        QVERIFY2(b.cacheNote.find("measured on \"CPU A\", this is \"CPU B\"") != std::string::npos,
+                 b.cacheNote.c_str());
         QVERIFY(loadOrCalibrateKernels(path, ctx, m.options("CPU B")).fromCache);  // rewritten for B
         QCOMPARE(m.calls, 2);
 
@@ -229,7 +230,8 @@ private slots:
                               << QString("nested too deeply");
         QTest::newRow("huge") << QString("{\"cpu\":\"%1\"}").arg(QString(70000, 'x')) << QString("larger than 64 KiB");
         QTest::newRow("no format") << QString("{}") << QString("\"format\" is missing");
-        QTest::newRow("format text") << QString("{\"format\":\"1\"}") << QString("\"format\" is missing or of the wrong type");
+        QTest::newRow("format text") << QString("{\"format\":\"1\"}")
+                                     << QString("\"format\" is missing or of the wrong type");
     }
     // Hostile files: refused with one line naming the file, then measured and replaced.
     void hostileCacheIsRefusedInOneLine() {
@@ -253,15 +255,24 @@ private slots:
         QTest::addColumn<QString>("from");
         QTest::addColumn<QString>("to");
         QTest::addColumn<QString>("reason");
-        QTest::newRow("unknown path") << QString("\"q4\": \"") << QString("\"q4\": \"avx1024\",\"x\": \"") << QString("path \"avx1024\" is not supported");
-        QTest::newRow("control chars") << QString("\"q4\": \"") << QString("\"q4\": \"a\\nb\",\"x\": \"") << QString("path \"a?b\" is not supported");
-        QTest::newRow("threads zero") << QString("\"threads\": 1") << QString("\"threads\": 0") << QString("\"threads\" is out of range");
-        QTest::newRow("threads huge") << QString("\"threads\": 1") << QString("\"threads\": 1e99") << QString("\"threads\" is missing or of the wrong type");
-        QTest::newRow("negative seconds") << QString("\"seconds\": ") << QString("\"seconds\": -1, \"x\": ") << QString("\"seconds\" is out of range");
-        QTest::newRow("unknown family") << QString("\"family\": \"q4\"") << QString("\"family\": \"q3\"") << QString("unknown family \"q3\"");
-        QTest::newRow("choice missing") << QString("\"decode\"") << QString("\"decoded\"") << QString("\"decode\" is missing");
-        QTest::newRow("cpu empty") << QString("\"cpu\": \"CPU A\"") << QString("\"cpu\": \"\"") << QString("\"cpu\" is empty or too long");
-        QTest::newRow("paths not names") << QString("\"paths\": [") << QString("\"paths\": [7,") << QString("\"paths\" holds something other");
+        QTest::newRow("unknown path") << QString("\"q4\": \"") << QString("\"q4\": \"avx1024\",\"x\": \"")
+                                      << QString("path \"avx1024\" is not supported");
+        QTest::newRow("control chars") << QString("\"q4\": \"") << QString("\"q4\": \"a\\nb\",\"x\": \"")
+                                       << QString("path \"a?b\" is not supported");
+        QTest::newRow("threads zero") << QString("\"threads\": 1") << QString("\"threads\": 0")
+                                      << QString("\"threads\" is out of range");
+        QTest::newRow("threads huge") << QString("\"threads\": 1") << QString("\"threads\": 1e99")
+                                      << QString("\"threads\" is missing or of the wrong type");
+        QTest::newRow("negative seconds") << QString("\"seconds\": ") << QString("\"seconds\": -1, \"x\": ")
+                                          << QString("\"seconds\" is out of range");
+        QTest::newRow("unknown family") << QString("\"family\": \"q4\"") << QString("\"family\": \"q3\"")
+                                        << QString("unknown family \"q3\"");
+        QTest::newRow("choice missing") << QString("\"decode\"") << QString("\"decoded\"")
+                                        << QString("\"decode\" is missing");
+        QTest::newRow("cpu empty") << QString("\"cpu\": \"CPU A\"") << QString("\"cpu\": \"\"")
+                                   << QString("\"cpu\" is empty or too long");
+        QTest::newRow("paths not names") << QString("\"paths\": [") << QString("\"paths\": [7,")
+                                         << QString("\"paths\" holds something other");
     }
     void hostileFieldsAreRefused() {
         QFETCH(QString, from);
@@ -292,7 +303,8 @@ private slots:
         QCOMPARE(m.calls, 1);
         QVERIFY(!busy.fromCache);
         QCOMPARE(busy.othersCpuShare, 0.6);
-        QVERIFY2(busy.notCached.find("other programs took 60 % of the CPU") != std::string::npos, busy.notCached.c_str());
+        QVERIFY2(busy.notCached.find("other programs took 60 % of the CPU") != std::string::npos,
+                 busy.notCached.c_str());
         QVERIFY(busy.notCached.find('\n') == std::string::npos);
         QCOMPARE(busy.choice.at(KernelFamily::Q4, KernelRegime::Decode),
                  kernelCalibrationCandidates(supportedKernelPaths()).front());
@@ -329,8 +341,10 @@ private slots:
         QTest::newRow("per-core line") << QString("cpu0 1 2 3 4") << false << qulonglong(0) << qulonglong(0);
         QTest::newRow("not a number") << QString("cpu 1 2 x 4") << false << qulonglong(0) << qulonglong(0);
         QTest::newRow("negative") << QString("cpu 1 -2 3 4") << false << qulonglong(0) << qulonglong(0);
-        QTest::newRow("too large") << QString("cpu 1 2 3 99999999999999999999") << false << qulonglong(0) << qulonglong(0);
-        QTest::newRow("near overflow") << QString("cpu 72057594037927937 0 0 0") << false << qulonglong(0) << qulonglong(0);
+        QTest::newRow("too large") << QString("cpu 1 2 3 99999999999999999999") << false << qulonglong(0)
+                                   << qulonglong(0);
+        QTest::newRow("near overflow") << QString("cpu 72057594037927937 0 0 0") << false << qulonglong(0)
+                                       << qulonglong(0);
         QTest::newRow("empty") << QString() << false << qulonglong(0) << qulonglong(0);
     }
     void procStatIsParsed() {
@@ -348,8 +362,8 @@ private slots:
         QCOMPARE(othersCpuShare(before, after, 100), 0.25);  // 100 of them ours
         QCOMPARE(othersCpuShare(before, after, 0), 0.75);
         QCOMPARE(othersCpuShare(before, after, 400), 0.0);  // tick accounting lags: never below 0
-        QCOMPARE(othersCpuShare(before, before, 0), 0.0);   // no tick passed
-        QCOMPARE(othersCpuShare(after, before, 0), 0.0);    // a counter that went back
+        QCOMPARE(othersCpuShare(before, before, 0), 0.0);  // no tick passed
+        QCOMPARE(othersCpuShare(after, before, 0), 0.0);  // a counter that went back
     }
 
     void unwritableCacheStillCalibrates() {
@@ -360,7 +374,8 @@ private slots:
         const auto c = loadOrCalibrateKernels(blocker + "/sub/cache.json", ctx, m.options("CPU A"));
         QCOMPARE(m.calls, 1);
         QVERIFY2(c.cacheNote.find("cannot be written") != std::string::npos, c.cacheNote.c_str());
-        QCOMPARE(c.choice.at(KernelFamily::Q4, KernelRegime::Decode), kernelCalibrationCandidates(supportedKernelPaths()).front());
+        QCOMPARE(c.choice.at(KernelFamily::Q4, KernelRegime::Decode),
+                 kernelCalibrationCandidates(supportedKernelPaths()).front());
         // A folder where the file should be.
         QVERIFY(QDir().mkpath(dir_.filePath("folder.json")));
         const auto d = loadOrCalibrateKernels(file("folder.json"), ctx, m.options("CPU A"));
@@ -390,9 +405,9 @@ private slots:
     // regime, matmul gives the scalar path's bits in decode and prefill.
     void everyWinnerGivesScalarBits() {
         if (kernelPathOverridden()) QSKIP("CAIRN_KERNELS is set: it overrides every choice");
-        const TensorType types[] = {TensorType::Q4_0, TensorType::Q5_1, TensorType::Q8_0, TensorType::Q4_K,
-                                    TensorType::Q6_K, TensorType::Q3_K, TensorType::F16, TensorType::BF16,
-                                    TensorType::F32};
+        const TensorType types[] = {TensorType::Q4_0, TensorType::Q5_1, TensorType::Q8_0,
+                                    TensorType::Q4_K, TensorType::Q6_K, TensorType::Q3_K,
+                                    TensorType::F16,  TensorType::BF16, TensorType::F32};
         const int64_t rows = 83, cols = 512, tokens = 19;
         ExecContext ctx(2);
         std::vector<Weights> ws;

@@ -3,12 +3,12 @@
 // (paths agree, N tokens == N single tokens, thread counts, row subsets).
 #include "cairn/error.h"
 #include "cairn/exec.h"
+#include "random_weights.h"
+#include "same_bits.h"
 #include "tensor/blocks.h"
 #include "tensor/kernels_common.h"
 #include "tensor/matmul.h"
 #include "tensor/quant.h"
-#include "random_weights.h"
-#include "same_bits.h"
 
 #include <QTest>
 
@@ -49,7 +49,7 @@ std::vector<float> run(const MatrixView& w, const std::vector<float>& x, int64_t
     return y;
 }
 
-} // namespace
+}  // namespace
 
 class TestKernelsMatmul : public QObject {
     Q_OBJECT
@@ -93,8 +93,13 @@ private slots:
                     const float got = y[size_t(tok * rows + r)];
                     if (!(std::fabs(got - ref) <= 1e-5 * mag + 1e-7))
                         QFAIL(qPrintable(QString("%1 path %2 row %3 token %4: got %5, reference %6 (scale %7)")
-                                             .arg(tensorTypeName(t).data()).arg(path.c_str()).arg(r).arg(tok)
-                                             .arg(got, 0, 'g', 9).arg(ref, 0, 'g', 9).arg(mag)));
+                                             .arg(tensorTypeName(t).data())
+                                             .arg(path.c_str())
+                                             .arg(r)
+                                             .arg(tok)
+                                             .arg(got, 0, 'g', 9)
+                                             .arg(ref, 0, 'g', 9)
+                                             .arg(mag)));
                 }
             }
         }
@@ -127,8 +132,7 @@ private slots:
             for (int64_t n : {int64_t(2), int64_t(17)}) {
                 std::vector<float> part(x.begin() + 3 * cols, x.begin() + (3 + n) * cols);
                 auto yp = run(w.view, part, n, 2);
-                QVERIFY2(std::memcmp(yp.data(), &reference[size_t(3 * rows)], size_t(n * rows) * 4) == 0,
-                         path.c_str());
+                QVERIFY2(std::memcmp(yp.data(), &reference[size_t(3 * rows)], size_t(n * rows) * 4) == 0, path.c_str());
             }
             // Rows [5, 5 + 21) as their own matrix.
             MatrixView sub = w.view;
@@ -153,8 +157,8 @@ private slots:
         struct Shape {
             int64_t rows, cols, pad;
         };
-        const Shape shapes[] = {{40, block, 0}, {16, block, 0}, {35, block * 64, 0}, {33, block * 3, 64},
-                                {49, block * 2, 6}};
+        const Shape shapes[] = {
+            {40, block, 0}, {16, block, 0}, {35, block * 64, 0}, {33, block * 3, 64}, {49, block * 2, 6}};
         for (const Shape& sh : shapes) {
             Weights w = makeWeights(t, sh.rows, sh.cols, 500 + uint32_t(sh.cols) + uint32_t(type));
             std::vector<uint8_t> padded;
@@ -200,8 +204,8 @@ private slots:
                     std::vector<float> part(x.begin(), x.begin() + n * cols);
                     for (int threads : {1, 2}) {
                         auto yp = run(w.view, part, n, threads);
-                        const std::string what = path + " " + std::string(tensorTypeName(t)) + " tokens " +
-                                                 std::to_string(n);
+                        const std::string what =
+                            path + " " + std::string(tensorTypeName(t)) + " tokens " + std::to_string(n);
                         QVERIFY2(std::memcmp(yp.data(), reference.data(), size_t(n * rows) * 4) == 0, what.c_str());
                     }
                 }
@@ -239,14 +243,14 @@ private slots:
     void activationQuantizersMatchReference() {
         const int64_t n = 1024;
         std::vector<float> x = makeActivations(1, n, 21);
-        for (int i = 0; i < 32; ++i) x[size_t(i)] = 0.f;                   // zero Q8_0 block
+        for (int i = 0; i < 32; ++i) x[size_t(i)] = 0.f;  // zero Q8_0 block
         for (int i = 32; i < 64; ++i) x[size_t(i)] = float(i - 48) + 0.5f;  // ties once x[32] sets id = 1
         x[32] = 127.f;
-        x[64] = 127.f;                                                      // amax 127 -> id 1
+        x[64] = 127.f;  // amax 127 -> id 1
         for (int i = 65; i < 96; ++i) x[size_t(i)] = (i % 2 ? -1.f : 1.f) * (float(i) - 0.5f);
         for (int i = 256; i < 512; ++i) x[size_t(i)] = float((i % 9) - 4) + 0.5f;  // Q8_K ties
         x[256] = -127.f;  // iscale 1, so products are the ties themselves
-        x[300] = 127.f;   // same magnitude later: the first one decides the sign
+        x[300] = 127.f;  // same magnitude later: the first one decides the sign
         for (int i = 512; i < 768; ++i) x[size_t(i)] = 0.f;
         std::vector<BlockQ8_0> ref0(size_t(n / 32)), got0(size_t(n / 32));
         std::vector<BlockQ8_K> refK(size_t(n / 256)), gotK(size_t(n / 256));
@@ -288,7 +292,8 @@ private slots:
             ctx.parallelFor(calls, 1, [&](int64_t b, int64_t e) {
                 for (int64_t i = b; i < e; ++i) {
                     nested[size_t(i)].assign(size_t((tokens - i) * rows), NAN);
-                    matmul(ws[size_t(i)].view, xs[size_t(i)].data(), cols, tokens - i, nested[size_t(i)].data(), rows, ctx);
+                    matmul(ws[size_t(i)].view, xs[size_t(i)].data(), cols, tokens - i, nested[size_t(i)].data(), rows,
+                           ctx);
                 }
             });
             for (int i = 0; i < calls; ++i) QVERIFY(sameBits(nested[size_t(i)], alone[size_t(i)]));

@@ -60,7 +60,7 @@ struct Totals {
     int tensors = 0;
 };
 
-} // namespace
+}  // namespace
 
 class TestQuantFixtures : public QObject {
     Q_OBJECT
@@ -100,8 +100,10 @@ private slots:
                 nominal += test::nominalSquaredError(*geometry, src.data() + r * t.ne[0], t.ne[0]);
             // Per tensor: within 1.25 x the uniform-quantizer model (see test_quant_roundtrip).
             QVERIFY2(se > 0 && se <= 1.25 * 1.25 * nominal,
-                     qPrintable(QString("%1: rms %2, model %3").arg(QString::fromUtf8(t.name.data(), int(t.name.size())))
-                                    .arg(std::sqrt(se / double(src.size()))).arg(std::sqrt(nominal / double(src.size())))));
+                     qPrintable(QString("%1: rms %2, model %3")
+                                    .arg(QString::fromUtf8(t.name.data(), int(t.name.size())))
+                                    .arg(std::sqrt(se / double(src.size())))
+                                    .arg(std::sqrt(nominal / double(src.size())))));
             auto& tot = perType[t.type];
             tot.squaredError += se;
             tot.signal += signal;

@@ -27,7 +27,7 @@ double bf16Value(uint32_t p) {
     return e == 0 ? std::ldexp(double(m), -133) : std::ldexp(double(128 + m), e - 134);
 }
 
-} // namespace
+}  // namespace
 
 class TestQuantHalf : public QObject {
     Q_OBJECT
@@ -39,7 +39,7 @@ private slots:
         QCOMPARE(f16ToF32(0x0400), std::ldexp(1.0f, -14));  // smallest normal
         QCOMPARE(f16ToF32(0x0001), std::ldexp(1.0f, -24));  // smallest subnormal
         QCOMPARE(f16ToF32(0x03ff), std::ldexp(1023.0f, -24));
-        QCOMPARE(bits(f16ToF32(0x8000)), 0x80000000u);      // -0
+        QCOMPARE(bits(f16ToF32(0x8000)), 0x80000000u);  // -0
         QCOMPARE(f16ToF32(0x7c00), std::numeric_limits<float>::infinity());
         QCOMPARE(f16ToF32(0xfc00), -std::numeric_limits<float>::infinity());
         QVERIFY(std::isnan(f16ToF32(0x7e00)));
@@ -86,9 +86,9 @@ private slots:
         QCOMPARE(f32ToF16(1e6f), uint16_t(0x7c00));
         QCOMPARE(f32ToF16(std::numeric_limits<float>::max()), uint16_t(0x7c00));
         QCOMPARE(f32ToF16(-0.0f), uint16_t(0x8000));
-        QCOMPARE(f32ToF16(fromBits(0x00000001)), uint16_t(0));       // f32 subnormal -> 0
+        QCOMPARE(f32ToF16(fromBits(0x00000001)), uint16_t(0));  // f32 subnormal -> 0
         QCOMPARE(f32ToF16(fromBits(0x807fffff)), uint16_t(0x8000));  // keeps the sign
-        QCOMPARE(f32ToF16(std::ldexp(1.0f, -25)), uint16_t(0));      // tie -> even (0)
+        QCOMPARE(f32ToF16(std::ldexp(1.0f, -25)), uint16_t(0));  // tie -> even (0)
         QCOMPARE(f32ToF16(std::ldexp(1.5f, -25)), uint16_t(1));
         QVERIFY(isF16NaN(f32ToF16(std::numeric_limits<float>::quiet_NaN())));
         QVERIFY(isF16NaN(f32ToF16(fromBits(0x7f800001))));  // signalling NaN stays NaN

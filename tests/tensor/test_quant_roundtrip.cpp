@@ -46,7 +46,7 @@ const TensorType kQuantTypes[] = {TensorType::Q4_0, TensorType::Q4_1, TensorType
                                   TensorType::Q8_0, TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K,
                                   TensorType::Q5_K, TensorType::Q6_K};
 
-} // namespace
+}  // namespace
 
 class TestQuantRoundTrip : public QObject {
     Q_OBJECT
@@ -166,7 +166,7 @@ private slots:
         std::vector<float> x(64, 1.0f);
         std::vector<uint8_t> buf(1024);
         QVERIFY_THROWS_EXCEPTION(Error, dequantizeRow(TensorType::Q4_K, buf.data(), x.data(), 64));  // not 256
-        QVERIFY_THROWS_EXCEPTION(Error, quantizeRow(TensorType::Q8_0, x.data(), buf.data(), 48));    // not 32
+        QVERIFY_THROWS_EXCEPTION(Error, quantizeRow(TensorType::Q8_0, x.data(), buf.data(), 48));  // not 32
         QVERIFY_THROWS_EXCEPTION(Error, dequantizeRow(TensorType::IQ4_NL, buf.data(), x.data(), 32));
         QVERIFY_THROWS_EXCEPTION(Error, quantizeRow(TensorType::Q8_1, x.data(), buf.data(), 32));
         QVERIFY_THROWS_EXCEPTION(Error, dotReference(TensorType::I8, buf.data(), x.data(), 32));

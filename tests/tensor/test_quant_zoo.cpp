@@ -28,7 +28,7 @@ std::vector<float> floatRow(const gguf::TensorInfo& t, int64_t r) {
     return v;
 }
 
-} // namespace
+}  // namespace
 
 class TestQuantZoo : public QObject {
     Q_OBJECT

@@ -14,7 +14,7 @@ namespace {
 
 const std::string kReplacement = "\xEF\xBF\xBD";
 
-} // namespace
+}  // namespace
 
 class TestUtf8 : public QObject {
     Q_OBJECT
@@ -31,7 +31,9 @@ private slots:
         QTest::newRow("lead F5") << QByteArray("\xF5\x80\x80\x80") << 4;
         QTest::newRow("stray continuation") << QByteArray("\x80") << 1;
         QTest::newRow("cut at the end") << QByteArray("\xE2\x82") << 2;
-        QTest::newRow("cut before ASCII") << QByteArray("\xE2\x82" "a") << 2;
+        QTest::newRow("cut before ASCII") << QByteArray("\xE2\x82"
+                                                        "a")
+                                          << 2;
         QTest::newRow("FF") << QByteArray("\xFF") << 1;
     }
     void invalidSequences() {
@@ -75,7 +77,7 @@ private slots:
         QCOMPARE(utf8SafePrefix("ab\xE2\x82"), size_t(2));
         QCOMPARE(utf8SafePrefix("ab\xE2\x82\xAC"), size_t(5));
         QCOMPARE(utf8SafePrefix("ab\xED\xA0"), size_t(4));  // a surrogate never completes
-        QCOMPARE(utf8SafePrefix("ab\xC0"), size_t(3));      // C0 never starts a character
+        QCOMPARE(utf8SafePrefix("ab\xC0"), size_t(3));  // C0 never starts a character
     }
 };
 

@@ -31,7 +31,7 @@ bool validUtf8(const std::string& s) {
     return true;
 }
 
-} // namespace
+}  // namespace
 
 class TestTokenizerUnits : public QObject {
     Q_OBJECT
@@ -45,7 +45,9 @@ private slots:
         auto ids = tok->encode(text, false, false);
         // ▁ab, ▁, then one byte token per byte of the 2+3+4-byte characters.
         QCOMPARE(ids.size(), size_t(2 + 9));
-        QCOMPARE(tok->tokenText(ids[0]), std::string_view("\xE2\x96\x81" "ab"));
+        QCOMPARE(tok->tokenText(ids[0]),
+                 std::string_view("\xE2\x96\x81"
+                                  "ab"));
         for (size_t i = 2; i < ids.size(); ++i) QCOMPARE(tok->tokenBytes(ids[i]).size(), size_t(1));
         QCOMPARE(tok->decode(ids), text);
 
@@ -71,7 +73,8 @@ private slots:
     void spmSpacePrefixFollowsSpecialTokens() {
         auto bytes = spmVocab();
         auto tok = load(bytes);
-        const int32_t spaceA = tok->findToken("\xE2\x96\x81" "a");
+        const int32_t spaceA = tok->findToken("\xE2\x96\x81"
+                                              "a");
         QVERIFY(spaceA > 0);
         // BOS is added by the flag; each fragment after a control token gets a space, as in llama.cpp.
         auto ids = tok->encode("a</s>a", true, true);
@@ -89,7 +92,8 @@ private slots:
         // Byte-typed tokens whose text names no byte (once read out of bounds when
         // the vocabulary also had all 256 real ones): they load, stand for no
         // bytes and are never produced; the real byte tokens still do the fallback.
-        std::vector<std::string> bad = {"<0xZZ>", "<0x>", "<0x-1>", "<0x+1>", "<0x 1>", "<0x1G>", "<0x123>", "<0xff>", "<>"};
+        std::vector<std::string> bad = {"<0xZZ>", "<0x>",    "<0x-1>", "<0x+1>", "<0x 1>",
+                                        "<0x1G>", "<0x123>", "<0xff>", "<>"};
         auto bytes = spmVocab();
         auto file = gguf::File::fromMemory(bytes.data(), bytes.size(), "spm");
         gguf::Writer w;
@@ -165,7 +169,8 @@ private slots:
         QCOMPARE(edge.size(), size_t(1 + 10));
         // Without spans, and for text without control-token text, nothing changes.
         QCOMPARE(tok->encode(text, false, std::vector<TextSpan>{}), tok->encode(text, false, true));
-        QCOMPARE(tok->encode("xabcab", false, std::vector<TextSpan>{{1, 3}, {4, 6}}), tok->encode("xabcab", false, true));
+        QCOMPARE(tok->encode("xabcab", false, std::vector<TextSpan>{{1, 3}, {4, 6}}),
+                 tok->encode("xabcab", false, true));
         // parsedSpecials: what and where.
         auto found = tok->parsedSpecials(text, content);
         QCOMPARE(found.size(), size_t(2));
@@ -185,7 +190,8 @@ private slots:
 
     void bpeStreamingNeverSplitsCharacters() {
         auto tok = load(bpeVocab({"a b"}));
-        const std::string text = "a\xE2\x82\xAC\xF0\x9F\x98\x80" "b";
+        const std::string text = "a\xE2\x82\xAC\xF0\x9F\x98\x80"
+                                 "b";
         auto ids = tok->encode(text, false, false);
         QCOMPARE(ids.size(), size_t(1 + 3 + 4 + 1));  // every byte of € and 😀 is its own token
         StreamDecoder stream(*tok);
@@ -203,8 +209,12 @@ private slots:
 
     void invalidUtf8BecomesReplacementCharacter() {
         auto tok = load(bpeVocab({"a b"}));
-        auto ids = tok->encode("a\xFF" "b", false, false);
-        QCOMPARE(tok->decode(ids), std::string("a\xEF\xBF\xBD" "b"));  // as llama.cpp does
+        auto ids = tok->encode("a\xFF"
+                               "b",
+                               false, false);
+        QCOMPARE(tok->decode(ids),
+                 std::string("a\xEF\xBF\xBD"
+                             "b"));  // as llama.cpp does
     }
 
     // Any well-formed UTF-8 text comes back unchanged; any byte string encodes without error.
@@ -214,24 +224,31 @@ private slots:
         auto spm = load(spmBytes);
         auto bpe = load(bpeBytes);
         std::mt19937 rng(1234);
-        const std::vector<uint32_t> alphabet = {'a', 'b', 'c', ' ', ' ', '\n', '\t', '<', '|', '>', '0', '7',
-                                                0xE9, 0x20AC, 0x4E2D, 0x1F600, 0x2581, 0x120, 0xFFFD};
+        const std::vector<uint32_t> alphabet = {'a', 'b', 'c',  ' ',    ' ',    '\n',    '\t',   '<',   '|',   '>',
+                                                '0', '7', 0xE9, 0x20AC, 0x4E2D, 0x1F600, 0x2581, 0x120, 0xFFFD};
         for (int round = 0; round < 300; ++round) {
             std::string text;
             int n = int(rng() % 40);
             for (int i = 0; i < n; ++i) {
                 uint32_t cp = alphabet[rng() % alphabet.size()];
                 if (cp < 0x80) text += char(cp);
-                else if (cp < 0x800) { text += char(0xC0 | (cp >> 6)); text += char(0x80 | (cp & 0x3F)); }
-                else if (cp < 0x10000) {
-                    text += char(0xE0 | (cp >> 12)); text += char(0x80 | ((cp >> 6) & 0x3F)); text += char(0x80 | (cp & 0x3F));
+                else if (cp < 0x800) {
+                    text += char(0xC0 | (cp >> 6));
+                    text += char(0x80 | (cp & 0x3F));
+                } else if (cp < 0x10000) {
+                    text += char(0xE0 | (cp >> 12));
+                    text += char(0x80 | ((cp >> 6) & 0x3F));
+                    text += char(0x80 | (cp & 0x3F));
                 } else {
-                    text += char(0xF0 | (cp >> 18)); text += char(0x80 | ((cp >> 12) & 0x3F));
-                    text += char(0x80 | ((cp >> 6) & 0x3F)); text += char(0x80 | (cp & 0x3F));
+                    text += char(0xF0 | (cp >> 18));
+                    text += char(0x80 | ((cp >> 12) & 0x3F));
+                    text += char(0x80 | ((cp >> 6) & 0x3F));
+                    text += char(0x80 | (cp & 0x3F));
                 }
             }
             // SPM cannot tell a written U+2581 from an escaped space.
-            if (text.find("\xE2\x96\x81") == std::string::npos) QCOMPARE(spm->decode(spm->encode(text, false, false)), text);
+            if (text.find("\xE2\x96\x81") == std::string::npos)
+                QCOMPARE(spm->decode(spm->encode(text, false, false)), text);
             QCOMPARE(bpe->decode(bpe->encode(text, false, false)), text);
             std::string noise;
             for (int i = 0; i < n; ++i) noise += char(rng() & 0xFF);
@@ -246,7 +263,10 @@ private slots:
     void spmWithoutTokenTypes() {
         gguf::Writer w;
         w.setString("tokenizer.ggml.model", "llama");
-        w.setStrings("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>", "\xE2\x96\x81", "a", "\xE2\x96\x81" "a"});
+        w.setStrings("tokenizer.ggml.tokens",
+                     {"<unk>", "<s>", "</s>", "\xE2\x96\x81", "a",
+                      "\xE2\x96\x81"
+                      "a"});
         w.setFloats("tokenizer.ggml.scores", {0.f, 0.f, 0.f, -1.f, -2.f, -3.f});
         auto tok = load(w.toBytes());
         QCOMPARE(tok->encode("a a", false, false), (std::vector<int32_t>{5, 5}));

@@ -53,7 +53,7 @@ std::string show(const std::vector<int32_t>& ids) {
     return s;
 }
 
-} // namespace
+}  // namespace
 
 class TestTokenizerVocab : public QObject {
     Q_OBJECT
@@ -84,8 +84,9 @@ private slots:
         for (size_t i = 0; i < texts.size(); ++i) {
             auto ids = tok->encode(texts[i], false, false);
             if (ids == expected[i]) ++passed;
-            else qInfo("%s: text %zu differs\n  ours:    %s\n  expected:%s", qPrintable(name), i, show(ids).c_str(),
-                       show(expected[i]).c_str());
+            else
+                qInfo("%s: text %zu differs\n  ours:    %s\n  expected:%s", qPrintable(name), i, show(ids).c_str(),
+                      show(expected[i]).c_str());
             std::string back = tok->decode(ids);
             if (back == texts[i]) ++roundTrips;
             else qInfo("%s: text %zu does not round-trip", qPrintable(name), i);

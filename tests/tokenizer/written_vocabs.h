@@ -20,7 +20,10 @@ inline std::string byteLevel(unsigned char b) {
     }
     std::string s;
     if (cp < 0x80) s += char(cp);
-    else { s += char(0xC0 | (cp >> 6)); s += char(0x80 | (cp & 0x3F)); }
+    else {
+        s += char(0xC0 | (cp >> 6));
+        s += char(0x80 | (cp & 0x3F));
+    }
     return s;
 }
 
@@ -34,7 +37,12 @@ inline std::vector<std::uint8_t> spmVocab() {
         tokens.push_back(buf);
         types.push_back(6);
     }
-    for (const char* p : {"\xE2\x96\x81", "a", "b", "\xE2\x96\x81" "a", "ab", "\xE2\x96\x81" "ab"}) {
+    for (const char* p : {"\xE2\x96\x81", "a", "b",
+                          "\xE2\x96\x81"
+                          "a",
+                          "ab",
+                          "\xE2\x96\x81"
+                          "ab"}) {
         tokens.push_back(p);
         types.push_back(1);
     }
@@ -78,4 +86,4 @@ inline std::vector<std::uint8_t> bpeVocab(const std::vector<std::string>& merges
 // Ids in bpeVocab(): bytes are 0..255, then these.
 constexpr int32_t kAb = 256, kBc = 257, kImStart = 258, kImEnd = 259, kEndOfText = 260;
 
-} // namespace cairn::test
+}  // namespace cairn::test

@@ -32,15 +32,17 @@
 
 namespace cairn {
 
-namespace session { struct PromptText; }  // session/prompt_text.h
+namespace session {
+struct PromptText;
+}  // namespace session
 
 struct ReplyOptions {
     SamplerOptions sampler;
     int64_t maxTokens = 512;
-    bool stopAtEndOfGeneration = true;   // benchmarks turn this off to generate exactly maxTokens
-    const std::atomic<bool>* cancel = nullptr;                    // checked between chunks and tokens
-    std::function<void(int64_t done, int64_t total)> onPrefill;   // after each prefill chunk
-    std::function<void(std::string_view piece)> onPiece;          // each decoded piece, whole characters only
+    bool stopAtEndOfGeneration = true;  // benchmarks turn this off to generate exactly maxTokens
+    const std::atomic<bool>* cancel = nullptr;  // checked between chunks and tokens
+    std::function<void(int64_t done, int64_t total)> onPrefill;  // after each prefill chunk
+    std::function<void(std::string_view piece)> onPiece;  // each decoded piece, whole characters only
     // The prompt is fed (and checkpointed), the first token not yet chosen: a
     // snapshot taken here holds the whole prompt (the app saves one so a crash
     // mid-reply costs at most the reply).
@@ -57,16 +59,16 @@ enum class StopReason { EndOfGeneration, MaxTokens, Cancelled, ContextFull };
 struct ReplyResult {
     std::string text;
     StopReason stop = StopReason::MaxTokens;
-    int64_t promptTokens = 0;     // tokens of the prompt fed (history ids + the new text's tokens)
-    int64_t reusedTokens = 0;     // of them, kept from memory
+    int64_t promptTokens = 0;  // tokens of the prompt fed (history ids + the new text's tokens)
+    int64_t reusedTokens = 0;  // of them, kept from memory
     int64_t prefilledTokens = 0;  // of them, computed now
     int64_t generatedTokens = 0;
-    double promptMs = 0;          // rendering the template and tokenizing the new text
-    double prefillMs = 0;         // rendering, tokenizing and feeding the prompt
-    double firstTokenMs = 0;      // from the call to the first token chosen (time to first token)
-    double decodeMs = 0;          // generating after the first token
+    double promptMs = 0;  // rendering the template and tokenizing the new text
+    double prefillMs = 0;  // rendering, tokenizing and feeding the prompt
+    double firstTokenMs = 0;  // from the call to the first token chosen (time to first token)
+    double decodeMs = 0;  // generating after the first token
     bool usedFallbackTemplate = false;
-    std::string templateNote;     // why the model's template was not used
+    std::string templateNote;  // why the model's template was not used
 };
 
 class ChatSession {
@@ -119,7 +121,7 @@ private:
         History history;  // the history once these ids are fed
     };
     session::PromptText render(const std::vector<ChatMessage>& messages, bool addGenerationPrompt,
-                      const std::atomic<bool>* cancel = nullptr, std::string_view assistantPrefix = {}) const;
+                               const std::atomic<bool>* cancel = nullptr, std::string_view assistantPrefix = {}) const;
     Prompt buildPrompt(const session::PromptText& prompt) const;
     History historyFromSession(const session::PromptText& prompt) const;
     std::string textOf(std::span<const int32_t> ids) const;
@@ -134,4 +136,4 @@ private:
     History history_;  // valid while the session's tokens are a prefix of history_.ids
 };
 
-} // namespace cairn
+}  // namespace cairn

@@ -33,9 +33,9 @@ public:
 // TemplateError naming it ("chat template: exceeded the step budget (N steps)"). The
 // defaults and the margins measured on the real templates are in engine/chat/budget.h.
 struct ChatRenderLimits {
-    uint64_t maxSteps;   // nodes evaluated, loop iterations and builtin work (~64 bytes or 8 comparisons a step)
-    uint64_t maxBytes;   // bytes alive at once in the template's values and its output
-    uint32_t maxDepth;   // evaluation recursion and value nesting
+    uint64_t maxSteps;  // nodes evaluated, loop iterations and builtin work (~64 bytes or 8 comparisons a step)
+    uint64_t maxBytes;  // bytes alive at once in the template's values and its output
+    uint32_t maxDepth;  // evaluation recursion and value nesting
     ChatRenderLimits();  // the defaults
 };
 
@@ -103,4 +103,4 @@ ChatRendering renderChat(const std::string& templateSource, const std::vector<Ch
 
 std::vector<ChatMessage> chatMessagesFromJson(const nlohmann::ordered_json& messages);  // throws cairn::Error
 
-} // namespace cairn
+}  // namespace cairn

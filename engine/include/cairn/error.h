@@ -11,8 +11,8 @@ namespace cairn {
 class Error : public std::runtime_error {
 public:
     Error(std::string where, std::string what)
-        : std::runtime_error(where.empty() ? what : where + ": " + what),
-          where_(std::move(where)), what_(std::move(what)) {}
+        : std::runtime_error(where.empty() ? what : where + ": " + what), where_(std::move(where)),
+          what_(std::move(what)) {}
 
     const std::string& where() const noexcept { return where_; }
     const std::string& reason() const noexcept { return what_; }
@@ -22,4 +22,4 @@ private:
     std::string what_;
 };
 
-} // namespace cairn
+}  // namespace cairn

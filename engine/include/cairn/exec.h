@@ -41,4 +41,4 @@ private:
     std::unique_ptr<Arena> arena_;
 };
 
-} // namespace cairn
+}  // namespace cairn

@@ -20,8 +20,19 @@
 namespace cairn::gguf {
 
 enum class ValueType : uint32_t {
-    UInt8 = 0, Int8 = 1, UInt16 = 2, Int16 = 3, UInt32 = 4, Int32 = 5, Float32 = 6,
-    Bool = 7, String = 8, Array = 9, UInt64 = 10, Int64 = 11, Float64 = 12,
+    UInt8 = 0,
+    Int8 = 1,
+    UInt16 = 2,
+    Int16 = 3,
+    UInt32 = 4,
+    Int32 = 5,
+    Float32 = 6,
+    Bool = 7,
+    String = 8,
+    Array = 9,
+    UInt64 = 10,
+    Int64 = 11,
+    Float64 = 12,
 };
 std::string_view valueTypeName(ValueType type);
 
@@ -34,7 +45,7 @@ public:
 
     // Scalar access; throws cairn::Error naming the key on a type mismatch.
     int64_t asInt() const;
-    double asFloat() const;   // any number
+    double asFloat() const;  // any number
     bool asBool() const;
     std::string_view asString() const;
 
@@ -43,7 +54,7 @@ public:
     ValueType elementType() const { return elem_; }
     uint64_t size() const { return count_; }
     std::vector<std::string_view> strings() const;  // String arrays
-    std::vector<double> numbers() const;             // numeric or bool arrays
+    std::vector<double> numbers() const;  // numeric or bool arrays
     std::span<const uint8_t> rawArray() const { return {data_, bytes_}; }  // element bytes as stored
 
     std::string_view key() const { return key_; }
@@ -55,18 +66,18 @@ private:
     std::string_view key_;
     ValueType type_ = ValueType::UInt8;
     ValueType elem_ = ValueType::UInt8;
-    uint64_t count_ = 0;           // array length
-    const uint8_t* data_ = nullptr; // scalar bytes, string bytes, or array element bytes
+    uint64_t count_ = 0;  // array length
+    const uint8_t* data_ = nullptr;  // scalar bytes, string bytes, or array element bytes
     size_t bytes_ = 0;
 };
 
 struct TensorInfo {
     std::string_view name;
     TensorType type = TensorType::F32;
-    uint32_t nDims = 0;                      // 0 to 4; dimensions past nDims are 1
+    uint32_t nDims = 0;  // 0 to 4; dimensions past nDims are 1
     std::array<int64_t, 4> ne{1, 1, 1, 1};  // ggml order: ne[0] is the contiguous row length
-    uint64_t offset = 0;                     // relative to the data section
-    const uint8_t* data = nullptr;           // view into the mapping
+    uint64_t offset = 0;  // relative to the data section
+    const uint8_t* data = nullptr;  // view into the mapping
     size_t nbytes = 0;
 
     int64_t elements() const { return ne[0] * ne[1] * ne[2] * ne[3]; }
@@ -76,9 +87,7 @@ struct TensorInfo {
 
 // Parsing a file of `fileSize` bytes allocates at most this many bytes (its
 // tables plus, on failure, the error message), whatever the bytes hold.
-constexpr uint64_t parseAllocationBound(uint64_t fileSize) {
-    return fileSize > 64 * 1024 ? fileSize : 64 * 1024;
-}
+constexpr uint64_t parseAllocationBound(uint64_t fileSize) { return fileSize > 64 * 1024 ? fileSize : 64 * 1024; }
 
 class File {
 public:
@@ -169,8 +178,7 @@ public:
     void remove(const std::string& key);
 
     // `ne` in ggml order (row length first). Data is copied now or produced at write time.
-    void addTensor(const std::string& name, TensorType type, std::vector<int64_t> ne,
-                   std::span<const uint8_t> data);
+    void addTensor(const std::string& name, TensorType type, std::vector<int64_t> ne, std::span<const uint8_t> data);
     void addTensor(const std::string& name, TensorType type, std::vector<int64_t> ne, Filler fill);
 
     // Writes to `path` atomically (temporary file, fsync, rename).
@@ -178,8 +186,20 @@ public:
     std::vector<uint8_t> toBytes() const;
 
 private:
-    struct Entry { std::string key; ValueType type; ValueType elem; uint64_t count; std::vector<uint8_t> payload; };
-    struct Tensor { std::string name; TensorType type; std::vector<int64_t> ne; size_t nbytes; Filler fill; };
+    struct Entry {
+        std::string key;
+        ValueType type;
+        ValueType elem;
+        uint64_t count;
+        std::vector<uint8_t> payload;
+    };
+    struct Tensor {
+        std::string name;
+        TensorType type;
+        std::vector<int64_t> ne;
+        size_t nbytes;
+        Filler fill;
+    };
     void put(Entry e);
     uint32_t effectiveAlignment() const;
     void serializeHeader(std::vector<uint8_t>& out, std::vector<uint64_t>& offsets) const;
@@ -188,4 +208,4 @@ private:
     std::vector<Tensor> tensors_;
 };
 
-} // namespace cairn::gguf
+}  // namespace cairn::gguf

@@ -29,20 +29,20 @@ struct KernelTiming {
     KernelRegime regime = KernelRegime::Decode;
     std::string path;
     double seconds = 0;  // one pass over the synthetic matrices
-    double bytes = 0;    // weight bytes that pass read (decode: GB/s = bytes / seconds)
+    double bytes = 0;  // weight bytes that pass read (decode: GB/s = bytes / seconds)
 };
 
 struct KernelCalibration {
     std::string cpuModel;
     int threads = 1;
     std::vector<std::string> paths;  // supportedKernelPaths() when measured
-    KernelChoice choice;             // every entry named
+    KernelChoice choice;  // every entry named
     std::vector<KernelTiming> timings;
-    double measureMs = 0;   // wall time of the measurement (from the cache: of the one that wrote it)
+    double measureMs = 0;  // wall time of the measurement (from the cache: of the one that wrote it)
     bool fromCache = false;
     std::string cacheNote;  // one line: why the cache was not used (empty when it was, or when there was none)
     double othersCpuShare = 0;  // of the measurement (kernelMeasurement)
-    std::string notCached;      // one line: why this measurement was not cached (empty when it was, or from the cache)
+    std::string notCached;  // one line: why this measurement was not cached (empty when it was, or from the cache)
 };
 
 // A measurement and how busy the machine was while it ran.
@@ -119,4 +119,4 @@ struct KernelCalibrationOptions {
 KernelCalibration loadOrCalibrateKernels(const std::filesystem::path& cacheFile, ExecContext& ctx,
                                          const KernelCalibrationOptions& options = {});
 
-} // namespace cairn
+}  // namespace cairn

@@ -57,4 +57,4 @@ bool applyKernelChoice(const KernelChoice& choice);
 // "decode q4=avx2 q8=avx2 k=avx2 float=avx2, prefill q4=… ": what kernelPathFor gives.
 std::string kernelChoiceSummary();
 
-} // namespace cairn
+}  // namespace cairn

@@ -11,19 +11,21 @@ namespace cairn {
 
 class ExecContext;
 class Tokenizer;
-namespace gguf { class File; }
+namespace gguf {
+class File;
+}
 
 enum class KvType { F32, F16 };
 
 struct ModelInfo {
     std::string architecture;  // "llama", "qwen2", "qwen3", "mamba"
-    std::string name;          // general.name
+    std::string name;  // general.name
     int64_t vocabSize = 0;
     int64_t trainedContext = 0;
     int64_t layers = 0;
     int64_t embedding = 0;
     uint64_t parameters = 0;
-    bool recurrent = false;    // some state cannot be rewound (Mamba, hybrids): sessions take checkpoints
+    bool recurrent = false;  // some state cannot be rewound (Mamba, hybrids): sessions take checkpoints
 };
 
 struct MemoryOptions {
@@ -36,8 +38,8 @@ struct MemoryOptions {
 // size() positions of each layer's K and V for each KV head, recurrent memory
 // its conv and SSM state per layer.
 struct StateTensor {
-    std::string name;      // e.g. "blk.3.k.h1", "blk.0.ssm"
-    int typeId = 0;        // a cairn::TensorType value: F32 or F16
+    std::string name;  // e.g. "blk.3.k.h1", "blk.0.ssm"
+    int typeId = 0;  // a cairn::TensorType value: F32 or F16
     int64_t rows = 0;
     int64_t cols = 0;
     size_t rowStride = 0;
@@ -50,12 +52,12 @@ struct StateTensor {
 class Memory {
 public:
     virtual ~Memory() = default;
-    virtual int64_t size() const = 0;       // positions fed so far
-    virtual int64_t capacity() const = 0;   // positions it can hold
-    virtual bool canTruncate() const = 0;   // attention memory can be cut back; recurrent cannot
-    virtual void truncate(int64_t n) = 0;   // keep positions [0, n); throws cairn::Error if impossible
+    virtual int64_t size() const = 0;  // positions fed so far
+    virtual int64_t capacity() const = 0;  // positions it can hold
+    virtual bool canTruncate() const = 0;  // attention memory can be cut back; recurrent cannot
+    virtual void truncate(int64_t n) = 0;  // keep positions [0, n); throws cairn::Error if impossible
     virtual std::unique_ptr<Memory> clone() const = 0;  // an independent, complete copy
-    virtual size_t bytes() const = 0;       // bytes allocated
+    virtual size_t bytes() const = 0;  // bytes allocated
 
     // Checkpoints of memory that cannot be cut back (canTruncate() false):
     // checkpoint() keeps what a later restoreCheckpoint() needs to bring this
@@ -109,4 +111,4 @@ constexpr int64_t kDefaultPrefillChunk = 128;
 void prefill(const Model& model, Memory& mem, std::span<const int32_t> tokens, int64_t chunk, bool allLogits,
              float* logits, ExecContext& ctx);
 
-} // namespace cairn
+}  // namespace cairn

@@ -48,4 +48,4 @@ ReplySplit splitReasoning(std::string_view reply, const ReasoningMarkers& marker
 // markers and surrounding whitespace.
 std::string_view reasoningText(std::string_view segment, const ReasoningMarkers& markers);
 
-} // namespace cairn
+}  // namespace cairn

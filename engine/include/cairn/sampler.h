@@ -19,14 +19,14 @@ struct LogitBias {
 };
 
 struct SamplerOptions {
-    float temperature = 0.8f;     // <= 0: greedy (argmax, ties to the lower id)
-    int32_t topK = 40;            // <= 0: off
-    float topP = 0.95f;           // >= 1: off
-    float minP = 0.05f;           // <= 0: off; keeps tokens with p >= minP · p(top)
-    float repeatPenalty = 1.0f;   // 1: off; llama.cpp rule: logit > 0 ? /penalty : ·penalty
+    float temperature = 0.8f;  // <= 0: greedy (argmax, ties to the lower id)
+    int32_t topK = 40;  // <= 0: off
+    float topP = 0.95f;  // >= 1: off
+    float minP = 0.05f;  // <= 0: off; keeps tokens with p >= minP · p(top)
+    float repeatPenalty = 1.0f;  // 1: off; llama.cpp rule: logit > 0 ? /penalty : ·penalty
     float frequencyPenalty = 0.0f;  // minus count · this
-    float presencePenalty = 0.0f;   // minus this if present
-    int32_t penaltyLastN = 64;    // history window for the penalties (0: off, -1: all)
+    float presencePenalty = 0.0f;  // minus this if present
+    int32_t penaltyLastN = 64;  // history window for the penalties (0: off, -1: all)
     uint64_t seed = 0;
     std::vector<LogitBias> logitBias;  // ids outside the vocabulary are ignored
 };
@@ -50,8 +50,11 @@ private:
     double uniform();  // [0, 1)
     SamplerOptions opt_;
     uint64_t state_ = 0;
-    struct Candidate { int32_t id; float logit; };
+    struct Candidate {
+        int32_t id;
+        float logit;
+    };
     std::vector<Candidate> candidates_;
 };
 
-} // namespace cairn
+}  // namespace cairn

@@ -18,12 +18,14 @@
 
 namespace cairn {
 
-namespace session { struct StoredState; }
+namespace session {
+struct StoredState;
+}
 
 struct SessionOptions {
     MemoryOptions memory;
-    int64_t chunk = kDefaultPrefillChunk;     // prefill chunk (positions per pass over the weights)
-    int maxCheckpoints = 16;                  // recurrent memory only (a chat takes two a turn)
+    int64_t chunk = kDefaultPrefillChunk;  // prefill chunk (positions per pass over the weights)
+    int maxCheckpoints = 16;  // recurrent memory only (a chat takes two a turn)
     size_t checkpointBudget = size_t(256) << 20;  // bytes, recurrent memory only
 };
 
@@ -33,10 +35,10 @@ struct FeedProgress {
 };
 
 struct SessionStats {
-    int64_t prefilledTotal = 0;   // positions computed by feed() over the session's life
-    int64_t lastPrefilled = 0;    // positions computed by the last feed()
-    int64_t lastReused = 0;       // positions the last feed() kept from memory
-    int64_t decoded = 0;          // positions computed by append()
+    int64_t prefilledTotal = 0;  // positions computed by feed() over the session's life
+    int64_t lastPrefilled = 0;  // positions computed by the last feed()
+    int64_t lastReused = 0;  // positions the last feed() kept from memory
+    int64_t decoded = 0;  // positions computed by append()
     int64_t checkpointRestores = 0;
 };
 
@@ -114,4 +116,4 @@ private:
 // region plus the file size. Snapshots refuse to load on another fingerprint.
 uint64_t modelFingerprint(const Model& model);
 
-} // namespace cairn
+}  // namespace cairn

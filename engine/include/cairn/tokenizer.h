@@ -17,8 +17,13 @@
 
 namespace cairn {
 
-namespace gguf { class File; }
-namespace tokenizer { struct Vocabulary; struct Fragment; }
+namespace gguf {
+class File;
+}
+namespace tokenizer {
+struct Vocabulary;
+struct Fragment;
+}  // namespace tokenizer
 
 // A byte range [begin, end) of a text.
 struct TextSpan {
@@ -68,9 +73,10 @@ public:
     bool addBos() const;
     bool addEos() const;
     bool isControl(int32_t id) const;
-    bool isEndOfGeneration(int32_t id) const;  // eos, eot, eom, <|im_end|>, <|eot_id|>, <|endoftext|> ... (llama.cpp's EOG set)
-    std::string kind() const;                  // "spm" or "bpe"
-    std::string preTokenizer() const;          // `tokenizer.ggml.pre` as applied ("default" when absent)
+    bool isEndOfGeneration(
+        int32_t id) const;  // eos, eot, eom, <|im_end|>, <|eot_id|>, <|endoftext|> ... (llama.cpp's EOG set)
+    std::string kind() const;  // "spm" or "bpe"
+    std::string preTokenizer() const;  // `tokenizer.ggml.pre` as applied ("default" when absent)
 
 protected:
     explicit Tokenizer(std::shared_ptr<const tokenizer::Vocabulary> vocab);
@@ -96,4 +102,4 @@ private:
     std::string pending_;
 };
 
-} // namespace cairn
+}  // namespace cairn

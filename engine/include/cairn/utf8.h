@@ -37,4 +37,4 @@ size_t utf8Length(std::string_view s);
 // never become a character are included.
 size_t utf8SafePrefix(std::string_view s);
 
-} // namespace cairn::text
+}  // namespace cairn::text

@@ -29,13 +29,13 @@ inline constexpr int kExportVersion = 1;
 // Limits on an imported file, far above any real conversation, so a hostile
 // or broken file is one clear error instead of a frozen app or gigabytes of
 // memory. Exceeding one names the limit.
-inline constexpr uint64_t kImportMaxFileBytes = 256ull << 20;       // the file
-inline constexpr int kImportMaxDepth = 32;                          // JSON nesting (the format needs 4)
-inline constexpr uint64_t kImportMaxValues = 4'000'000;             // JSON values in the file
-inline constexpr size_t kImportMaxMessages = 100'000;               // per conversation
-inline constexpr size_t kImportMaxTextBytes = 4u << 20;             // a message's content, the system prompt
-inline constexpr size_t kImportMaxTitleBytes = 1024;                // the title
-inline constexpr size_t kImportMaxFieldBytes = 4096;                // model path, fingerprint
+inline constexpr uint64_t kImportMaxFileBytes = 256ull << 20;  // the file
+inline constexpr int kImportMaxDepth = 32;  // JSON nesting (the format needs 4)
+inline constexpr uint64_t kImportMaxValues = 4'000'000;  // JSON values in the file
+inline constexpr size_t kImportMaxMessages = 100'000;  // per conversation
+inline constexpr size_t kImportMaxTextBytes = 4u << 20;  // a message's content, the system prompt
+inline constexpr size_t kImportMaxTitleBytes = 1024;  // the title
+inline constexpr size_t kImportMaxFieldBytes = 4096;  // model path, fingerprint
 
 struct ExportOptions {
     bool includeReasoning = false;  // a reasoning model's reasoning ("reasoning" in JSON; a quoted block in Markdown)
@@ -53,4 +53,4 @@ ConversationData fromJsonFile(const std::string& path);
 // The branch ending at the active leaf (or the newest message) as Markdown.
 std::string toMarkdown(const ConversationData& data, const ExportOptions& options = {});
 
-} // namespace cairn::store
+}  // namespace cairn::store

@@ -21,8 +21,8 @@ struct Conversation {
     int64_t createdMs = 0;
     int64_t updatedMs = 0;
     bool pinned = false;
-    std::optional<int64_t> activeLeafId;   // the branch shown; see Store::activeLeaf
-    std::optional<int64_t> deletedMs;      // set while soft-deleted
+    std::optional<int64_t> activeLeafId;  // the branch shown; see Store::activeLeaf
+    std::optional<int64_t> deletedMs;  // set while soft-deleted
 };
 
 enum class Role { System, User, Assistant, Tool };
@@ -31,11 +31,11 @@ std::string_view roleName(Role role);
 Role roleFromName(std::string_view name);
 
 struct MessageStats {
-    int64_t tokenCount = 0;     // tokens of this message's content
+    int64_t tokenCount = 0;  // tokens of this message's content
     int64_t prefillTokens = 0;  // tokens prefilled before the reply started
     double prefillMs = 0;
     double decodeMs = 0;
-    int64_t reasoningMs = 0;    // how long the model reasoned before its answer (0: it did not)
+    int64_t reasoningMs = 0;  // how long the model reasoned before its answer (0: it did not)
     double prefillTokensPerSecond() const { return prefillMs > 0 ? prefillTokens * 1000.0 / prefillMs : 0; }
     double decodeTokensPerSecond() const { return decodeMs > 0 ? tokenCount * 1000.0 / decodeMs : 0; }
     bool operator==(const MessageStats&) const = default;
@@ -87,4 +87,4 @@ struct ConversationData {
     std::vector<Message> messages;
 };
 
-} // namespace cairn::store
+}  // namespace cairn::store

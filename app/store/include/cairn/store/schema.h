@@ -10,9 +10,9 @@
 namespace cairn::store {
 
 struct Migration {
-    int version;              // user_version after this step
+    int version;  // user_version after this step
     const char* description;
-    const char* sql;          // constant SQL, run inside one transaction
+    const char* sql;  // constant SQL, run inside one transaction
 };
 
 const std::vector<Migration>& migrations();
@@ -23,4 +23,4 @@ int latestSchemaVersion();
 // the database at a whole version. Returns the version it ended at.
 int migrate(sql::Database& db, int targetVersion = -1);
 
-} // namespace cairn::store
+}  // namespace cairn::store

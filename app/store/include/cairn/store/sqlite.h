@@ -28,8 +28,8 @@ enum class Synchronous { Normal, Full };
 
 struct OpenOptions {
     bool readOnly = false;
-    bool create = true;             // create the file when missing (ignored when readOnly)
-    int busyTimeoutMs = 5000;       // wait this long for another connection's write lock
+    bool create = true;  // create the file when missing (ignored when readOnly)
+    int busyTimeoutMs = 5000;  // wait this long for another connection's write lock
     Synchronous synchronous = Synchronous::Full;
 };
 
@@ -51,7 +51,7 @@ public:
     void exec(std::string_view sql);
 
     int64_t lastInsertRowid() const;
-    int64_t changes() const;          // rows changed by the last statement
+    int64_t changes() const;  // rows changed by the last statement
     bool inTransaction() const;
 
     int userVersion();
@@ -102,7 +102,9 @@ public:
     ~Statement();
 
     template <std::integral T>
-    Statement& bind(Param p, T value) { return bindInt64(p, static_cast<int64_t>(value)); }
+    Statement& bind(Param p, T value) {
+        return bindInt64(p, static_cast<int64_t>(value));
+    }
     Statement& bindInt64(Param p, int64_t value);
     Statement& bind(Param p, double value);
     Statement& bind(Param p, std::string_view text);
@@ -157,4 +159,4 @@ private:
     bool done_ = false;
 };
 
-} // namespace cairn::sql
+}  // namespace cairn::sql

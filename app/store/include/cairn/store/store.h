@@ -33,8 +33,7 @@ public:
 
     // ---- conversations
     int64_t createConversation(const std::string& title, const std::string& modelPath = {},
-                               const std::string& modelFingerprint = {},
-                               const std::string& systemPrompt = {});
+                               const std::string& modelFingerprint = {}, const std::string& systemPrompt = {});
     Conversation conversation(int64_t id) const;
     // Not deleted; pinned first, then most recently updated.
     std::vector<Conversation> listConversations();
@@ -58,8 +57,8 @@ public:
     // ---- messages (a tree per conversation)
     // Adds a message under `parentId` (nullopt: a new root) and makes it the
     // active leaf. Committed when this returns.
-    int64_t addMessage(int64_t conversationId, std::optional<int64_t> parentId, Role role,
-                       const std::string& content, bool complete = true);
+    int64_t addMessage(int64_t conversationId, std::optional<int64_t> parentId, Role role, const std::string& content,
+                       bool complete = true);
     // Streaming: store the text so far (complete = 0); `reasoning` as Message::reasoning.
     void updatePartial(int64_t messageId, const std::string& content, const std::string& reasoning = {});
     // The reply is done: final text, reasoning and figures, complete = 1.
@@ -73,7 +72,7 @@ public:
     Message message(int64_t messageId);
     std::vector<Message> messages(int64_t conversationId) const;  // parents before children
     std::vector<Message> children(std::optional<int64_t> parentId, int64_t conversationId);
-    std::vector<Message> pathTo(int64_t messageId);                // root first, ends at messageId
+    std::vector<Message> pathTo(int64_t messageId);  // root first, ends at messageId
     Siblings siblings(int64_t messageId);
     // The leaf reached from `messageId` by always taking the newest child.
     int64_t newestLeafUnder(int64_t messageId);
@@ -87,16 +86,15 @@ public:
     // FTS syntax in the input is taken literally. Best matches first;
     // deleted conversations are left out. The snippet marks hits with
     // `open`/`close`.
-    std::vector<SearchHit> search(const std::string& text, int limit = 50,
-                                  const std::string& open = "[", const std::string& close = "]");
+    std::vector<SearchHit> search(const std::string& text, int limit = 50, const std::string& open = "[",
+                                  const std::string& close = "]");
 
     // ---- snapshots
     // Stores (or replaces) the snapshot for (message, fingerprint), then evicts
     // least-recently-used snapshots until the total fits the budget. A blob
     // larger than the whole budget is not stored: returns nullopt.
-    std::optional<int64_t> putSnapshot(std::span<const uint8_t> blob, int64_t conversationId,
-                                       int64_t messageId, const std::string& modelFingerprint,
-                                       int64_t tokenCount);
+    std::optional<int64_t> putSnapshot(std::span<const uint8_t> blob, int64_t conversationId, int64_t messageId,
+                                       const std::string& modelFingerprint, int64_t tokenCount);
     // The snapshot for the message deepest along `path` (root first) with this
     // fingerprint, if any.
     std::optional<SnapshotInfo> bestSnapshot(int64_t conversationId, std::span<const int64_t> path,
@@ -145,4 +143,4 @@ private:
     std::function<int64_t()> clock_;
 };
 
-} // namespace cairn::store
+}  // namespace cairn::store
