@@ -3,6 +3,8 @@
 // port, on its own thread; routes are added by each test before start().
 #pragma once
 
+#include "background_listen.h"
+
 #include <httplib.h>
 
 #include <atomic>
@@ -20,7 +22,7 @@ struct ScriptedServer {
 
     void start() {
         port = http.bind_to_any_port("127.0.0.1");
-        thread = std::thread([this] { http.listen_after_bind(); });  // the socket listens from bind on
+        thread = listenInBackground(http);
     }
     ~ScriptedServer() {
         stopping = true;

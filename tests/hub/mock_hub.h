@@ -7,6 +7,8 @@
 // list a wrong checksum. Requests are logged for the tests to assert on.
 #pragma once
 
+#include "background_listen.h"
+
 #include <httplib.h>
 
 #include <QByteArray>
@@ -77,7 +79,7 @@ public:
         http_.Get(R"(/cdn/(\d+)/(\d+))",
                   [this](const httplib::Request& req, httplib::Response& res) { serve(req, res); });
         port_ = http_.bind_to_any_port("127.0.0.1");
-        thread_ = std::thread([this] { http_.listen_after_bind(); });
+        thread_ = listenInBackground(http_);
     }
     ~MockHub() {
         stopping_ = true;
