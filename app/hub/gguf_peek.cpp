@@ -56,40 +56,27 @@ size_t scalarBytes(uint32_t t) {
 
 bool isIntegerType(uint32_t t) { return t <= 5 || t == 10 || t == 11; }
 
+// The little-endian T at `b` (any alignment).
+template <class T>
+T load(const uint8_t* b) {
+    T v;
+    std::memcpy(&v, b, sizeof v);
+    return v;
+}
+
 int64_t readInteger(const uint8_t* b, uint32_t t) {
     switch (t) {
     case 0: return b[0];
     case 1: return int8_t(b[0]);
-    case 2: {
-        uint16_t v;
-        std::memcpy(&v, b, 2);
-        return v;
-    }
-    case 3: {
-        int16_t v;
-        std::memcpy(&v, b, 2);
-        return v;
-    }
-    case 4: {
-        uint32_t v;
-        std::memcpy(&v, b, 4);
-        return v;
-    }
-    case 5: {
-        int32_t v;
-        std::memcpy(&v, b, 4);
-        return v;
-    }
+    case 2: return load<uint16_t>(b);
+    case 3: return load<int16_t>(b);
+    case 4: return load<uint32_t>(b);
+    case 5: return load<int32_t>(b);
     case 10: {
-        uint64_t v;
-        std::memcpy(&v, b, 8);
+        const uint64_t v = load<uint64_t>(b);
         return v > uint64_t(INT64_MAX) ? -1 : int64_t(v);
     }
-    default: {
-        int64_t v;
-        std::memcpy(&v, b, 8);
-        return v;
-    }
+    default: return load<int64_t>(b);
     }
 }
 

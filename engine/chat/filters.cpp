@@ -59,6 +59,20 @@ std::vector<Value> sorted(std::vector<Value> items, bool reverse, std::function<
     return out;
 }
 
+// jinja2's max (sign 1) and min (sign -1): the first item whose key is
+// greatest (least); Undefined for an empty sequence.
+Value extremum(const char* name, const Value& v, const CallArgs& a, int sign) {
+    Params p(name, a, {"case_sensitive", "attribute"});
+    auto items = iterate(v);
+    if (items.empty()) return Value::undefined("No aggregated item, sequence was empty.");
+    bool cs = p[0].truthy();
+    auto key = [&](const Value& x) { return sortKey(p.has(1) ? lookupPath(x, p[1]) : x, cs); };
+    Value best = items[0];
+    for (size_t i = 1; i < items.size(); ++i)
+        if (compareValues(key(items[i]), key(best)) * sign > 0) best = items[i];
+    return best;
+}
+
 CallArgs restArgs(const CallArgs& args, size_t from) {
     CallArgs rest;
     for (size_t i = from; i < args.positional.size(); ++i) rest.positional.push_back(args.positional[i]);
@@ -374,30 +388,8 @@ const BuiltinTable<FilterFn>& filters() {
                  for (const auto& item : iterate(v)) out.push_back(applyFilter(name, item, rest));
                  return Value::list(out);
              }},
-            {"max",
-             [](const Value& v, const CallArgs& a) {
-                 Params p("max", a, {"case_sensitive", "attribute"});
-                 auto items = iterate(v);
-                 if (items.empty()) return Value::undefined("No aggregated item, sequence was empty.");
-                 bool cs = p[0].truthy();
-                 auto key = [&](const Value& x) { return sortKey(p.has(1) ? lookupPath(x, p[1]) : x, cs); };
-                 Value best = items[0];
-                 for (size_t i = 1; i < items.size(); ++i)
-                     if (compareValues(key(items[i]), key(best)) > 0) best = items[i];
-                 return best;
-             }},
-            {"min",
-             [](const Value& v, const CallArgs& a) {
-                 Params p("min", a, {"case_sensitive", "attribute"});
-                 auto items = iterate(v);
-                 if (items.empty()) return Value::undefined("No aggregated item, sequence was empty.");
-                 bool cs = p[0].truthy();
-                 auto key = [&](const Value& x) { return sortKey(p.has(1) ? lookupPath(x, p[1]) : x, cs); };
-                 Value best = items[0];
-                 for (size_t i = 1; i < items.size(); ++i)
-                     if (compareValues(key(items[i]), key(best)) < 0) best = items[i];
-                 return best;
-             }},
+            {"max", [](const Value& v, const CallArgs& a) { return extremum("max", v, a, 1); }},
+            {"min", [](const Value& v, const CallArgs& a) { return extremum("min", v, a, -1); }},
             {"pprint", [](const Value& v, const CallArgs&) { return Value(v.repr()); }},
             {"reject", [](const Value& v, const CallArgs& a) { return selectOrReject(v, a, false, false); }},
             {"rejectattr", [](const Value& v, const CallArgs& a) { return selectOrReject(v, a, true, false); }},
