@@ -7,7 +7,9 @@
 // sums are exact in any order; the float chain of each output is vectorized
 // across outputs — tokens (GEMM, prefill) or rows (matvec, decode) — so every
 // lane does the scalar sequence of fmas.
+#include "tensor/avx512_float_loads.h"
 #include "tensor/blocks.h"
+#include "tensor/float_gemm_avx512.h"
 #include "tensor/kernels_common.h"
 
 #include <immintrin.h>
@@ -56,11 +58,16 @@ constexpr size_t kPack32 = 512 + 3 * 64;
 constexpr size_t kPackK = 4096 + 64 + 512;
 
 PackPlan packPlan(const Activations& a) {
-    if (a.blockSize == 0 || a.nTokens < gemmMinTokens(a.blockSize)) return {};
+    if (a.blockSize == 0) return avx512::floatPackPlan(a, gemmMinTokens(0));
+    if (a.nTokens < gemmMinTokens(a.blockSize)) return {};
     return {(a.nTokens + 15) / 16, size_t(a.nBlocks) * (a.blockSize == 32 ? kPack32 : kPackK)};
 }
 
 void pack(const Activations& a, uint8_t* p, int64_t g0, int64_t g1) {
+    if (a.blockSize == 0) {
+        avx512::packFloatTokens(a, p, g0, g1);
+        return;
+    }
     const int64_t nb = a.nBlocks, bs = a.blockSize;
     const size_t per = bs == 32 ? kPack32 : kPackK;
     for (int64_t g = g0; g < g1; ++g) {
@@ -1216,34 +1223,6 @@ void gemmK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, fl
 // ---------------------------------------------------------------------------
 // Float weights: 16 lanes per output (lane = k % 16), fixed tree at the end.
 
-inline __m512 loadFloats(TensorType type, const uint8_t* row, int64_t k) {
-    switch (type) {
-    case TensorType::F16: return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * k)));
-    case TensorType::BF16:
-        return _mm512_castsi512_ps(_mm512_slli_epi32(
-            _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * k))), 16));
-    default: return _mm512_loadu_ps(reinterpret_cast<const float*>(row) + k);
-    }
-}
-
-inline __m512 loadFloatsMasked(TensorType type, const uint8_t* row, int64_t k, __mmask16 m) {
-    switch (type) {
-    case TensorType::F16: return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, row + 2 * k));
-    case TensorType::BF16:
-        return _mm512_castsi512_ps(
-            _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, row + 2 * k)), 16));
-    default: return _mm512_maskz_loadu_ps(m, reinterpret_cast<const float*>(row) + k);
-    }
-}
-
-// reduce16 of kernels_common.h, in registers.
-inline float reduceLanes(__m512 v) {
-    const __m256 s8 = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
-    const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
-    const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));  // [s4[0]+s4[2], s4[1]+s4[3]]
-    return _mm_cvtss_f32(_mm_add_ss(s2, _mm_movehdup_ps(s2)));
-}
-
 // R rows x T tokens of float dots over the whole row; rows already f32.
 template <int R, int T>
 void floatTile(const float* wf, int64_t K, const float* x, int64_t ldx, float* out) {
@@ -1302,90 +1281,6 @@ void floatRowsOneToken(TensorType type, const uint8_t* const* rows, int64_t K, c
     for (int r = 0; r < R; ++r) out[r] = reduceLanes(acc[r]);
 }
 
-// Float GEMM micro-kernel: R rows x T tokens over `len` columns (a multiple of
-// 16), accumulators kept as full 16-lane vectors in `acc` between K chunks
-// (storing a vector is exact, so chunking does not change the canonical order).
-template <int R, int T>
-void floatChunk(const float* wf, int64_t K, const float* x, int64_t ldx, int64_t len, __m512* acc, int accStride) {
-    __m512 c[R][T];
-    for (int r = 0; r < R; ++r)
-        for (int t = 0; t < T; ++t) c[r][t] = acc[r * accStride + t];
-    for (int64_t k = 0; k < len; k += 16) {
-        __m512 xv[T];
-        for (int t = 0; t < T; ++t) xv[t] = _mm512_loadu_ps(x + t * ldx + k);
-        for (int r = 0; r < R; ++r) {
-            const __m512 wv = _mm512_loadu_ps(wf + r * K + k);
-            for (int t = 0; t < T; ++t) c[r][t] = _mm512_fmadd_ps(wv, xv[t], c[r][t]);
-        }
-    }
-    for (int r = 0; r < R; ++r)
-        for (int t = 0; t < T; ++t) acc[r * accStride + t] = c[r][t];
-}
-
-using FloatChunkFn = void (*)(const float*, int64_t, const float*, int64_t, int64_t, __m512*, int);
-template <int R>
-FloatChunkFn floatChunkFor(int t) {
-    switch (t) {
-    case 6: return floatChunk<R, 6>;
-    case 5: return floatChunk<R, 5>;
-    case 4: return floatChunk<R, 4>;
-    case 3: return floatChunk<R, 3>;
-    case 2: return floatChunk<R, 2>;
-    default: return floatChunk<R, 1>;
-    }
-}
-FloatChunkFn floatChunkFor(int r, int t) {
-    switch (r) {
-    case 8: return floatChunkFor<8>(t);
-    case 7: return floatChunkFor<7>(t);
-    case 6: return floatChunkFor<6>(t);
-    case 5: return floatChunkFor<5>(t);
-    case 4: return floatChunkFor<4>(t);
-    case 3: return floatChunkFor<3>(t);
-    case 2: return floatChunkFor<2>(t);
-    default: return floatChunkFor<1>(t);
-    }
-}
-
-// Prefill with float weights (K a multiple of 16), blocked by
-// forEachFloatGemmGroup (L2 panels). 6 rows x 4 tokens = 24
-// accumulators; K in chunks of 1024 so a chunk of the 6 rows stays in L1
-// across the tiles of a token block; the converted rows are 64 bytes longer
-// than K so they do not all fall in the same L1 sets (K = 2048: rows 8 KiB
-// apart). Measured F16, 1 thread, 512 tokens, GFLOP/s
-// (`cairn-cli bench-kernels --types F16 --rows R --cols C -p 512 -t 1 -r 3`,
-// 2048x2048, 8192x2048, 2048x8192): 4x4 tiles over whole rows 45; 8x3 tiles,
-// chunks of 256 with rows K apart 64-66; 8x3, chunks of 1024, padded rows
-// 68-75; + panels of 1 MiB (below) 79-86 (256 KiB 79-82, 1.5 MiB 78-81;
-// blocks of 48 tokens 73-82; chunks of 512 78-80); tiles 4x6 82-84, 6x4
-// 98-106 (blocks of 16 tokens 99-102, of 48 90-101).
-// A register-only zmm FMA loop runs at 175 GFLOP/s per core here (two FMA ports).
-void floatGemm(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
-    constexpr int kRows = 6, kTok = 4, kBlockTok = 24;
-    constexpr int64_t kChunk = 1024;
-    const int64_t K = a.cols;
-    const int64_t ldw = K + 16;
-    const int64_t panelRows = floatPanelRows(ldw, kRows);
-    auto* wf = reinterpret_cast<float*>(scratch(1, size_t(panelRows * ldw) * 4));
-    auto* acc = reinterpret_cast<__m512*>(scratch(2, size_t(kRows * kBlockTok) * 64));
-    auto convert = [&](int64_t p, int64_t pr) {
-        for (int64_t i = 0; i < pr; ++i)
-            for (int64_t k = 0; k < K; k += 16) _mm512_storeu_ps(wf + i * ldw + k, loadFloats(w.type, w.row(p + i), k));
-    };
-    auto group = [&](int64_t p, int64_t g, int rr, int64_t tb, int nt) {
-        for (int i = 0; i < rr * kBlockTok; ++i) acc[i] = _mm512_setzero_ps();
-        for (int64_t kc = 0; kc < K; kc += kChunk) {
-            const int64_t len = std::min(kChunk, K - kc);
-            for (int t = 0; t < nt; t += kTok)
-                floatChunkFor(rr, std::min(kTok, nt - t))(wf + g * ldw + kc, ldw, a.x + (tb + t) * a.ldx + kc, a.ldx,
-                                                          len, acc + t, kBlockTok);
-        }
-        for (int i = 0; i < rr; ++i)
-            for (int t = 0; t < nt; ++t) y[(tb + t) * ldy + p + g + i] = reduceLanes(acc[i * kBlockTok + t]);
-    };
-    forEachFloatGemmGroup(r0, r1, a.nTokens, panelRows, kRows, kBlockTok, convert, group);
-}
-
 // Rows per decode tile for float weights: R independent fma chains (the
 // canonical order allows one per row). Measured F16, 1 thread, 256x2048 from
 // L2: 4 rows 47.5, 8 rows 51 GB/s; 4096x2048 from memory, 2 threads: 23.4 -> 24.1.
@@ -1411,8 +1306,8 @@ void floatRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a
         }
         return;
     }
-    if (K % 16 == 0) {
-        floatGemm(w, r0, r1, a, y, ldy);
+    if (a.packed) {  // K a multiple of 16 (avx512::floatPackPlan)
+        avx512::floatGemm(w, r0, r1, a, y, ldy);
         return;
     }
     // Ragged K: 4 rows converted to f32 once, then 4x4 register tiles over tokens.

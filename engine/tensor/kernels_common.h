@@ -153,33 +153,6 @@ static inline void forEachRowTile(const MatrixView& w, int64_t r0, int64_t r1, F
     }
 }
 
-// The float GEMM's cache blocking (kernels_avx2.cpp, kernels_avx512.cpp; the
-// measurements are at the AVX-512 floatGemm): rows [r0, r1) in panels that
-// are converted to f32 once (convert(p, pr): rows p … p+pr), and each block of
-// blockTokens tokens run against every group of groupRows rows of the panel
-// (group(p, g, rr, tb, nt): rows p+g … p+g+rr, tokens tb … tb+nt), so a
-// block's activations come from L2 once per panel. Panels hold <= 1 MiB of
-// f32 rows (ldw floats apart) and at most 128 rows, in whole groups.
-inline int64_t floatPanelRows(int64_t ldw, int groupRows) {
-    const int64_t fit = (1024 * 1024 / (ldw * 4)) / groupRows * groupRows;
-    const int64_t most = 128 / groupRows * groupRows;
-    return fit < groupRows ? groupRows : fit > most ? most : fit;
-}
-
-template <class Convert, class Group>
-static inline void forEachFloatGemmGroup(int64_t r0, int64_t r1, int64_t nTokens, int64_t panelRows, int groupRows,
-                                         int blockTokens, Convert&& convert, Group&& group) {
-    for (int64_t p = r0; p < r1; p += panelRows) {
-        const int64_t pr = r1 - p < panelRows ? r1 - p : panelRows;
-        convert(p, pr);
-        for (int64_t tb = 0; tb < nTokens; tb += blockTokens) {
-            const int nt = int(nTokens - tb < blockTokens ? nTokens - tb : blockTokens);
-            for (int64_t g = 0; g < pr; g += groupRows)
-                group(p, g, int(pr - g < groupRows ? pr - g : groupRows), tb, nt);
-        }
-    }
-}
-
 struct PackPlan {
     int64_t groups = 0;
     size_t groupBytes = 0;

@@ -1,0 +1,209 @@
+// Prefill with float weights (F32/F16/BF16, K a multiple of 16) on AVX-512:
+// the outer-product GEMM of the AVX2 path (kernels_avx2.cpp, floatGemm) with
+// 16 rows per vector. The canonical chain of output (r, t) in lane l runs
+// over k = l, l+16, l+32, ...; one zmm holds that chain for 16 rows, so a
+// step is an outer product of 32 rows (2 vector loads) by 12 tokens (12
+// broadcasts) into 24 accumulators, and the reduce16 tree becomes vector adds
+// across lanes (bit for bit the same sums, 16 rows per add). Layouts, each
+// 16 lanes of `steps` = len / 16 steps:
+//   activations (packed once per call by packFloatTokens, shared by the
+//     threads): per group of 12 tokens, per chunk of kChunk columns
+//     [l][k/16][12 tokens], missing tokens zero;
+//   weights (per 32-row tile and chunk, converted by the calling thread):
+//     [l][k/16][32 rows], missing rows zero;
+//   accumulators per (row tile, token group): [l][12 tokens][2 halves],
+//     kept across chunks (storing a vector is exact, so the order is
+//     canonical).
+// Loops: block of kBlockRows rows > chunk > token group > row tile > lane.
+// Built with the AVX-512 flags; see kernels_avx512.cpp for the linkage rule.
+#include "tensor/float_gemm_avx512.h"
+
+#include "tensor/avx512_float_loads.h"
+
+#include <immintrin.h>
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12's own _mm512_undefined_* (kernels_avx512.cpp)
+#endif
+
+#include <algorithm>
+
+namespace cairn::tensor::kernels::avx512 {
+namespace {
+
+constexpr int kTileRows = 32, kTileTok = 12;
+constexpr int kLaneVecs = 2 * kTileTok;  // accumulators of one lane of a tile
+constexpr int kTileVecs = 16 * kLaneVecs;
+constexpr int64_t kChunk = 2048, kBlockRows = 64;
+// 16x16 transpose: v[i] row i in, v[j] column j out.
+inline void transpose16(__m512* v) {
+    __m512 t[16], u[16];
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(v[i], v[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(v[i], v[i + 1]);
+    }
+    // u[4g + m], 128-bit lane j: rows 4g..4g+3 at column 4j + m.
+    for (int i = 0; i < 16; i += 4) {
+        u[i] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        u[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        u[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        u[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int m = 0; m < 4; ++m) {
+        const __m512 p01 = _mm512_shuffle_f32x4(u[m], u[4 + m], _MM_SHUFFLE(1, 0, 1, 0));
+        const __m512 q01 = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], _MM_SHUFFLE(1, 0, 1, 0));
+        const __m512 p23 = _mm512_shuffle_f32x4(u[m], u[4 + m], _MM_SHUFFLE(3, 2, 3, 2));
+        const __m512 q23 = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], _MM_SHUFFLE(3, 2, 3, 2));
+        v[m] = _mm512_shuffle_f32x4(p01, q01, _MM_SHUFFLE(2, 0, 2, 0));
+        v[4 + m] = _mm512_shuffle_f32x4(p01, q01, _MM_SHUFFLE(3, 1, 3, 1));
+        v[8 + m] = _mm512_shuffle_f32x4(p23, q23, _MM_SHUFFLE(2, 0, 2, 0));
+        v[12 + m] = _mm512_shuffle_f32x4(p23, q23, _MM_SHUFFLE(3, 1, 3, 1));
+    }
+}
+
+// Rows [r, r + n) (n <= 32), columns [kc, kc + len), as f32 in the weight
+// layout above. (A software prefetch 1 KiB ahead in each of the 16 rows, of
+// the next block during the compute, or a 64-byte pad between lanes measured
+// no different in llama-1b F16 pp512, within the ±8 % noise of the machine.)
+void packWeights(const MatrixView& w, int64_t r, int n, int64_t kc, int64_t len, float* out) {
+    const int64_t steps = len / 16;
+    for (int h = 0; h < 2; ++h) {
+        const uint8_t* rows[16];
+        for (int i = 0; i < 16; ++i) rows[i] = 16 * h + i < n ? w.row(r + 16 * h + i) : nullptr;
+        for (int64_t s = 0; s < steps; ++s) {
+            const int64_t k = kc + 16 * s;
+            __m512 v[16];
+            for (int i = 0; i < 16; ++i) v[i] = rows[i] ? loadFloats(w.type, rows[i], k) : _mm512_setzero_ps();
+            transpose16(v);
+            for (int j = 0; j < 16; ++j) _mm512_store_ps(out + (j * steps + s) * kTileRows + 16 * h, v[j]);
+        }
+    }
+}
+
+// 32 rows x T tokens, one lane, `steps` steps of the chain.
+template <int T>
+void laneTile(const float* wp, const float* xp, int64_t steps, __m512* acc) {
+    __m512 lo[T], hi[T];
+    for (int t = 0; t < T; ++t) {
+        lo[t] = acc[2 * t];
+        hi[t] = acc[2 * t + 1];
+    }
+    for (int64_t s = 0; s < steps; ++s, wp += kTileRows, xp += kTileTok) {
+        const __m512 w0 = _mm512_load_ps(wp), w1 = _mm512_load_ps(wp + 16);
+        for (int t = 0; t < T; ++t) {
+            const __m512 x = _mm512_set1_ps(xp[t]);
+            lo[t] = _mm512_fmadd_ps(w0, x, lo[t]);
+            hi[t] = _mm512_fmadd_ps(w1, x, hi[t]);
+        }
+    }
+    for (int t = 0; t < T; ++t) {
+        acc[2 * t] = lo[t];
+        acc[2 * t + 1] = hi[t];
+    }
+}
+
+using LaneTileFn = void (*)(const float*, const float*, int64_t, __m512*);
+LaneTileFn laneTileFor(int t) {
+    switch (t) {
+    case 12: return laneTile<12>;
+    case 11: return laneTile<11>;
+    case 10: return laneTile<10>;
+    case 9: return laneTile<9>;
+    case 8: return laneTile<8>;
+    case 7: return laneTile<7>;
+    case 6: return laneTile<6>;
+    case 5: return laneTile<5>;
+    case 4: return laneTile<4>;
+    case 3: return laneTile<3>;
+    case 2: return laneTile<2>;
+    default: return laneTile<1>;
+    }
+}
+
+// A tile's 16 lanes reduced by the reduce16 tree, 16 rows per add; rows
+// [r, r + n) of tokens [tok, tok + nt) stored.
+void reduceTile(const __m512* acc, int nt, int64_t tok, int64_t r, int n, float* y, int64_t ldy) {
+    for (int t = 0; t < nt; ++t)
+        for (int h = 0; h < 2 && 16 * h < n; ++h) {
+            const int o = 2 * t + h;
+            __m512 s8[8], s4[4];
+            for (int i = 0; i < 8; ++i) s8[i] = _mm512_add_ps(acc[i * kLaneVecs + o], acc[(i + 8) * kLaneVecs + o]);
+            for (int i = 0; i < 4; ++i) s4[i] = _mm512_add_ps(s8[i], s8[i + 4]);
+            const __m512 sum = _mm512_add_ps(_mm512_add_ps(s4[0], s4[2]), _mm512_add_ps(s4[1], s4[3]));
+            const int m = std::min(16, n - 16 * h);
+            _mm512_mask_storeu_ps(y + (tok + t) * ldy + r + 16 * h, __mmask16((1u << m) - 1), sum);
+        }
+}
+
+}  // namespace
+
+PackPlan floatPackPlan(const Activations& a, int64_t minTokens) {
+    if (a.nTokens < minTokens || a.cols % 16 != 0) return {};
+    return {(a.nTokens + kTileTok - 1) / kTileTok, size_t(kTileTok * a.cols) * 4};
+}
+
+void packFloatTokens(const Activations& a, uint8_t* p, int64_t g0, int64_t g1) {
+    const int64_t K = a.cols;
+    for (int64_t g = g0; g < g1; ++g) {
+        const float* x[kTileTok];
+        for (int t = 0; t < kTileTok; ++t) {
+            const int64_t tok = g * kTileTok + t;
+            x[t] = tok < a.nTokens ? a.x + tok * a.ldx : nullptr;
+        }
+        for (int64_t kc = 0; kc < K; kc += kChunk) {
+            const int64_t steps = std::min(kChunk, K - kc) / 16;
+            float* dst = reinterpret_cast<float*>(p) + (g * K + kc) * kTileTok;
+            for (int64_t s = 0; s < steps; ++s) {
+                __m512 v[16];
+                for (int t = 0; t < 16; ++t)
+                    v[t] = t < kTileTok && x[t] ? _mm512_loadu_ps(x[t] + kc + 16 * s) : _mm512_setzero_ps();
+                transpose16(v);
+                for (int l = 0; l < 16; ++l)
+                    _mm512_mask_storeu_ps(dst + (l * steps + s) * kTileTok, __mmask16((1u << kTileTok) - 1), v[l]);
+            }
+        }
+    }
+}
+
+void floatGemm(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
+    const int64_t K = a.cols;
+    const int64_t groups = (a.nTokens + kTileTok - 1) / kTileTok;
+    const int64_t chunk = std::min(K, kChunk), chunks = (K + chunk - 1) / chunk;
+    constexpr int64_t blockTiles = kBlockRows / kTileRows;
+    // One chunk: a tile is reduced as soon as it is done, so one slot per row
+    // tile; otherwise every token group's accumulators live across chunks.
+    const int64_t accGroups = chunks == 1 ? 1 : groups;
+    auto* wp = reinterpret_cast<float*>(scratch(1, size_t(kBlockRows * chunk) * 4));
+    auto* acc = reinterpret_cast<__m512*>(scratch(2, size_t(blockTiles * accGroups * kTileVecs) * 64));
+    const auto* xp = reinterpret_cast<const float*>(a.packed);
+    for (int64_t rb = r0; rb < r1; rb += kBlockRows) {
+        const int64_t rbEnd = std::min(r1, rb + kBlockRows);
+        const int nrt = int((rbEnd - rb + kTileRows - 1) / kTileRows);
+        for (int64_t kc = 0; kc < K; kc += chunk) {
+            const int64_t len = std::min(chunk, K - kc), steps = len / 16;
+            for (int rt = 0; rt < nrt; ++rt) {
+                const int64_t r = rb + rt * kTileRows;
+                packWeights(w, r, int(std::min<int64_t>(kTileRows, rbEnd - r)), kc, len, wp + rt * kTileRows * len);
+            }
+            for (int64_t g = 0; g < groups; ++g) {
+                const int nt = int(std::min<int64_t>(kTileTok, a.nTokens - g * kTileTok));
+                const LaneTileFn fn = laneTileFor(nt);
+                const float* xg = xp + (g * K + kc) * kTileTok;
+                for (int rt = 0; rt < nrt; ++rt) {
+                    __m512* tacc = acc + (rt * accGroups + (chunks == 1 ? 0 : g)) * kTileVecs;
+                    if (kc == 0)
+                        for (int i = 0; i < kTileVecs; ++i) tacc[i] = _mm512_setzero_ps();
+                    const float* wt = wp + rt * kTileRows * len;
+                    for (int l = 0; l < 16; ++l)
+                        fn(wt + l * steps * kTileRows, xg + l * steps * kTileTok, steps, tacc + l * kLaneVecs);
+                    if (kc + len == K) {
+                        const int64_t r = rb + rt * kTileRows;
+                        reduceTile(tacc, nt, g * kTileTok, r, int(std::min<int64_t>(kTileRows, rbEnd - r)), y, ldy);
+                    }
+                }
+            }
+        }
+    }
+}
+
+}  // namespace cairn::tensor::kernels::avx512
