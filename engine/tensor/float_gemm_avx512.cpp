@@ -10,7 +10,7 @@
 //     threads): per group of 12 tokens, per chunk of kChunk columns
 //     [l][k/16][12 tokens], missing tokens zero;
 //   weights (per 32-row tile and chunk, converted by the calling thread):
-//     [l][k/16][32 rows], missing rows zero;
+//     [l][k/16][32 rows], lanes lanePitch() floats apart, missing rows zero;
 //   accumulators per (row tile, token group): [l][12 tokens][2 halves],
 //     kept across chunks (storing a vector is exact, so the order is
 //     canonical).
@@ -35,6 +35,13 @@ constexpr int kTileRows = 32, kTileTok = 12;
 constexpr int kLaneVecs = 2 * kTileTok;  // accumulators of one lane of a tile
 constexpr int kTileVecs = 16 * kLaneVecs;
 constexpr int64_t kChunk = 2048, kBlockRows = 64;
+// Floats between the starts of two lanes of a packed weight tile: the lane's
+// steps plus 128 bytes, so the 16 stores of one packing step do not fall in
+// one L1 set (unpadded, lanes are 16 KiB apart at 2048 columns). Measured AMD
+// EPYC Zen 5, `cairn-cli bench-kernels --types F16 --rows 4096 --cols 2048
+// -p 128 -t 1 -r 15 --decode-mib 0`, 3 interleaved rounds, GFLOP/s: no pad
+// 164-172, 64 bytes 171-180, 128 bytes 168-182.
+constexpr int64_t lanePitch(int64_t steps) { return steps * kTileRows + 32; }
 // 16x16 transpose: v[i] row i in, v[j] column j out.
 inline void transpose16(__m512* v) {
     __m512 t[16], u[16];
@@ -63,7 +70,7 @@ inline void transpose16(__m512* v) {
 
 // Rows [r, r + n) (n <= 32), columns [kc, kc + len), as f32 in the weight
 // layout above. (A software prefetch 1 KiB ahead in each of the 16 rows, of
-// the next block during the compute, or a 64-byte pad between lanes measured
+// the next block during the compute measured
 // no different in llama-1b F16 pp512, within the ±8 % noise of the machine.)
 void packWeights(const MatrixView& w, int64_t r, int n, int64_t kc, int64_t len, float* out) {
     const int64_t steps = len / 16;
@@ -75,7 +82,7 @@ void packWeights(const MatrixView& w, int64_t r, int n, int64_t kc, int64_t len,
             __m512 v[16];
             for (int i = 0; i < 16; ++i) v[i] = rows[i] ? loadFloats(w.type, rows[i], k) : _mm512_setzero_ps();
             transpose16(v);
-            for (int j = 0; j < 16; ++j) _mm512_store_ps(out + (j * steps + s) * kTileRows + 16 * h, v[j]);
+            for (int j = 0; j < 16; ++j) _mm512_store_ps(out + j * lanePitch(steps) + s * kTileRows + 16 * h, v[j]);
         }
     }
 }
@@ -173,7 +180,7 @@ void floatGemm(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a
     // One chunk: a tile is reduced as soon as it is done, so one slot per row
     // tile; otherwise every token group's accumulators live across chunks.
     const int64_t accGroups = chunks == 1 ? 1 : groups;
-    auto* wp = reinterpret_cast<float*>(scratch(1, size_t(kBlockRows * chunk) * 4));
+    auto* wp = reinterpret_cast<float*>(scratch(1, size_t(kBlockRows / kTileRows * 16 * lanePitch(chunk / 16)) * 4));
     auto* acc = reinterpret_cast<__m512*>(scratch(2, size_t(blockTiles * accGroups * kTileVecs) * 64));
     const auto* xp = reinterpret_cast<const float*>(a.packed);
     for (int64_t rb = r0; rb < r1; rb += kBlockRows) {
@@ -183,7 +190,8 @@ void floatGemm(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a
             const int64_t len = std::min(chunk, K - kc), steps = len / 16;
             for (int rt = 0; rt < nrt; ++rt) {
                 const int64_t r = rb + rt * kTileRows;
-                packWeights(w, r, int(std::min<int64_t>(kTileRows, rbEnd - r)), kc, len, wp + rt * kTileRows * len);
+                packWeights(w, r, int(std::min<int64_t>(kTileRows, rbEnd - r)), kc, len,
+                            wp + rt * 16 * lanePitch(len / 16));
             }
             for (int64_t g = 0; g < groups; ++g) {
                 const int nt = int(std::min<int64_t>(kTileTok, a.nTokens - g * kTileTok));
@@ -193,9 +201,9 @@ void floatGemm(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a
                     __m512* tacc = acc + (rt * accGroups + (chunks == 1 ? 0 : g)) * kTileVecs;
                     if (kc == 0)
                         for (int i = 0; i < kTileVecs; ++i) tacc[i] = _mm512_setzero_ps();
-                    const float* wt = wp + rt * kTileRows * len;
+                    const float* wt = wp + rt * 16 * lanePitch(steps);
                     for (int l = 0; l < 16; ++l)
-                        fn(wt + l * steps * kTileRows, xg + l * steps * kTileTok, steps, tacc + l * kLaneVecs);
+                        fn(wt + l * lanePitch(steps), xg + l * steps * kTileTok, steps, tacc + l * kLaneVecs);
                     if (kc + len == K) {
                         const int64_t r = rb + rt * kTileRows;
                         reduceTile(tacc, nt, g * kTileTok, r, int(std::min<int64_t>(kTileRows, rbEnd - r)), y, ldy);
