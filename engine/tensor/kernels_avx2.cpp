@@ -707,8 +707,7 @@ void floatGemm(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a
     // One K chunk: each (row tile, token tile) is reduced as soon as it is
     // done, so one slot per row tile; otherwise they live across chunks.
     const int64_t accTiles = chunks == 1 ? 1 : tiles;
-    auto* wp = reinterpret_cast<float*>(
-        scratch(1, size_t(kFloatBlockRows / kFloatTileRows * 16 * floatLanePitch(chunk / 16)) * 4));
+    auto* wp = reinterpret_cast<float*>(scratch(1, size_t(blockTiles * 16 * floatLanePitch(chunk / 16)) * 4));
     auto* acc = reinterpret_cast<__m256*>(scratch(2, size_t(blockTiles * accTiles * kTileVecs) * 32));
     const auto* xp = reinterpret_cast<const float*>(a.packed);
     for (int64_t rb = r0; rb < r1; rb += kFloatBlockRows) {
