@@ -42,6 +42,18 @@ ExecContext::ExecContext(int threads, ThreadPriority priority)
     : threads_(std::max(1, threads)), priority_(priority), arena_(std::make_unique<Arena>(threads_)) {}
 ExecContext::~ExecContext() = default;
 
+const LayerWatch* ExecContext::setLayerWatch(const LayerWatch* watch) {
+    const LayerWatch* previous = watch_;
+    watch_ = watch;
+    return previous;
+}
+
+void ExecContext::atLayer(int64_t layer, int64_t layers) const {
+    if (!watch_) return;
+    if (layer > 0 && watch_->onLayer) watch_->onLayer(layer, layers);  // first: it may set the flag
+    if (watch_->cancel && watch_->cancel->load(std::memory_order_relaxed)) throw Cancelled();
+}
+
 void ExecContext::parallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
     if (n <= 0) return;
     grain = std::max<int64_t>(1, grain);

@@ -91,6 +91,7 @@ void HybridModel::forward(Memory& mem, std::span<const int32_t> tokens, bool all
         addInPlace(&x[size_t(t * e)], o, e);
     };
     for (int64_t l = 0; l < int64_t(layers_.size()); ++l) {
+        ctx.atLayer(l, int64_t(layers_.size()));
         const Layer& L = layers_[size_t(l)];
         forEachPosition(T, ctx,
                         [&](int64_t t) { rmsNorm(&x[size_t(t * e)], L.attnNorm.data(), &xn[size_t(t * e)], e, eps_); });

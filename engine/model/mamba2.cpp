@@ -177,6 +177,7 @@ void Mamba2Model::forward(Memory& mem, std::span<const int32_t> tokens, bool all
     std::vector<float> x(size_t(T * e)), xn(size_t(T * e));
     embedTokens(*head_.tokenEmbd, tokens, x.data(), e);
     for (int64_t l = 0; l < p_.layers; ++l) {
+        ctx.atLayer(l, p_.layers);
         perToken(T, ctx, [&](int64_t t) {
             rmsNorm(&x[size_t(t * e)], norms_[size_t(l)].data(), &xn[size_t(t * e)], e, p_.eps);
         });

@@ -176,6 +176,7 @@ void TransformerModel::forward(Memory& mem, std::span<const int32_t> tokens, boo
     };
 
     for (int64_t l = 0; l < p_.layers; ++l) {
+        ctx.atLayer(l, p_.layers);
         const TransformerLayer& L = layers_[size_t(l)];
         const bool useRope = variant_.noRopeInterval == 0 || (l + 1) % variant_.noRopeInterval != 0;
         perToken([&](int64_t t) { rmsNorm(&x[size_t(t * e)], L.attnNorm.data(), &xn[size_t(t * e)], e, p_.eps); });

@@ -99,19 +99,35 @@ void Session::run(std::span<const int32_t> tokens, ExecContext& ctx, const FeedP
     const int64_t vocab = model_.info().vocabSize;
     logits_.resize(size_t(vocab));
     const int64_t total = int64_t(tokens.size());
-    for (int64_t done = 0; done < total;) {
+    int64_t done = 0, n = 0;
+    LayerWatch watch;
+    watch.cancel = progress.cancel;
+    if (progress.onProgress)
+        watch.onLayer = [&](int64_t layer, int64_t layers) { progress.onProgress(done + n * layer / layers, total); };
+    const ScopedLayerWatch watching(ctx, watch);
+    while (done < total) {
         if (progress.cancel && progress.cancel->load(std::memory_order_relaxed)) {
             // Only the last chunk computes logits (and a rewind left the old end's):
             // the prefix fed so far has none.
             logits_.clear();
             throw Cancelled();
         }
-        int64_t n = std::min(options_.chunk, total - done);
+        n = std::min(options_.chunk, total - done);
         auto part = tokens.subspan(size_t(done), size_t(n));
+        // A pass stopped (or failed) between layers leaves attention memory at
+        // its old length but a recurrent state part-updated: that is put back
+        // from a copy taken before the chunk (a few MB, against seconds of compute).
+        const std::unique_ptr<Memory> before = memory_->canTruncate() ? nullptr : memory_->checkpoint();
         // Only the last chunk's logits are needed: the others skip the output matrix
         // (on llama-1b a 128256 × 2048 matvec, ≈ 215 MB read, per chunk).
         const bool last = done + n == total;
-        model_.forward(*memory_, part, false, last ? logits_.data() : nullptr, ctx);
+        try {
+            model_.forward(*memory_, part, false, last ? logits_.data() : nullptr, ctx);
+        } catch (...) {
+            if (before) memory_->restoreCheckpoint(*before);
+            logits_.clear();
+            throw;
+        }
         tokens_.insert(tokens_.end(), part.begin(), part.end());
         done += n;
         stats_.lastPrefilled += n;

@@ -111,6 +111,34 @@ private slots:
         }
     }
 
+    // A layer watch reports before each layer but the first, is read after the
+    // report (a callback that sets the flag stops the very next layer), and a
+    // scoped watch puts the previous one back.
+    void aLayerWatchReportsThenStops() {
+        ExecContext ctx(1);
+        ctx.atLayer(0, 4);  // no watch: nothing happens
+        std::atomic<bool> stop{false};
+        std::vector<int64_t> seen;
+        LayerWatch outer;
+        outer.onLayer = [&](int64_t layer, int64_t) { seen.push_back(-layer); };
+        const ScopedLayerWatch outerScope(ctx, outer);
+        {
+            LayerWatch inner;
+            inner.cancel = &stop;
+            inner.onLayer = [&](int64_t layer, int64_t layers) {
+                QCOMPARE(layers, int64_t(4));
+                seen.push_back(layer);
+                if (layer == 2) stop = true;
+            };
+            const ScopedLayerWatch innerScope(ctx, inner);
+            ctx.atLayer(0, 4);
+            ctx.atLayer(1, 4);
+            QVERIFY_THROWS_EXCEPTION(Cancelled, ctx.atLayer(2, 4));
+        }
+        ctx.atLayer(3, 4);  // the outer watch again, with no flag
+        QCOMPARE(seen, (std::vector<int64_t>{1, 2, -3}));
+    }
+
     void aNestedLoopCoversItsRange() {
         ExecContext ctx(2);
         std::vector<std::atomic<int>> hits(16 * 50);

@@ -136,6 +136,53 @@ private slots:
         }
     }
 
+    // Stop inside a prefill chunk on every architecture (each forward pass
+    // reads the flag before each layer): the session keeps its earlier turn,
+    // progress moves within the chunk, and the resumed feed prefills only the
+    // new turn and matches a fresh session bit for bit.
+    void cancelInsideAChunk_data() {
+        QTest::addColumn<QString>("fixture");
+        for (const char* f : {"llama-spm-q8_0.gguf", "gemma3-q8_0.gguf", "mamba-q8_0.gguf", "mamba2-f16.gguf",
+                              "lfm2-q8_0.gguf", "granitehybrid-q8_0.gguf", "qwen35-q8_0.gguf"})
+            QTest::newRow(f) << QString(f);
+    }
+
+    void cancelInsideAChunk() {
+        QFETCH(QString, fixture);
+        auto model = Model::load(test::sharedPath("fixtures/" + fixture.toStdString()));
+        QVERIFY(model->info().layers > 1);
+        const auto& tok = model->tokenizer();
+        auto turn1 = tok.encode("The lighthouse keeper climbed the stairs at dusk.", tok.addBos(), true);
+        auto turn2 = tok.encode(" Below, the boats were coming home one by one.", false, true);
+        auto both = turn1;
+        both.insert(both.end(), turn2.begin(), turn2.end());
+        const int64_t n2 = int64_t(turn2.size());
+
+        Session s(*model);  // the default chunk holds turn 2 whole
+        QVERIFY(n2 > 1 && n2 <= kDefaultPrefillChunk);
+        s.feed(turn1, ctx);
+        s.checkpoint();
+        std::atomic<bool> cancel{false};
+        std::vector<int64_t> reported;
+        FeedProgress p;
+        p.cancel = &cancel;
+        p.onProgress = [&](int64_t done, int64_t) {
+            reported.push_back(done);
+            if (done > 0) cancel = true;
+        };
+        QVERIFY_THROWS_EXCEPTION(Cancelled, s.feed(both, ctx, p));
+        QCOMPARE(s.tokens().size(), turn1.size());
+        QCOMPARE(s.memory().size(), int64_t(turn1.size()));
+        QVERIFY(!reported.empty());
+        QVERIFY(reported.back() > 0 && reported.back() < n2);  // stopped within the chunk
+
+        s.feed(both, ctx);
+        QCOMPARE(s.stats().lastPrefilled, n2);
+        Session fresh(*model);
+        fresh.feed(both, ctx);
+        QVERIFY(sameBits(s.logits(), fresh.logits()));
+    }
+
     void hybridCheckpoints_data() {
         QTest::addColumn<QString>("fixture");
         for (const char* f : {"lfm2-f16.gguf", "lfm2-q8_0.gguf", "granitehybrid-f16.gguf", "granitehybrid-q8_0.gguf",

@@ -11,6 +11,7 @@
 #include <QTest>
 
 #include <cstring>
+#include <stdexcept>
 
 using namespace cairn;
 using namespace cairn::test;
@@ -170,6 +171,58 @@ private slots:
             s.feed(tokens, ctx);
             QCOMPARE(s.stats().lastPrefilled, 12);
             QVERIFY(sameBits(s.logits(), freshLogits(*m, tokens, ctx)));
+        }
+    }
+
+    // Stop inside a chunk: the pass ends before a layer, the session keeps the
+    // chunks fed before it (a recurrent state is put back to the chunk's start,
+    // not left part-updated), and resuming matches a fresh run bit for bit.
+    void cancelInsideAChunkKeepsTheChunksBefore() {
+        for (const Model* m : models.all()) {
+            SessionOptions o;
+            o.chunk = 8;
+            Session s(*m, o);
+            std::atomic<bool> cancel{false};
+            std::vector<int64_t> reported;
+            FeedProgress p;
+            p.cancel = &cancel;
+            p.onProgress = [&](int64_t done, int64_t) {
+                reported.push_back(done);
+                if (done > 8 && done < 16) cancel = true;  // mid second chunk, between its layers
+            };
+            auto tokens = someTokens(20, 14);
+            QVERIFY_THROWS_EXCEPTION(Cancelled, s.feed(tokens, ctx, p));
+            QCOMPARE(s.tokens().size(), size_t(8));
+            QCOMPARE(s.memory().size(), int64_t(8));
+            QVERIFY(s.logits().empty());
+            // Tiny models have 2 layers: one report between them, one after each chunk.
+            QCOMPARE(reported, (std::vector<int64_t>{4, 8, 12}));
+            s.feed(tokens, ctx);
+            QCOMPARE(s.stats().lastPrefilled, 12);
+            QCOMPARE(s.stats().checkpointRestores, 0);
+            QVERIFY2(sameBits(s.logits(), freshLogits(*m, tokens, ctx)), m->info().architecture.c_str());
+        }
+    }
+
+    // Any failure inside a pass (here the progress callback throwing) leaves
+    // the session as consistent as a cancel does.
+    void anErrorInsideAChunkLeavesAConsistentSession() {
+        for (const Model* m : models.all()) {
+            SessionOptions o;
+            o.chunk = 6;
+            Session s(*m, o);
+            auto first = someTokens(6, 15), tokens = concat(first, someTokens(6, 16));
+            s.feed(first, ctx);
+            FeedProgress p;
+            p.onProgress = [&](int64_t done, int64_t) {
+                if (done > 0 && done < 6) throw std::runtime_error("callback failed");
+            };
+            QVERIFY_THROWS_EXCEPTION(std::runtime_error, s.feed(tokens, ctx, p));
+            QCOMPARE(s.tokens().size(), size_t(6));
+            QCOMPARE(s.memory().size(), int64_t(6));
+            s.feed(tokens, ctx);
+            QCOMPARE(s.stats().lastPrefilled, 6);
+            QVERIFY2(sameBits(s.logits(), freshLogits(*m, tokens, ctx)), m->info().architecture.c_str());
         }
     }
 };

@@ -2,7 +2,9 @@
 // no global pool; every engine call that computes takes an ExecContext.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 
@@ -17,6 +19,22 @@ namespace cairn {
 // between contexts, so a process uses one priority for all its contexts.
 enum class ThreadPriority { Normal, Background };
 constexpr int kBackgroundNice = 10;
+
+// Thrown when a cancel flag stops work: between the layers of a forward pass
+// (see LayerWatch) or between a session's prefill chunks.
+struct Cancelled : std::exception {
+    const char* what() const noexcept override { return "cancelled"; }
+};
+
+// What a caller watches during a forward pass. Every model calls
+// ExecContext::atLayer() before each layer, so a long prefill chunk can be
+// stopped, and report progress, within about one layer's time. A stopped pass
+// throws Cancelled and leaves the memory's length unchanged; a recurrent state
+// may be part-updated, so its caller restores it (Session::run does).
+struct LayerWatch {
+    const std::atomic<bool>* cancel = nullptr;
+    std::function<void(int64_t layer, int64_t layers)> onLayer;  // before each layer but the first
+};
 
 class ExecContext {
 public:
@@ -34,11 +52,32 @@ public:
     // results never depend on the split (no cross-thread reductions).
     void parallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
+    // The watch read by atLayer(), or none (nullptr); the caller keeps it alive
+    // while it is set. Returns the previous one.
+    const LayerWatch* setLayerWatch(const LayerWatch* watch);
+    // Called by a forward pass before layer `layer` of `layers`: reports
+    // progress, then throws Cancelled when the watch's flag is set.
+    void atLayer(int64_t layer, int64_t layers) const;
+
 private:
     struct Arena;
     int threads_;
     ThreadPriority priority_;
     std::unique_ptr<Arena> arena_;
+    const LayerWatch* watch_ = nullptr;
+};
+
+// Sets a LayerWatch on a context for one scope.
+class ScopedLayerWatch {
+public:
+    ScopedLayerWatch(ExecContext& ctx, const LayerWatch& watch) : ctx_(ctx), previous_(ctx.setLayerWatch(&watch)) {}
+    ~ScopedLayerWatch() { ctx_.setLayerWatch(previous_); }
+    ScopedLayerWatch(const ScopedLayerWatch&) = delete;
+    ScopedLayerWatch& operator=(const ScopedLayerWatch&) = delete;
+
+private:
+    ExecContext& ctx_;
+    const LayerWatch* previous_;
 };
 
 }  // namespace cairn

@@ -7,6 +7,7 @@
 // taken at message boundaries (checkpoint()), within a count and byte budget.
 #pragma once
 
+#include "cairn/exec.h"
 #include "cairn/model.h"
 
 #include <atomic>
@@ -30,8 +31,12 @@ struct SessionOptions {
 };
 
 struct FeedProgress {
-    std::function<void(int64_t done, int64_t total)> onProgress;  // after each chunk
-    const std::atomic<bool>* cancel = nullptr;  // checked between chunks
+    // After each layer of each chunk: `done` counts the positions of the
+    // chunk in flight in proportion to its layers computed.
+    std::function<void(int64_t done, int64_t total)> onProgress;
+    // Read before each layer: a feed stops within about one layer's time
+    // and throws Cancelled; the session then holds the chunks fed before.
+    const std::atomic<bool>* cancel = nullptr;
 };
 
 struct SessionStats {
@@ -40,12 +45,6 @@ struct SessionStats {
     int64_t lastReused = 0;  // positions the last feed() kept from memory
     int64_t decoded = 0;  // positions computed by append()
     int64_t checkpointRestores = 0;
-};
-
-// Thrown by feed() when FeedProgress::cancel was set; the session stays
-// consistent (it holds the tokens fed before the cancel).
-struct Cancelled : std::exception {
-    const char* what() const noexcept override { return "cancelled"; }
 };
 
 class Session {
