@@ -41,7 +41,7 @@ struct ReplyOptions {
     int64_t maxTokens = 512;
     bool stopAtEndOfGeneration = true;  // benchmarks turn this off to generate exactly maxTokens
     const std::atomic<bool>* cancel = nullptr;  // read before each layer of a pass and between tokens
-    std::function<void(int64_t done, int64_t total)> onPrefill;  // after each prefill chunk
+    std::function<void(int64_t done, int64_t total)> onPrefill;  // as FeedProgress::onProgress: after each layer
     std::function<void(std::string_view piece)> onPiece;  // each decoded piece, whole characters only
     // The prompt is fed (and checkpointed), the first token not yet chosen: a
     // snapshot taken here holds the whole prompt (the app saves one so a crash
