@@ -11,6 +11,7 @@
 #include "cairn/session.h"
 #include "cairn/tokenizer.h"
 #include "same_bits.h"
+#include "stop_when.h"
 
 #include <QTest>
 
@@ -18,6 +19,7 @@
 
 using namespace cairn;
 using cairn::test::sameBits;
+using cairn::test::StopWhen;
 
 namespace {}  // namespace
 
@@ -162,19 +164,12 @@ private slots:
         QVERIFY(n2 > 1 && n2 <= kDefaultPrefillChunk);
         s.feed(turn1, ctx);
         s.checkpoint();
-        std::atomic<bool> cancel{false};
-        std::vector<int64_t> reported;
-        FeedProgress p;
-        p.cancel = &cancel;
-        p.onProgress = [&](int64_t done, int64_t) {
-            reported.push_back(done);
-            if (done > 0) cancel = true;
-        };
-        QVERIFY_THROWS_EXCEPTION(Cancelled, s.feed(both, ctx, p));
+        StopWhen stop([](int64_t done) { return done > 0; });
+        QVERIFY_THROWS_EXCEPTION(Cancelled, s.feed(both, ctx, stop.progress));
         QCOMPARE(s.tokens().size(), turn1.size());
         QCOMPARE(s.memory().size(), int64_t(turn1.size()));
-        QVERIFY(!reported.empty());
-        QVERIFY(reported.back() > 0 && reported.back() < n2);  // stopped within the chunk
+        QVERIFY(!stop.reported.empty());
+        QVERIFY(stop.reported.back() > 0 && stop.reported.back() < n2);  // stopped within the chunk
 
         s.feed(both, ctx);
         QCOMPARE(s.stats().lastPrefilled, n2);

@@ -7,6 +7,7 @@
 #include "cairn/exec.h"
 #include "cairn/session.h"
 #include "same_bits.h"
+#include "stop_when.h"
 
 #include <QTest>
 
@@ -158,14 +159,9 @@ private slots:
             SessionOptions o;
             o.chunk = 4;
             Session s(*m, o);
-            std::atomic<bool> cancel{false};
-            FeedProgress p;
-            p.cancel = &cancel;
-            p.onProgress = [&](int64_t done, int64_t) {
-                if (done >= 8) cancel = true;
-            };
+            StopWhen stop([](int64_t done) { return done >= 8; });
             auto tokens = someTokens(20, 13);
-            QVERIFY_THROWS_EXCEPTION(Cancelled, s.feed(tokens, ctx, p));
+            QVERIFY_THROWS_EXCEPTION(Cancelled, s.feed(tokens, ctx, stop.progress));
             QCOMPARE(s.tokens().size(), size_t(8));
             // Resuming continues from the prefix and matches a fresh run.
             s.feed(tokens, ctx);
@@ -182,21 +178,14 @@ private slots:
             SessionOptions o;
             o.chunk = 8;
             Session s(*m, o);
-            std::atomic<bool> cancel{false};
-            std::vector<int64_t> reported;
-            FeedProgress p;
-            p.cancel = &cancel;
-            p.onProgress = [&](int64_t done, int64_t) {
-                reported.push_back(done);
-                if (done > 8 && done < 16) cancel = true;  // mid second chunk, between its layers
-            };
+            StopWhen stop([](int64_t done) { return done > 8 && done < 16; });  // mid second chunk, between its layers
             auto tokens = someTokens(20, 14);
-            QVERIFY_THROWS_EXCEPTION(Cancelled, s.feed(tokens, ctx, p));
+            QVERIFY_THROWS_EXCEPTION(Cancelled, s.feed(tokens, ctx, stop.progress));
             QCOMPARE(s.tokens().size(), size_t(8));
             QCOMPARE(s.memory().size(), int64_t(8));
             QVERIFY(s.logits().empty());
             // Tiny models have 2 layers: one report between them, one after each chunk.
-            QCOMPARE(reported, (std::vector<int64_t>{4, 8, 12}));
+            QCOMPARE(stop.reported, (std::vector<int64_t>{4, 8, 12}));
             s.feed(tokens, ctx);
             QCOMPARE(s.stats().lastPrefilled, 12);
             QCOMPARE(s.stats().checkpointRestores, 0);
