@@ -13,8 +13,8 @@
 
 #include <algorithm>
 #include <array>
-#include <cstddef>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 
 namespace cairn::tensor::kernels {
@@ -411,7 +411,9 @@ __m128 matvecTileK(const uint8_t* const* rows, const int8_t* xq, const int16_t* 
         }
         const __m128i isum = sum4(is[0], is[1], is[2], is[3]);
         const __m128i sideSum = sum4(side[0], side[1], side[2], side[3]);
-        const __m128 d = rowHalves4(rows, b * bytes + (T == TensorType::Q6_K ? offsetof(BlockQ6_K, d) : 0));
+        // Q5_K's d and dmin sit where Q4_K's do (static_assert below the tile).
+        const __m128 d =
+            rowHalves4(rows, b * bytes + (T == TensorType::Q6_K ? offsetof(BlockQ6_K, d) : offsetof(BlockQ4_K, d)));
         if constexpr (T == TensorType::Q6_K) {
             // Codes are stored + 32: subtract 32 · Σ scale·bsum.
             acc = _mm_fmadd_ps(_mm_cvtepi32_ps(_mm_sub_epi32(isum, _mm_slli_epi32(sideSum, 5))),
@@ -419,11 +421,15 @@ __m128 matvecTileK(const uint8_t* const* rows, const int8_t* xq, const int16_t* 
         } else {
             acc = _mm_fmadd_ps(_mm_cvtepi32_ps(isum), _mm_mul_ps(d, dxv), acc);
             // fma(msum, -(dmin·dx), acc): negating the product is exact, so fnmadd gives the same bits.
-            acc = _mm_fnmadd_ps(_mm_cvtepi32_ps(sideSum), _mm_mul_ps(rowHalves4(rows, b * bytes + 2), dxv), acc);
+            const __m128 dmin = rowHalves4(rows, b * bytes + offsetof(BlockQ4_K, dmin));
+            acc = _mm_fnmadd_ps(_mm_cvtepi32_ps(sideSum), _mm_mul_ps(dmin, dxv), acc);
         }
     }
     return acc;
 }
+
+static_assert(offsetof(BlockQ5_K, d) == offsetof(BlockQ4_K, d));
+static_assert(offsetof(BlockQ5_K, dmin) == offsetof(BlockQ4_K, dmin));
 
 using MatvecTileKFn = __m128 (*)(const uint8_t* const*, const int8_t*, const int16_t*, const float*, int64_t, int64_t);
 MatvecTileKFn matvecTileKFor(TensorType type) {
