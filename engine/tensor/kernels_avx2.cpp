@@ -600,15 +600,17 @@ constexpr int64_t kFloatChunk = 2048, kFloatBlockRows = 32;
 // 16 rows x T tokens, one lane, `steps` steps of the chain. Named registers,
 // not arrays: GCC 12 at -O3 kept an array of accumulators mirrored in memory
 // (12 stores per step, 25 GFLOP/s instead of the FMA-bound loop).
-template <int T>
+// Fresh: the chains start at zero (the first K chunk) instead of from acc.
+template <int T, bool Fresh>
 void floatLaneTile(const float* wp, const float* xp, int64_t steps, __m256* acc) {
     const __m256 z = _mm256_setzero_ps();
-    __m256 a0 = acc[0], b0 = acc[1];
-    __m256 a1 = T > 1 ? acc[2] : z, b1 = T > 1 ? acc[3] : z;
-    __m256 a2 = T > 2 ? acc[4] : z, b2 = T > 2 ? acc[5] : z;
-    __m256 a3 = T > 3 ? acc[6] : z, b3 = T > 3 ? acc[7] : z;
-    __m256 a4 = T > 4 ? acc[8] : z, b4 = T > 4 ? acc[9] : z;
-    __m256 a5 = T > 5 ? acc[10] : z, b5 = T > 5 ? acc[11] : z;
+    auto start = [&](int i) { return Fresh || i >= 2 * T ? z : acc[i]; };
+    __m256 a0 = start(0), b0 = start(1);
+    __m256 a1 = start(2), b1 = start(3);
+    __m256 a2 = start(4), b2 = start(5);
+    __m256 a3 = start(6), b3 = start(7);
+    __m256 a4 = start(8), b4 = start(9);
+    __m256 a5 = start(10), b5 = start(11);
     // Two steps per iteration: AMD EPYC Zen 3 (`lscpu` family 25 model 1),
     // interleaved with the plain loop, `bench-kernels --types F16 --rows 2048
     // --cols 2048 -p 512 -r 5` median of 8 rounds 73.2 -> 76.7 GFLOP/s (-t 1),
@@ -642,14 +644,15 @@ void floatLaneTile(const float* wp, const float* xp, int64_t steps, __m256* acc)
 }
 
 using FloatLaneTileFn = void (*)(const float*, const float*, int64_t, __m256*);
+template <bool Fresh>
 FloatLaneTileFn floatLaneTileFor(int t) {
     switch (t) {
-    case 6: return floatLaneTile<6>;
-    case 5: return floatLaneTile<5>;
-    case 4: return floatLaneTile<4>;
-    case 3: return floatLaneTile<3>;
-    case 2: return floatLaneTile<2>;
-    default: return floatLaneTile<1>;
+    case 6: return floatLaneTile<6, Fresh>;
+    case 5: return floatLaneTile<5, Fresh>;
+    case 4: return floatLaneTile<4, Fresh>;
+    case 3: return floatLaneTile<3, Fresh>;
+    case 2: return floatLaneTile<2, Fresh>;
+    default: return floatLaneTile<1, Fresh>;
     }
 }
 
@@ -680,21 +683,40 @@ inline void transpose8(__m256* v) {
 // rounds, GFLOP/s: unpadded 91-92, padded 96-98.
 constexpr int64_t floatLanePitch(int64_t steps) { return steps * kFloatTileRows + 32; }
 
+// Half h (rows 8h..8h+7, null when missing) of a packed weight tile. The row
+// type and whether all 8 rows exist are template arguments, so the loop has
+// no per-row test and no type switch.
+template <TensorType Type, bool Full>
+void packFloatHalf(const uint8_t* const* rows, int64_t kc, int64_t len, int h, float* out) {
+    const int64_t steps = len / 16;
+    for (int64_t k = 0; k < len; k += 8) {
+        __m256 v[8];
+        for (int i = 0; i < 8; ++i) v[i] = Full || rows[i] ? load8(Type, rows[i], kc + k) : _mm256_setzero_ps();
+        transpose8(v);
+        for (int j = 0; j < 8; ++j) {
+            const int64_t kk = k + j;
+            _mm256_store_ps(out + (kk & 15) * floatLanePitch(steps) + kk / 16 * kFloatTileRows + 8 * h, v[j]);
+        }
+    }
+}
+
+template <TensorType Type>
+void packFloatHalfOf(const uint8_t* const* rows, bool full, int64_t kc, int64_t len, int h, float* out) {
+    if (full) packFloatHalf<Type, true>(rows, kc, len, h, out);
+    else packFloatHalf<Type, false>(rows, kc, len, h, out);
+}
+
 // Rows [r, r + n) (n <= 16), columns [kc, kc + len), as f32 in the weight
 // layout above (steps = len / 16).
 void packFloatWeights(const MatrixView& w, int64_t r, int n, int64_t kc, int64_t len, float* out) {
-    const int64_t steps = len / 16;
     for (int h = 0; h < 2; ++h) {
         const uint8_t* rows[8];
         for (int i = 0; i < 8; ++i) rows[i] = 8 * h + i < n ? w.row(r + 8 * h + i) : nullptr;
-        for (int64_t k = 0; k < len; k += 8) {
-            __m256 v[8];
-            for (int i = 0; i < 8; ++i) v[i] = rows[i] ? load8(w.type, rows[i], kc + k) : _mm256_setzero_ps();
-            transpose8(v);
-            for (int j = 0; j < 8; ++j) {
-                const int64_t kk = k + j;
-                _mm256_store_ps(out + (kk & 15) * floatLanePitch(steps) + kk / 16 * kFloatTileRows + 8 * h, v[j]);
-            }
+        const bool full = n >= 8 * h + 8;
+        switch (w.type) {
+        case TensorType::F16: packFloatHalfOf<TensorType::F16>(rows, full, kc, len, h, out); break;
+        case TensorType::BF16: packFloatHalfOf<TensorType::BF16>(rows, full, kc, len, h, out); break;
+        default: packFloatHalfOf<TensorType::F32>(rows, full, kc, len, h, out); break;
         }
     }
 }
@@ -775,12 +797,10 @@ void floatGemm(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a
             }
             for (int64_t tt = 0; tt < tiles; ++tt) {
                 const int nt = int(std::min<int64_t>(kFloatTileTok, a.nTokens - tt * kFloatTileTok));
-                const FloatLaneTileFn fn = floatLaneTileFor(nt);
+                const FloatLaneTileFn fn = kc == 0 ? floatLaneTileFor<true>(nt) : floatLaneTileFor<false>(nt);
                 const float* xt = xp + (tt * K + kc) * kFloatTileTok;
                 for (int rt = 0; rt < nrt; ++rt) {
                     __m256* tacc = acc + (rt * accTiles + (chunks == 1 ? 0 : tt)) * kTileVecs;
-                    if (kc == 0)
-                        for (int i = 0; i < kTileVecs; ++i) tacc[i] = _mm256_setzero_ps();
                     const float* wt = wp + rt * 16 * floatLanePitch(cs);
                     // The next tile's accumulators (from L3 after the first chunk)
                     // ahead of the loads at a call's start, which would stall it.
