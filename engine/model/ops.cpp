@@ -1,5 +1,7 @@
 #include "model/ops.h"
 
+#include "model/vector_math.h"
+
 #include "cairn/error.h"
 #include "tensor/quant.h"
 
@@ -23,8 +25,14 @@ void rmsNormRows(const float* x, const float* w, float* y, int64_t n, int64_t ro
     for (int64_t r = 0; r < rows; ++r) rmsNorm(x + r * ld, w, y + r * ld, n, eps);
 }
 
+// Vectorized: with std::exp per element it was 1.7 % of llama-1b F16 pp512
+// (`perf record` of `cairn-cli bench -p 512 -n 0 -t 2`, AMD EPYC Zen 3).
+CAIRN_VECTOR_CLONES
 void swiglu(const float* gate, const float* up, float* out, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) out[i] = silu(gate[i]) * up[i];
+    using namespace vec;
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) store(out + i, vsilu(load(gate + i)) * load(up + i));
+    if (i < n) storePartial(out + i, vsilu(loadPartial(gate + i, n - i)) * loadPartial(up + i, n - i), n - i);
 }
 
 float geluTanh(float x) {

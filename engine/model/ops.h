@@ -25,7 +25,8 @@ void rmsNormRows(const float* x, const float* w, float* y, int64_t n, int64_t ro
 
 inline float silu(float x) { return x / (1.0f + std::exp(-x)); }
 
-// out[i] = silu(gate[i]) · up[i]   (in place allowed: out == gate or out == up).
+// out[i] = silu(gate[i]) · up[i] with the vector exp of model/vector_math.h
+// (a few ulp from std::exp); in place allowed: out == gate or out == up.
 void swiglu(const float* gate, const float* up, float* out, int64_t n);
 
 // GELU, tanh approximation: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).

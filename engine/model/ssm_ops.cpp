@@ -1,125 +1,23 @@
 #include "model/ssm_ops.h"
 
+#include "model/vector_math.h"
+
 #include <algorithm>
 #include <bit>
 #include <cstring>
 #include <vector>
 
-// The block kernels are compiled for several x86-64 levels and picked at run
-// time (GCC function multi-versioning). The choice is fixed per machine, so
-// every path of one process runs the same instructions.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define CAIRN_SSM_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define CAIRN_SSM_CLONES
-#endif
-
-// The vector helpers are always inlined into the clones, so returning
-// 64-byte vectors never crosses a function boundary.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
-#define CAIRN_INLINE inline __attribute__((always_inline))
-
 namespace cairn::model::ssm {
 
 namespace {
 
+using namespace vec;
 constexpr int64_t L = kLanes;
-
-// kLanes floats as one value (GCC/Clang vector extension): the element-wise
-// math below is written once on whole vectors and lowered to the widest SIMD
-// the clone targets, with selects as blends (no branches, no vectorizer
-// heuristics), so each lane does exactly the same operations.
-typedef float vf __attribute__((vector_size(L * sizeof(float))));
-typedef int32_t vi __attribute__((vector_size(L * sizeof(float))));
-typedef uint32_t vu __attribute__((vector_size(L * sizeof(float))));
-
-CAIRN_INLINE vf splat(float x) { return vf{} + x; }
-CAIRN_INLINE vf vmin(const vf& a, const vf& b) { return a < b ? a : b; }
-CAIRN_INLINE vf vmax(const vf& a, const vf& b) { return a > b ? a : b; }
-
-CAIRN_INLINE vf load(const float* p) {
-    vf v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-CAIRN_INLINE void store(float* p, const vf& v) { std::memcpy(p, &v, sizeof v); }
-// n ≤ L lanes from p, the rest zero.
-CAIRN_INLINE vf loadPartial(const float* p, int64_t n) {
-    if (n == L) return load(p);
-    float tmp[L] = {};
-    std::memcpy(tmp, p, sizeof(float) * size_t(n));
-    return load(tmp);
-}
-CAIRN_INLINE void storePartial(float* p, const vf& v, int64_t n) {
-    if (n == L) return store(p, v);
-    float tmp[L];
-    store(tmp, v);
-    std::memcpy(p, tmp, sizeof(float) * size_t(n));
-}
-
-// e^x with a relative error of a few ulp; x clamped to [−87.3, 88.7].
-CAIRN_INLINE vf vexp(const vf& x0) {
-    const vf x = vmin(vmax(x0, splat(-87.3f)), splat(88.7f));
-    // k = round(x / ln 2) by the 1.5·2^23 trick (exact for |x / ln 2| < 2^22).
-    const vf k = (x * 1.44269504088896341f + 12582912.f) - 12582912.f;
-    // Cody–Waite reduction: r = x − k·ln 2 in two parts.
-    vf r = x - k * 0.693359375f;
-    r = r - k * -2.12194440e-4f;
-    const vf r2 = r * r;
-    vf p = splat(1.9875691500e-4f);
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    const vf er = p * r2 + r + 1.0f;
-    const vi e = __builtin_convertvector(k, vi) + 127;  // in [1, 255) after the clamp
-    return er * (vf)(e << 23);
-}
-
-// ln(u) for finite u ≥ 1, cephes-style: u = m·2^e with m in [√½, √2).
-CAIRN_INLINE vf vlog(const vf& u) {
-    const vu bits = (vu)u;
-    vf e = __builtin_convertvector((vi)(bits >> 23) - 126, vf);
-    const vf m = (vf)((bits & 0x007fffffu) | 0x3f000000u);  // [0.5, 1)
-    const auto small = m < 0.707106781186547524f;
-    e = small ? e - 1.0f : e;
-    const vf f = small ? m + m - 1.0f : m - 1.0f;
-    const vf z = f * f;
-    vf p = splat(7.0376836292e-2f);
-    p = p * f - 1.1514610310e-1f;
-    p = p * f + 1.1676998740e-1f;
-    p = p * f - 1.2420140846e-1f;
-    p = p * f + 1.4249322787e-1f;
-    p = p * f - 1.6668057665e-1f;
-    p = p * f + 2.0000714765e-1f;
-    p = p * f - 2.4999993993e-1f;
-    p = p * f + 3.3333331174e-1f;
-    vf y = p * f * z;
-    y = y + e * -2.12194440e-4f;
-    y = y - 0.5f * z;
-    return (f + y) + e * 0.693359375f;
-}
-
-CAIRN_INLINE vf vsilu(const vf& x) { return x / (1.0f + vexp(-x)); }
-
-// softplus(v) = v > 20 ? v : ln(1 + e^v), evaluated as max(v, 0) + log1p(e^−|v|)
-// with log1p(w) = ln(u)·w/(u − 1), u = 1 + w (accurate for small w).
-CAIRN_INLINE vf vsoftplus(const vf& v) {
-    const vf w = vexp(vmin(v, -v));
-    const vf u = 1.0f + w;
-    const vf d = u - 1.0f;
-    const auto exact = d == 0.0f;
-    const vf ratio = vlog(u) * (w / (exact ? splat(1.0f) : d));
-    const vf sp = vmax(v, splat(0.0f)) + (exact ? w : ratio);
-    return v > 20.0f ? v : sp;
-}
+static_assert(ssm::kLanes == vec::kLanes, "a block of channels is one vector");
 
 // One block of channels [c0, c0 + nv) over the whole chunk. `buf` holds
 // (K − 1 + T) rows of L lanes: the carried inputs, then the chunk's.
-CAIRN_SSM_CLONES
+CAIRN_VECTOR_CLONES
 void convBlock(const float* x, int64_t ldx, int64_t T, int64_t c0, int64_t nv, int64_t K, const float* w,
                const float* b, float* state, float* out, int64_t ldo, float* buf, bool silu) {
     const int64_t S = K - 1;
@@ -138,7 +36,7 @@ void convBlock(const float* x, int64_t ldx, int64_t T, int64_t c0, int64_t nv, i
     std::memcpy(state, buf + T * L, sizeof(float) * size_t(S * L));
 }
 
-CAIRN_SSM_CLONES
+CAIRN_VECTOR_CLONES
 void scanBlock(const ScanInputs& in, int64_t c0, int64_t nv, const float* A, float* h, float* y, int64_t ldy) {
     const int64_t N = in.stateSize;
     // a[n], hl[n]: state n of the block's channels side by side (the packed layout).
@@ -192,7 +90,7 @@ CAIRN_INLINE void updateState(float* hh, int64_t n, const vh& dA, const vh& dx, 
 // each state n costs two multiplies and an add per half; y sums the states
 // in four interleaved partial sums (n mod 4), then ((s0 + s1) + (s2 + s3)),
 // an order that does not depend on the chunk or the thread count.
-CAIRN_SSM_CLONES
+CAIRN_VECTOR_CLONES
 void scanBlockPerChannelDecay(const ScanInputs& in, int64_t c0, int64_t nv, float* h, float* y, int64_t ldy) {
     const int64_t N = in.stateSize;
     const vf a = loadPartial(in.decayA + c0, nv);

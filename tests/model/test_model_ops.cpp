@@ -8,7 +8,9 @@
 #include <QTest>
 
 #include <cmath>
+#include <cstring>
 #include <random>
+#include <vector>
 
 using namespace cairn;
 using namespace cairn::model;
@@ -24,11 +26,23 @@ private slots:
         for (int i = 0; i < 4; ++i) QVERIFY(std::abs(y[i] - x[i] / r * w[i]) < 1e-6);
     }
 
+    // 37 = two whole vectors and a partial one; gates over [-40, 40] reach
+    // both tails of the sigmoid. In place gives the same bits.
     void swigluIsSiluTimesUp() {
-        const float g[3] = {-2, 0, 3}, u[3] = {1, 5, -0.5f};
-        float o[3];
-        swiglu(g, u, o, 3);
-        for (int i = 0; i < 3; ++i) QVERIFY(std::abs(o[i] - g[i] / (1 + std::exp(-g[i])) * u[i]) < 1e-6);
+        const int n = 37;
+        std::mt19937 rng(17);
+        std::uniform_real_distribution<float> gd(-40.f, 40.f), ud(-3.f, 3.f);
+        std::vector<float> g(n), u(n), o(n);
+        for (int i = 0; i < n; ++i) g[i] = gd(rng), u[i] = ud(rng);
+        g[0] = 0.f, g[1] = -2.f, g[2] = 3.f;
+        swiglu(g.data(), u.data(), o.data(), n);
+        for (int i = 0; i < n; ++i) {
+            const double want = double(g[i]) / (1 + std::exp(-double(g[i]))) * u[i];
+            QVERIFY2(std::abs(o[i] - want) <= 1e-6 * (1 + std::abs(want)), qPrintable(QString::number(i)));
+        }
+        std::vector<float> inPlace = g;
+        swiglu(inPlace.data(), u.data(), inPlace.data(), n);
+        QVERIFY(std::memcmp(inPlace.data(), o.data(), sizeof(float) * n) == 0);
     }
 
     // qwen2 fixture's YaRN numbers (reference README): per-pair multipliers
