@@ -29,15 +29,28 @@ constexpr int64_t kLanes = 16;
 
 // kLanes floats as one value (GCC/Clang vector extension): the element-wise
 // math below is written once on whole vectors and lowered to the widest SIMD
-// the clone targets, with selects as blends (no branches, no vectorizer
+// the clone targets, with selects as bit blends (no branches, no vectorizer
 // heuristics), so each lane does exactly the same operations.
 typedef float vf __attribute__((vector_size(kLanes * sizeof(float))));
 typedef int32_t vi __attribute__((vector_size(kLanes * sizeof(float))));
 typedef uint32_t vu __attribute__((vector_size(kLanes * sizeof(float))));
 
 CAIRN_INLINE vf splat(float x) { return vf{} + x; }
-CAIRN_INLINE vf vmin(const vf& a, const vf& b) { return a < b ? a : b; }
-CAIRN_INLINE vf vmax(const vf& a, const vf& b) { return a > b ? a : b; }
+
+// Selects are built from sign bits, not from `a < b ? a : b`: GCC 12 lowers a
+// comparison of 64-byte vectors for an AVX2 target one lane at a time, with a
+// branch per lane (the x86-64-v3 clones of the SSM kernels and swiglu ran
+// 16 vcomiss per vmin). Shifts and bit operations split into two ymm halves.
+
+// All ones in the lanes whose sign bit is set, zero elsewhere.
+CAIRN_INLINE vi signMask(const vf& x) { return (vi)x >> 31; }
+// a in the lanes where m is all ones, b elsewhere.
+CAIRN_INLINE vf select(const vi& m, const vf& a, const vf& b) { return (vf)(((vi)a & m) | ((vi)b & ~m)); }
+// a < b exactly when a − b is negative (subnormal differences keep their
+// sign; a ≠ b never rounds to zero). They differ from `a < b ? a : b` only
+// for NaNs and for min(−0, +0), which is −0 here.
+CAIRN_INLINE vf vmin(const vf& a, const vf& b) { return select(signMask(a - b), a, b); }
+CAIRN_INLINE vf vmax(const vf& a, const vf& b) { return select(signMask(b - a), a, b); }
 
 CAIRN_INLINE vf load(const float* p) {
     vf v;
@@ -84,9 +97,9 @@ CAIRN_INLINE vf vlog(const vf& u) {
     const vu bits = (vu)u;
     vf e = __builtin_convertvector((vi)(bits >> 23) - 126, vf);
     const vf m = (vf)((bits & 0x007fffffu) | 0x3f000000u);  // [0.5, 1)
-    const auto small = m < 0.707106781186547524f;
-    e = small ? e - 1.0f : e;
-    const vf f = small ? m + m - 1.0f : m - 1.0f;
+    const vi small = signMask(m - 0.707106781186547524f);
+    e = select(small, e - 1.0f, e);
+    const vf f = select(small, m + m - 1.0f, m - 1.0f);
     const vf z = f * f;
     vf p = splat(7.0376836292e-2f);
     p = p * f - 1.1514610310e-1f;
@@ -111,10 +124,10 @@ CAIRN_INLINE vf vsoftplus(const vf& v) {
     const vf w = vexp(vmin(v, -v));
     const vf u = 1.0f + w;
     const vf d = u - 1.0f;
-    const auto exact = d == 0.0f;
-    const vf ratio = vlog(u) * (w / (exact ? splat(1.0f) : d));
-    const vf sp = vmax(v, splat(0.0f)) + (exact ? w : ratio);
-    return v > 20.0f ? v : sp;
+    const vi exact = ((vi)d - 1) >> 31;  // d == +0 (d = u − 1 is never negative)
+    const vf ratio = vlog(u) * (w / select(exact, splat(1.0f), d));
+    const vf sp = vmax(v, splat(0.0f)) + select(exact, w, ratio);
+    return select(signMask(20.0f - v), v, sp);
 }
 
 }  // namespace cairn::model::vec
