@@ -2,11 +2,13 @@
 // transcription of the Mamba equations, and their state carry across chunks.
 #include "cairn/exec.h"
 #include "model/ssm_ops.h"
+#include "model/vector_math.h"
 
 #include <QTest>
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -30,6 +32,29 @@ double softplusD(double v) { return v > 20.0 ? v : std::log1p(std::exp(v)); }
 class TestSsmOps : public QObject {
     Q_OBJECT
 private slots:
+    // The sign-bit vmin/vmax/select give exactly std::min/std::max's bits
+    // (a < b ? a : b) on every pair of these values but (−0, +0): negative,
+    // positive, subnormal, huge, infinite, equal.
+    void vectorMinMaxMatchScalar() {
+        using namespace vec;
+        const float inf = std::numeric_limits<float>::infinity(), tiny = std::numeric_limits<float>::denorm_min();
+        const std::vector<float> vals = {-inf, -3.4e38f, -87.3f, -1.f, -1e-30f, -tiny, 0.f, tiny, 2 * tiny,
+                                         1e-38f, 0.7071067f, 0.70710677f, 1.f, 20.f, 88.7f, 3.4e38f, inf};
+        for (float a : vals) {
+            const vf va = splat(a);
+            vf vb{};
+            for (int shift = 0; shift < int(vals.size()); shift += int(kLanes) - 1) {
+                for (int64_t i = 0; i < kLanes; ++i) vb[i] = vals[size_t(i + shift) % vals.size()];
+                const vf mn = vmin(va, vb), mx = vmax(va, vb);
+                for (int64_t i = 0; i < kLanes; ++i) {
+                    const float b = vb[i], wantMin = a < b ? a : b, wantMax = a > b ? a : b;
+                    QVERIFY2(std::memcmp(&mn[i], &wantMin, 4) == 0 && std::memcmp(&mx[i], &wantMax, 4) == 0,
+                             qPrintable(QString("%1 %2").arg(double(a)).arg(double(b))));
+                }
+            }
+        }
+    }
+
     void elementFunctionsAreAccurate() {
         for (double x = -80; x <= 80; x += 0.37) {
             const double e = std::exp(double(float(x)));
