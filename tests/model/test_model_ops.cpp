@@ -26,9 +26,16 @@ private slots:
         for (int i = 0; i < 4; ++i) QVERIFY(std::abs(y[i] - x[i] / r * w[i]) < 1e-6);
     }
 
+    void swigluIsSiluTimesUp() {
+        const float g[3] = {-2, 0, 3}, u[3] = {1, 5, -0.5f};
+        float o[3];
+        swiglu(g, u, o, 3);
+        for (int i = 0; i < 3; ++i) QVERIFY(std::abs(o[i] - g[i] / (1 + std::exp(-g[i])) * u[i]) < 1e-6);
+    }
+
     // 37 = two whole vectors and a partial one; gates over [-40, 40] reach
     // both tails of the sigmoid. In place gives the same bits.
-    void swigluIsSiluTimesUp() {
+    void swigluOnWholeVectorsAndTail() {
         const int n = 37;
         std::mt19937 rng(17);
         std::uniform_real_distribution<float> gd(-40.f, 40.f), ud(-3.f, 3.f);
