@@ -536,23 +536,41 @@ void floatDot(const float* const* rows, int64_t K, const float* x, float* out) {
     }
 }
 
-// One token (decode), 4 rows straight from the stored rows (no f32 copy),
-// prefetching 9 KiB ahead in address order as the AVX-512 float decode does.
+// One token (decode), 4 rows straight from the stored rows (no f32 copy).
 // llama-1b F16, 2 threads, CAIRN_KERNELS=avx2, tg: 6.0-6.1 t/s through the
 // f32 copy (with or without prefetch there); this 10.0-10.1.
+//
+// Each row is its own stream (4 KiB apart at 2048 columns), so each is
+// prefetched kFloatRowPrefetch bytes ahead of where it is read, continuing
+// into the same row of the next tile. The quantized kernels' single sweep in
+// address order at the tile's mean rate reached row 3's first KiB after it
+// was read. Measured on an AMD EPYC (Zen 3, 2 cores, KVM), interleaved, GB/s
+// (`cairn-cli bench-kernels --types F16 --rows R --cols C -p 1 -t T -r 7`):
+// 8192x2048 -t 1: sweep 12.3-13.0, per row 1 KiB ahead 14.3-15.3, 2 KiB
+// 15.0-15.1 (a plain 1-thread read loop: 16.7); 512x2048 -t 1: 11.9-14.6 ->
+// 15.2-15.4 (2 KiB); 8192x2048 -t 2: 23.0-24.3 -> 26.6-27.9 (2 KiB).
+// llama-1b F16 tg64 (`cairn-cli bench -p 1 -n 64 -t 2 -r 1`, 3 rounds beside
+// `llama-bench -p 0 -n 64 -t 2 -r 1`): sweep 9.4-9.9 t/s, 1 KiB 9.7-11.3,
+// 2 KiB 8.5-11.0, llama.cpp 10.0-11.4.
+constexpr int64_t kFloatRowPrefetch = 2048;
+
 void floatRowsOneToken(const MatrixView& w, int64_t r0, int64_t r1, const float* x, float* y) {
     const int64_t K = w.cols, full = K & ~int64_t(15);
-    const int64_t eb = w.type == TensorType::F32 ? 4 : 2;
+    const int64_t eb = w.type == TensorType::F32 ? 4 : 2, rowBytes = int64_t(w.rowStride);
     prefetchRowsStart(w, r0, r1);
     for (int64_t r = r0; r < r1; r += 4) {
         const int n = int(std::min<int64_t>(4, r1 - r));
         const uint8_t* rows[4];
         for (int i = 0; i < 4; ++i) rows[i] = w.row(r + std::min(i, n - 1));
-        const int64_t step = 4 * int64_t(w.rowStride) * 16 / std::max<int64_t>(full, 16);  // tile bytes per 16 columns
         __m256 lo[4], hi[4];
         for (int i = 0; i < 4; ++i) lo[i] = hi[i] = _mm256_setzero_ps();
         for (int64_t k = 0; k < full; k += 16) {
-            prefetchLines(rows[0] + kPrefetchAhead / 2 + k / 16 * step, step);
+            if ((k * eb) % 64 == 0) {  // a new cache line of each row
+                const int64_t ahead = k * eb + kFloatRowPrefetch;
+                // Past the row's end: the same row of the next tile, 4 rows on.
+                const int64_t at = ahead < rowBytes ? ahead : ahead + 3 * rowBytes;
+                for (int i = 0; i < 4; ++i) __builtin_prefetch(rows[i] + at, 0, 3);
+            }
             const __m256 x0 = _mm256_loadu_ps(x + k), x1 = _mm256_loadu_ps(x + k + 8);
             for (int i = 0; i < 4; ++i) {
                 lo[i] = _mm256_fmadd_ps(load8(w.type, rows[i], k), x0, lo[i]);
