@@ -1250,25 +1250,37 @@ void floatTile(const float* wf, int64_t K, const float* x, int64_t ldx, float* o
         for (int t = 0; t < T; ++t) out[r * T + t] = reduceLanes(acc[r][t]);
 }
 
-// Float rows prefetch half as far ahead as the quantized ones. Measured
-// llama-1b F16 decode, 2 threads (`cairn-cli bench -p 16 -n 64 -t 2 -r 3`,
-// two runs each), t/s: 36 KiB 9.9-10.0, 18 KiB 10.3-10.5, 12 KiB 10.6,
-// 9 KiB 10.8-10.9, 4.5 KiB 10.6. (mamba-370m F16, rows half as long: 18 KiB
-// 33.7-34.3, 9 KiB 33.0-33.1 — the llama figure is the one below llama.cpp's.)
-constexpr int64_t kFloatPrefetchAhead = kPrefetchAhead / 2;
+// One token (decode), R consecutive rows at a time straight from the stored
+// rows. Each row is its own stream (4 KiB apart at 2048 columns), so each is
+// prefetched kFloatRowPrefetch bytes ahead of where it is read, continuing
+// into the same row of the next tile, R rows on (as the AVX2 float decode
+// does). The sweep before it, 9 KiB ahead in address order at the tile's mean
+// rate, reached the later rows of a 32 KiB tile after they were read.
+// Measured on an AMD EPYC Zen 5 (2 cores, KVM; plain read loop 37.4 GB/s on
+// 1 thread, 73-75 on 2), interleaved, GB/s (`cairn-cli bench-kernels --types
+// F16 --rows R --cols C -p 1 -t T -r 7`): 8192x2048 -t 2: sweep 47.2-47.9,
+// none 45.8-48.2, per row 512 B ahead 53.7-54.0, 1 KiB 55.9-61.4, 2 KiB
+// 56.4-59.9, 3 KiB 56.8-59.3, 4 KiB 47.6-48.2; 2048x8192 -t 2: sweep 46.5,
+// 1 KiB 54.9-57.1, 2 KiB 51.9-58.9; 8192x2048 -t 1: sweep 25.4, 1 KiB 31.3,
+// 2 KiB 29.8. In the model (`cairn-cli bench -m M -p 1 -n 64 -t 2 -r 2`,
+// rounds interleaved), tg64 t/s: llama-1b F16 sweep 18.1-18.7, 768 B
+// 21.2-23.4, 1 KiB 20.0-23.0, 2 KiB 20.0-22.5 (llama.cpp 18.8);
+// mamba-370m F16 sweep 58.2-60.3, 1 KiB 63.0-66.4, 2 KiB 61.0-64.8.
+constexpr int64_t kFloatRowPrefetch = 1024;
 
-// One token, R consecutive rows at a time straight from the stored rows
-// (decode), prefetching the rows' bytes in address order (see prefetchLines).
 template <int R>
 void floatRowsOneToken(TensorType type, const uint8_t* const* rows, int64_t K, const float* x, float* out,
                        int64_t rowStride) {
     __m512 acc[R];
     for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
     const int64_t full = K & ~int64_t(15);
-    const int64_t step = full ? R * rowStride * 16 / full : 0;  // tile bytes per 16 columns
-    const uint8_t* pf = rows[0] + kFloatPrefetchAhead;
+    const int64_t eb = type == TensorType::F32 ? 4 : 2;
     for (int64_t k = 0; k < full; k += 16) {
-        prefetchLines(pf + k / 16 * step, step);
+        if ((k * eb) % 64 == 0) {  // a new cache line of each row
+            const int64_t ahead = k * eb + kFloatRowPrefetch;
+            const int64_t at = ahead < rowStride ? ahead : ahead + (R - 1) * rowStride;
+            for (int r = 0; r < R; ++r) __builtin_prefetch(rows[r] + at, 0, 3);
+        }
         const __m512 xv = _mm512_loadu_ps(x + k);
         for (int r = 0; r < R; ++r) acc[r] = _mm512_fmadd_ps(loadFloats(type, rows[r], k), xv, acc[r]);
     }
@@ -1284,6 +1296,8 @@ void floatRowsOneToken(TensorType type, const uint8_t* const* rows, int64_t K, c
 // Rows per decode tile for float weights: R independent fma chains (the
 // canonical order allows one per row). Measured F16, 1 thread, 256x2048 from
 // L2: 4 rows 47.5, 8 rows 51 GB/s; 4096x2048 from memory, 2 threads: 23.4 -> 24.1.
+// AMD EPYC Zen 5, 8192x2048 from memory, 2 threads, the per-row prefetch
+// 1.5 KiB ahead (one round): 4 rows 55.7, 8 rows 54.8, 16 rows 48.9 GB/s.
 constexpr int kFloatRows = 8;
 
 void floatRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
