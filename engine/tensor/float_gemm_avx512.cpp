@@ -145,35 +145,15 @@ void laneTile(const float* wp, const float* xp, int64_t steps, __m512* acc) {
             lo = _mm512_fmadd_ps(w0, x, lo);
             hi = _mm512_fmadd_ps(w1, x, hi);
         };
-        fma2(a0, b0, 0);
-        if constexpr (T > 1) fma2(a1, b1, 1);
-        if constexpr (T > 2) fma2(a2, b2, 2);
-        if constexpr (T > 3) fma2(a3, b3, 3);
-        if constexpr (T > 4) fma2(a4, b4, 4);
-        if constexpr (T > 5) fma2(a5, b5, 5);
-        if constexpr (T > 6) fma2(a6, b6, 6);
-        if constexpr (T > 7) fma2(a7, b7, 7);
-        if constexpr (T > 8) fma2(a8, b8, 8);
-        if constexpr (T > 9) fma2(a9, b9, 9);
-        if constexpr (T > 10) fma2(a10, b10, 10);
-        if constexpr (T > 11) fma2(a11, b11, 11);
+        forEachPair<T>(fma2, a0, b0, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5, a6, b6, a7, b7, a8, b8, a9, b9, a10, b10,
+                       a11, b11);
     }
-    auto store2 = [&](__m512 lo, __m512 hi, int t) {
+    auto store2 = [&](__m512& lo, __m512& hi, int t) {
         acc[2 * t] = lo;
         acc[2 * t + 1] = hi;
     };
-    store2(a0, b0, 0);
-    if constexpr (T > 1) store2(a1, b1, 1);
-    if constexpr (T > 2) store2(a2, b2, 2);
-    if constexpr (T > 3) store2(a3, b3, 3);
-    if constexpr (T > 4) store2(a4, b4, 4);
-    if constexpr (T > 5) store2(a5, b5, 5);
-    if constexpr (T > 6) store2(a6, b6, 6);
-    if constexpr (T > 7) store2(a7, b7, 7);
-    if constexpr (T > 8) store2(a8, b8, 8);
-    if constexpr (T > 9) store2(a9, b9, 9);
-    if constexpr (T > 10) store2(a10, b10, 10);
-    if constexpr (T > 11) store2(a11, b11, 11);
+    forEachPair<T>(store2, a0, b0, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5, a6, b6, a7, b7, a8, b8, a9, b9, a10, b10,
+                   a11, b11);
 }
 
 using LaneTileFn = void (*)(const float*, const float*, int64_t, __m512*);

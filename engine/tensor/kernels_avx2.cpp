@@ -642,23 +642,13 @@ void floatLaneTile(const float* wp, const float* xp, int64_t steps, __m256* acc)
             lo = _mm256_fmadd_ps(w0, x, lo);
             hi = _mm256_fmadd_ps(w1, x, hi);
         };
-        fma2(a0, b0, 0);
-        if constexpr (T > 1) fma2(a1, b1, 1);
-        if constexpr (T > 2) fma2(a2, b2, 2);
-        if constexpr (T > 3) fma2(a3, b3, 3);
-        if constexpr (T > 4) fma2(a4, b4, 4);
-        if constexpr (T > 5) fma2(a5, b5, 5);
+        forEachPair<T>(fma2, a0, b0, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5);
     }
-    auto store2 = [&](__m256 lo, __m256 hi, int t) {
+    auto store2 = [&](__m256& lo, __m256& hi, int t) {
         acc[2 * t] = lo;
         acc[2 * t + 1] = hi;
     };
-    store2(a0, b0, 0);
-    if constexpr (T > 1) store2(a1, b1, 1);
-    if constexpr (T > 2) store2(a2, b2, 2);
-    if constexpr (T > 3) store2(a3, b3, 3);
-    if constexpr (T > 4) store2(a4, b4, 4);
-    if constexpr (T > 5) store2(a5, b5, 5);
+    forEachPair<T>(store2, a0, b0, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5);
 }
 
 using FloatLaneTileFn = void (*)(const float*, const float*, int64_t, __m256*);

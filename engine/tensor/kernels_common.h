@@ -153,6 +153,18 @@ static inline void forEachRowTile(const MatrixView& w, int64_t r0, int64_t r1, F
     }
 }
 
+// f(lo, hi, t) for the first T pairs (lo, hi) of the arguments, t = 0, 1, ...
+// The float lane tiles keep their accumulators as named variables (GCC 12
+// keeps an array of them mirrored on the stack) and step through them with
+// this. Header-only and ISA-neutral, like forEachRowTile.
+template <int T, int I = 0, class F, class V, class... Rest>
+[[gnu::always_inline]] static inline void forEachPair(F& f, V& lo, V& hi, Rest&... rest) {
+    if constexpr (I < T) {
+        f(lo, hi, I);
+        if constexpr (sizeof...(Rest) > 0) forEachPair<T, I + 1>(f, rest...);
+    }
+}
+
 struct PackPlan {
     int64_t groups = 0;
     size_t groupBytes = 0;
