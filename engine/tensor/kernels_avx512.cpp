@@ -322,6 +322,11 @@ void matvec16Q8_0(const MatrixView& w, int64_t r0, const int8_t* xq, const float
     _mm512_storeu_ps(out, acc);
 }
 
+// How far ahead of where a decode tile reads each of its rows that row is
+// prefetched: each row is its own stream (measured for the float tiles at
+// floatRowsOneToken and for the nibble tiles at matvec16Nibbles).
+constexpr int64_t kRowPrefetch = 1024;
+
 // Nibble formats (Q4_0, Q4_1, Q5_0, Q5_1) for matvec16Nibbles: block bytes,
 // where the nibbles and the fifth bits are, and whether a min follows d.
 template <TensorType T>
@@ -354,58 +359,133 @@ struct NibbleFormat<TensorType::Q5_1> {
 // Fifth bits (Q5_*) are added as +16 under a byte mask built from qh.
 // Measured Q4_0 1024x2048 from L2, 1 thread: 63.6 -> 49.6 us per call (23.8
 // GB/s) against 2 rows per zmm with byte shuffles.
+//
+// Each row's block is read by one 32-byte load at its start, which holds the
+// scale(s) and the codes (every format here is 18-24 bytes): word permutes of
+// two such pairs of rows put 4 rows' codes in the 128-bit lanes and their
+// d | m << 16 in the output lanes. That replaced a 128-bit insert per row and
+// a 16-lane gather of the scales, which cost as much as all the arithmetic.
+// In the last block the load ends at the row's end instead (32 bytes from the
+// block's start would run past it), with its own permute indexes. AMD EPYC
+// Zen 5, `cairn-cli bench-kernels --types Q4_0 --rows 1024 --cols 2048 -p 16
+// -t 1 --decode-mib 1 -r 9` (from L2), us a call: gather 47.2-57.1 (20.7-25.0
+// GB/s), a dword permute for the scales 29.2-29.4 (three interleaved pairs;
+// the gather kept for the last block), word permutes in every block 30.4-32.3
+// (36.5-38.8 GB/s). The same binary's Q4_1 34.1-37.2 us, Q5_0 56.3-60.8.
+
+// The permute indexes of matvec16Nibbles for a 32-byte load `at` bytes
+// before the block: word permutes of (rows p | 4+p, rows 8+p | 12+p), in
+// 256-bit halves, taking each row's codes to its 128-bit lane and (permute p)
+// the first two words of rows p, 4+p, 8+p, 12+p (d, and m for Q4_1 / Q5_1)
+// to their output lanes.
+struct NibblePermutes {
+    __m512i codes, scales[4];
+};
+
+template <TensorType T>
+NibblePermutes nibblePermutes(int at) {
+    NibblePermutes n;
+    alignas(64) uint16_t c[32];
+    for (int k = 0; k < 4; ++k)
+        for (int i = 0; i < 8; ++i) c[8 * k + i] = uint16_t(16 * k + (at + NibbleFormat<T>::qs) / 2 + i);
+    n.codes = _mm512_load_si512(c);
+    for (int p = 0; p < 4; ++p) {
+        alignas(64) uint16_t sc[32] = {};
+        for (int k = 0; k < 4; ++k)
+            for (int h = 0; h < 2; ++h) sc[2 * (4 * k + p) + h] = uint16_t(16 * k + at / 2 + h);
+        n.scales[p] = _mm512_load_si512(sc);
+    }
+    return n;
+}
+
+// One block step of matvec16Nibbles: rows[4p + k] is row 4k + p; each row's
+// 32-byte load starts at `at`, the block at `o`.
+template <TensorType T, bool GFNI>
+__attribute__((target("gfni"), always_inline)) inline __m512
+nibbleStep(const uint8_t* const* rows, int64_t o, int64_t at, const NibblePermutes& perm, const int8_t* xq, float dx,
+           int32_t xo, float sx, __m512 acc) {
+    using F = NibbleFormat<T>;
+    const __m512i low4 = _mm512_set1_epi8(0x0F), sixteen = _mm512_set1_epi8(16);
+    const __m512i xlo = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq)));
+    const __m512i xhi = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + 16)));
+    __m512i d[4], hw = _mm512_setzero_si512();  // hw: d | m << 16 of row i in lane i
+    for (int p = 0; p < 4; ++p) {
+        const uint8_t* const* rp = rows + 4 * p;
+        auto load = [&](int k) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rp[k] + at)); };
+        const __m512i u = _mm512_inserti64x4(_mm512_castsi256_si512(load(0)), load(1), 1);
+        const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(load(2)), load(3), 1);
+        const __m512i z = _mm512_permutex2var_epi16(u, perm.codes, v);
+        hw = _mm512_mask_mov_epi16(hw, __mmask32(0x03030303u << (2 * p)),
+                                   _mm512_permutex2var_epi16(u, perm.scales[p], v));
+        __m512i lo = _mm512_and_si512(z, low4), hi = highNibbles<GFNI>(z);
+        if constexpr (F::qh >= 0) {
+            uint64_t mlo = 0, mhi = 0;
+            for (int k = 0; k < 4; ++k) {
+                uint32_t qh;
+                std::memcpy(&qh, rp[k] + o + F::qh, 4);
+                mlo |= uint64_t(qh & 0xFFFF) << (16 * k);
+                mhi |= uint64_t(qh >> 16) << (16 * k);
+            }
+            lo = _mm512_mask_add_epi8(lo, _cvtu64_mask64(mlo), lo, sixteen);
+            hi = _mm512_mask_add_epi8(hi, _cvtu64_mask64(mhi), hi, sixteen);
+        }
+        d[p] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, xlo), hi, xhi);
+    }
+    const __m512i t01 = _mm512_add_epi32(_mm512_unpacklo_epi32(d[0], d[1]), _mm512_unpackhi_epi32(d[0], d[1]));
+    const __m512i t23 = _mm512_add_epi32(_mm512_unpacklo_epi32(d[2], d[3]), _mm512_unpackhi_epi32(d[2], d[3]));
+    const __m512i sums = _mm512_add_epi32(_mm512_unpacklo_epi64(t01, t23), _mm512_unpackhi_epi64(t01, t23));
+    const __m512i isum = _mm512_sub_epi32(sums, _mm512_set1_epi32(xo));
+    const __m512 dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(hw));
+    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(dw, _mm512_set1_ps(dx)), acc);
+    if constexpr (F::min)
+        acc =
+            _mm512_fmadd_ps(_mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(hw, 16))), _mm512_set1_ps(sx), acc);
+    return acc;
+}
+
+// GCC 12 reports its own `_mm512_undefined_*` (the `__Y = __Y` in its
+// intrinsics' headers) as uninitialized when they are inlined in straight-line
+// code, as in the last block step below (GCC bug 105593).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
 template <TensorType T, bool GFNI>
 __attribute__((target("gfni"))) void matvec16Nibbles(const MatrixView& w, int64_t r0, const int8_t* xq, const float* dx,
                                                      const int32_t* xo, const float* sx, int64_t nb, float* out) {
     using F = NibbleFormat<T>;
+    // The last block's load ends at the row's end instead, `back` bytes early.
+    constexpr int back = 32 - F::bytes;
+    static_assert(back >= 0 && back % 2 == 0 && F::qs % 2 == 0, "one 32-byte load per block, words aligned");
     const uint8_t* rows[16];
     for (int p = 0; p < 4; ++p)
         for (int k = 0; k < 4; ++k) rows[4 * p + k] = w.row(r0 + 4 * k + p);
-    const __m512i gidx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                            _mm512_set1_epi32(int32_t(w.rowStride)));
-    const uint8_t* base = w.row(r0);
-    const __m512i low4 = _mm512_set1_epi8(0x0F), sixteen = _mm512_set1_epi8(16);
-    const int64_t step = 16 * int64_t(w.rowStride) / nb;  // tile bytes per block step
+    const NibblePermutes inner = nibblePermutes<T>(0), last = nibblePermutes<T>(back);
+    // Each row is its own stream, prefetched kRowPrefetch bytes ahead of where
+    // it is read and on into the same row of the next tile, once per cache line
+    // (fewer block steps than a line holds). It replaced one address-order sweep
+    // kPrefetchAhead ahead, which reached the tile's later rows too late, as it
+    // did for the float tiles. AMD EPYC Zen 5, 2 threads, from memory
+    // (`cairn-cli bench-kernels --types Q4_0 --rows R --cols C -p 16 -t 2 -r
+    // 5`), GB/s, interleaved: 8192x2048 sweep 40.6-44.6, 512 B ahead 45.7-50.9,
+    // 1 KiB 52.6-55.6, 1.5 KiB 48.9-54.5, 2 KiB 49.2-54.4; 2048x8192 sweep
+    // 41.4, 1 KiB 60.6.
+    constexpr int64_t kPrefetchEvery = 64 / F::bytes;
+    const int64_t stride = int64_t(w.rowStride);
+    const auto sxAt = [&](int64_t b) { return F::min ? sx[b] : 0.f; };
     __m512 acc = _mm512_setzero_ps();
-    for (int64_t b = 0; b < nb; ++b) {
-        prefetchLines(base + kPrefetchAhead + b * step, step);
-        const __m512i xlo = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + 32 * b)));
-        const __m512i xhi = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + 32 * b + 16)));
+    for (int64_t b = 0; b + 1 < nb; ++b) {
         const int64_t o = b * F::bytes;
-        __m512i d[4];
-        for (int p = 0; p < 4; ++p) {
-            const uint8_t* const* rp = rows + 4 * p;
-            __m512i z = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rp[0] + o + F::qs)));
-            z = _mm512_inserti32x4(z, _mm_loadu_si128(reinterpret_cast<const __m128i*>(rp[1] + o + F::qs)), 1);
-            z = _mm512_inserti32x4(z, _mm_loadu_si128(reinterpret_cast<const __m128i*>(rp[2] + o + F::qs)), 2);
-            z = _mm512_inserti32x4(z, _mm_loadu_si128(reinterpret_cast<const __m128i*>(rp[3] + o + F::qs)), 3);
-            __m512i lo = _mm512_and_si512(z, low4), hi = highNibbles<GFNI>(z);
-            if constexpr (F::qh >= 0) {
-                uint64_t mlo = 0, mhi = 0;
-                for (int k = 0; k < 4; ++k) {
-                    uint32_t qh;
-                    std::memcpy(&qh, rp[k] + o + F::qh, 4);
-                    mlo |= uint64_t(qh & 0xFFFF) << (16 * k);
-                    mhi |= uint64_t(qh >> 16) << (16 * k);
-                }
-                lo = _mm512_mask_add_epi8(lo, _cvtu64_mask64(mlo), lo, sixteen);
-                hi = _mm512_mask_add_epi8(hi, _cvtu64_mask64(mhi), hi, sixteen);
-            }
-            d[p] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, xlo), hi, xhi);
+        if (b % kPrefetchEvery == 0) {
+            const int64_t ahead = o + kRowPrefetch;
+            const int64_t at = ahead < stride ? ahead : ahead + 15 * stride;
+            for (int r = 0; r < 16; ++r) __builtin_prefetch(rows[r] + at, 0, 3);
         }
-        const __m512i t01 = _mm512_add_epi32(_mm512_unpacklo_epi32(d[0], d[1]), _mm512_unpackhi_epi32(d[0], d[1]));
-        const __m512i t23 = _mm512_add_epi32(_mm512_unpacklo_epi32(d[2], d[3]), _mm512_unpackhi_epi32(d[2], d[3]));
-        const __m512i sums = _mm512_add_epi32(_mm512_unpacklo_epi64(t01, t23), _mm512_unpackhi_epi64(t01, t23));
-        const __m512i isum = _mm512_sub_epi32(sums, _mm512_set1_epi32(xo[b]));
-        const __m512i hw = _mm512_i32gather_epi32(gidx, base + o, 1);  // d | m << 16
-        const __m512 dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(hw));
-        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(dw, _mm512_set1_ps(dx[b])), acc);
-        if constexpr (F::min)
-            acc = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(hw, 16))),
-                                  _mm512_set1_ps(sx[b]), acc);
+        acc = nibbleStep<T, GFNI>(rows, o, o, inner, xq + 32 * b, dx[b], xo[b], sxAt(b), acc);
     }
+    const int64_t b = nb - 1, o = b * F::bytes;
+    acc = nibbleStep<T, GFNI>(rows, o, o - back, last, xq + 32 * b, dx[b], xo[b], sxAt(b), acc);
     _mm512_storeu_ps(out, acc);
 }
+#pragma GCC diagnostic pop
 
 // Horizontal sum of int32 lanes (exact).
 inline int32_t hsum(__m256i v) {
@@ -456,7 +536,9 @@ Matvec16Fn matvec16For(TensorType type) {
 void matvec32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     const int64_t nb = a.nBlocks;
     const bool min = quantInfo(w.type).hasMin;
-    const bool fast = w.rowStride * 16 < (1u << 31);  // gather offsets fit int32
+    // 16-row tiles: Q8_0's gather offsets fit int32; the nibble tiles' load of
+    // the last block starts up to 14 bytes before it, inside the row (nb >= 2).
+    const bool fast = w.rowStride * 16 < (1u << 31) && nb >= 2;
     const Matvec16Fn tile = matvec16For(w.type);
     for (int64_t t = 0; t < a.nTokens; ++t) {
         const int8_t* xq = a.q + t * a.cols;
@@ -1252,7 +1334,7 @@ void floatTile(const float* wf, int64_t K, const float* x, int64_t ldx, float* o
 
 // One token (decode), R consecutive rows at a time straight from the stored
 // rows. Each row is its own stream (4 KiB apart at 2048 columns), so each is
-// prefetched kFloatRowPrefetch bytes ahead of where it is read, continuing
+// prefetched kRowPrefetch bytes ahead of where it is read, continuing
 // into the same row of the next tile, R rows on (as the AVX2 float decode
 // does). The sweep before it, 9 KiB ahead in address order at the tile's mean
 // rate, reached the later rows of a 32 KiB tile after they were read.
@@ -1266,7 +1348,6 @@ void floatTile(const float* wf, int64_t K, const float* x, int64_t ldx, float* o
 // rounds interleaved), tg64 t/s: llama-1b F16 sweep 18.1-18.7, 768 B
 // 21.2-23.4, 1 KiB 20.0-23.0, 2 KiB 20.0-22.5 (llama.cpp 18.8);
 // mamba-370m F16 sweep 58.2-60.3, 1 KiB 63.0-66.4, 2 KiB 61.0-64.8.
-constexpr int64_t kFloatRowPrefetch = 1024;
 
 template <int R>
 void floatRowsOneToken(TensorType type, const uint8_t* const* rows, int64_t K, const float* x, float* out,
@@ -1277,7 +1358,7 @@ void floatRowsOneToken(TensorType type, const uint8_t* const* rows, int64_t K, c
     const int64_t eb = type == TensorType::F32 ? 4 : 2;
     for (int64_t k = 0; k < full; k += 16) {
         if ((k * eb) % 64 == 0) {  // a new cache line of each row
-            const int64_t ahead = k * eb + kFloatRowPrefetch;
+            const int64_t ahead = k * eb + kRowPrefetch;
             const int64_t at = ahead < rowStride ? ahead : ahead + (R - 1) * rowStride;
             for (int r = 0; r < R; ++r) __builtin_prefetch(rows[r] + at, 0, 3);
         }
