@@ -1,9 +1,7 @@
 #include "cairn/exec.h"
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-#include <tbb/partitioner.h>
-#include <tbb/task_arena.h>
+#include "exec/thread_priority.h"
+#include "exec/thread_team.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -16,14 +14,8 @@
 
 namespace cairn {
 
-struct ExecContext::Arena {
-    explicit Arena(int n) : arena(n) {}
-    tbb::task_arena arena;
-};
+namespace exec {
 
-namespace {
-
-// Linux keeps a nice value per thread (setpriority on the thread id).
 void lowerThisThreadOnce() {
 #if defined(__linux__)
     thread_local bool lowered = false;
@@ -36,10 +28,16 @@ void lowerThisThreadOnce() {
 #endif
 }
 
-}  // namespace
+}  // namespace exec
+
+struct ExecContext::Team {
+    Team(int workers, ThreadPriority priority) : team(workers, priority) {}
+    exec::ThreadTeam team;
+};
 
 ExecContext::ExecContext(int threads, ThreadPriority priority)
-    : threads_(std::max(1, threads)), priority_(priority), arena_(std::make_unique<Arena>(threads_)) {}
+    : threads_(std::max(1, threads)), priority_(priority),
+      team_(threads_ > 1 ? std::make_unique<Team>(threads_ - 1, priority) : nullptr) {}
 ExecContext::~ExecContext() = default;
 
 const LayerWatch* ExecContext::setLayerWatch(const LayerWatch* watch) {
@@ -57,21 +55,15 @@ void ExecContext::atLayer(int64_t layer, int64_t layers) const {
 void ExecContext::parallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
     if (n <= 0) return;
     grain = std::max<int64_t>(1, grain);
-    const bool background = priority_ == ThreadPriority::Background;
+    if (priority_ == ThreadPriority::Background) exec::lowerThisThreadOnce();
     if (threads_ == 1 || n <= grain) {
-        if (background) lowerThisThreadOnce();
         fn(0, n);
         return;
     }
-    arena_->arena.execute([&] {
-        tbb::parallel_for(
-            tbb::blocked_range<int64_t>(0, n, grain),
-            [&](const tbb::blocked_range<int64_t>& r) {
-                if (background) lowerThisThreadOnce();
-                fn(r.begin(), r.end());
-            },
-            tbb::simple_partitioner());
-    });
+    if (team_->team.tryRun(n, grain, fn)) return;
+    // The team is busy (a loop nested in one of its ranges, or another
+    // calling thread): this thread runs the whole loop, range by range.
+    for (int64_t b = 0; b < n; b += grain) fn(b, std::min(n, b + grain));
 }
 
 }  // namespace cairn

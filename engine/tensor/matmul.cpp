@@ -102,8 +102,8 @@ void matmulWith(const kernels::KernelSet& ks, const MatrixView& w, const float* 
     check(w, x, ldx, nTokens, y, ldy);
     if (nTokens == 0 || w.rows == 0) return;
 
-    // Nesting on this thread (a task of another matmul run while this one
-    // waits) takes the next pair of per-call scratch slots.
+    // Nesting on this thread (a matmul called from a range of another
+    // context loop) takes the next pair of per-call scratch slots.
     thread_local int depth = 0;
     if (depth >= kernels::kMaxMatmulNesting) throw Error("matmul", "nested more than 4 deep on one thread");
     struct Depth {

@@ -484,7 +484,7 @@ private slots:
             if (tid == long(syscall(SYS_gettid))) QCOMPARE(getpriority(PRIO_PROCESS, id_t(tid)), uiNice);
             else lowered += getpriority(PRIO_PROCESS, id_t(tid)) >= kBackgroundNice;
         }
-        QVERIFY2(lowered >= 2, qPrintable(QString::number(lowered)));  // the worker thread and a oneTBB worker
+        QVERIFY2(lowered >= 2, qPrintable(QString::number(lowered)));  // the worker thread and the ExecContext's worker
 #endif
         QVERIFY(progressUpdates >= 2);
         QVERIFY2(progressUpdates <= prefillMs / 16 + 2, qPrintable(QString::number(progressUpdates)));

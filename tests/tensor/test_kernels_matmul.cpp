@@ -273,9 +273,8 @@ private slots:
 
     // matmul called from inside parallelFor tasks of the same context: every
     // call keeps its own activations and gives the bits it gives alone. (A
-    // thread waiting in one call may run another call's task; whether TBB
-    // does so in a given run is up to its scheduler, so this guards shared
-    // buffers without forcing that interleaving.)
+    // matmul nested in a range of a loop runs on that range's thread, one
+    // scratch level deeper; this guards shared buffers.)
     void nestedCallsAreIndependent() {
         QVERIFY(forceKernelPath(availableKernelPaths().front()));
         const int64_t rows = 256, cols = 512, tokens = 24, calls = 16;

@@ -1,5 +1,6 @@
-// The compute context: owns a oneTBB arena with a fixed thread count. There is
-// no global pool; every engine call that computes takes an ExecContext.
+// The compute context: owns its worker threads (threads - 1 of them; the
+// calling thread is the last). There is no global pool; every engine call
+// that computes takes an ExecContext.
 #pragma once
 
 #include <atomic>
@@ -15,8 +16,8 @@ namespace cairn {
 // kBackgroundNice, once, on Linux. The app computes this way so the UI and
 // its render threads get the cores the moment they need them during a long
 // prefill, and the engine still has every idle cycle. A thread cannot raise
-// its priority again without privilege, and oneTBB shares its workers
-// between contexts, so a process uses one priority for all its contexts.
+// its priority again without privilege, so a thread that called a
+// Background context's loop stays lowered.
 enum class ThreadPriority { Normal, Background };
 constexpr int kBackgroundNice = 10;
 
@@ -60,10 +61,10 @@ public:
     void atLayer(int64_t layer, int64_t layers) const;
 
 private:
-    struct Arena;
+    struct Team;
     int threads_;
     ThreadPriority priority_;
-    std::unique_ptr<Arena> arena_;
+    std::unique_ptr<Team> team_;
     const LayerWatch* watch_ = nullptr;
 };
 

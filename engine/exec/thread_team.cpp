@@ -1,0 +1,148 @@
+#include "exec/thread_team.h"
+
+#include "exec/thread_priority.h"
+
+#include <chrono>
+
+namespace cairn::exec {
+
+namespace {
+
+// How long a thread spins for the next loop (a worker) or for the last
+// ranges of a loop (the caller) before it sleeps. Longer than the gaps
+// between the loops of a decode step (norms, rope, a few us; sampling a
+// token, well under a millisecond on 128k logits), shorter than anything a
+// person would notice as a busy core while the model waits for them.
+// Measured: see kSpinMeasurement in docs/PERFORMANCE.md ("Threads").
+constexpr auto kSpin = std::chrono::microseconds(1000);
+
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+}
+
+// Spins until pred() holds or kSpin has passed; true when pred() held.
+template <class Pred>
+bool spinUntil(Pred pred) {
+    const auto until = std::chrono::steady_clock::now() + kSpin;
+    for (;;) {
+        for (int i = 0; i < 32; ++i) {
+            if (pred()) return true;
+            cpuRelax();
+        }
+        if (std::chrono::steady_clock::now() >= until) return pred();
+    }
+}
+
+constexpr int kIndexBits = 22;
+constexpr uint64_t kIndexMask = (uint64_t(1) << kIndexBits) - 1;
+constexpr uint64_t kGenerationMask = (uint64_t(1) << (64 - 2 * kIndexBits)) - 1;
+
+uint64_t packBlock(uint64_t generation, uint64_t next, uint64_t end) {
+    return (generation << (2 * kIndexBits)) | (next << kIndexBits) | end;
+}
+uint64_t nextOf(uint64_t word) { return (word >> kIndexBits) & kIndexMask; }
+uint64_t endOf(uint64_t word) { return word & kIndexMask; }
+
+}  // namespace
+
+ThreadTeam::ThreadTeam(int workers, ThreadPriority priority) : blocks_(size_t(workers) + 1) {
+    threads_.reserve(size_t(workers));
+    for (int i = 0; i < workers; ++i) threads_.emplace_back([this, i, priority] { workerLoop(i + 1, priority); });
+}
+
+ThreadTeam::~ThreadTeam() {
+    stop_.store(true, std::memory_order_release);
+    wake_.fetch_add(1, std::memory_order_release);
+    wake_.notify_all();
+    for (auto& t : threads_) t.join();
+}
+
+void ThreadTeam::workerLoop(int slot, ThreadPriority priority) {
+    if (priority == ThreadPriority::Background) lowerThisThreadOnce();
+    uint32_t seen = 0;  // wake_ at construction: a loop (or the stop) published before this thread ran still counts
+    for (;;) {
+        if (!spinUntil([&] { return wake_.load(std::memory_order_acquire) != seen; })) {
+            while (wake_.load(std::memory_order_acquire) == seen) wake_.wait(seen, std::memory_order_acquire);
+        }
+        seen = wake_.load(std::memory_order_acquire);
+        if (stop_.load(std::memory_order_acquire)) return;
+        runRanges(slot);
+    }
+}
+
+// Claims one range of `block`: its first (front) or its last.
+bool ThreadTeam::claim(Block& block, bool front, int64_t& range) {
+    uint64_t word = block.word.load(std::memory_order_acquire);
+    for (;;) {
+        const uint64_t next = nextOf(word), end = endOf(word);
+        if (next >= end) return false;
+        const uint64_t claimed = front ? word + (uint64_t(1) << kIndexBits) : word - 1;
+        if (block.word.compare_exchange_weak(word, claimed, std::memory_order_acq_rel, std::memory_order_acquire)) {
+            range = int64_t(front ? next : end - 1);
+            return true;
+        }
+    }
+}
+
+void ThreadTeam::runRange(int64_t range) {
+    const auto ranges = uint32_t((n_ + grain_ - 1) / grain_);
+    if (!failed_.load(std::memory_order_relaxed)) {
+        try {
+            const int64_t b = range * grain_;
+            (*fn_)(b, std::min(n_, b + grain_));
+        } catch (...) {
+            std::lock_guard lock(errorMutex_);
+            if (!error_) error_ = std::current_exception();
+            failed_.store(true, std::memory_order_relaxed);
+        }
+    }
+    // After this the caller may return and publish another loop.
+    if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == ranges) done_.notify_all();
+}
+
+// The thread's own block front to back, then the others' from their backs.
+void ThreadTeam::runRanges(int slot) {
+    int64_t range = 0;
+    while (claim(blocks_[size_t(slot)], true, range)) runRange(range);
+    const int count = int(blocks_.size());
+    for (int d = 1; d < count; ++d) {
+        Block& other = blocks_[size_t((slot + d) % count)];
+        while (claim(other, false, range)) runRange(range);
+    }
+}
+
+bool ThreadTeam::tryRun(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+    const int64_t ranges = (n + grain - 1) / grain;
+    if (ranges > kMaxRanges) return false;
+    if (busy_.exchange(true, std::memory_order_acquire)) return false;
+    n_ = n;
+    grain_ = grain;
+    fn_ = &fn;
+    failed_.store(false, std::memory_order_relaxed);
+    error_ = nullptr;
+    done_.store(0, std::memory_order_relaxed);
+    generation_ = (generation_ + 1) & kGenerationMask;
+    const auto count = int64_t(blocks_.size());
+    for (int64_t s = 0; s < count; ++s)
+        blocks_[size_t(s)].word.store(
+            packBlock(generation_, uint64_t(ranges * s / count), uint64_t(ranges * (s + 1) / count)),
+            std::memory_order_release);
+    wake_.fetch_add(1, std::memory_order_release);
+    wake_.notify_all();
+
+    runRanges(0);
+    const auto all = uint32_t(ranges);
+    if (!spinUntil([&] { return done_.load(std::memory_order_acquire) == all; })) {
+        for (uint32_t d; (d = done_.load(std::memory_order_acquire)) != all;) done_.wait(d, std::memory_order_acquire);
+    }
+    std::exception_ptr error = error_;
+    busy_.store(false, std::memory_order_release);
+    if (error) std::rethrow_exception(error);
+    return true;
+}
+
+}  // namespace cairn::exec
