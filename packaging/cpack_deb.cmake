@@ -2,7 +2,7 @@
 # the build tree writes cairn_<version>_<arch>.deb.
 #
 # Depends = what dpkg-shlibdeps finds for the installed binaries (Qt 6 core/gui/
-# qml/quick/controls libraries, oneTBB, SQLite, sentencepiece, PCRE2, xxHash,
+# qml/quick/controls libraries, SQLite, sentencepiece, PCRE2, xxHash,
 # libstdc++ ...) plus the QML modules ui/ imports (directly or through Qt's own QML), which are
 # plugins loaded at run time and so invisible to shlibdeps. Runtime packages only, never -dev.
 set(CPACK_GENERATOR DEB)

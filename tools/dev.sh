@@ -12,7 +12,7 @@ packages=(
   qml6-module-qtquick qml6-module-qtquick-controls qml6-module-qtquick-layouts
   qml6-module-qtquick-window qml6-module-qtquick-templates qml6-module-qtquick-dialogs
   qml6-module-qtqml-workerscript qml6-module-qttest qml6-module-qt-labs-platform qml6-module-qt-labs-folderlistmodel
-  libtbb-dev libsentencepiece-dev libpcre2-dev nlohmann-json3-dev libsqlite3-dev libxxhash-dev libcpp-httplib-dev
+  libsentencepiece-dev libpcre2-dev nlohmann-json3-dev libsqlite3-dev libxxhash-dev libcpp-httplib-dev
   qtkeychain-qt6-dev
   dpkg-dev desktop-file-utils appstream file python3 nodejs
 )
@@ -21,8 +21,8 @@ packages=(
 # nodejs (and npm, below): the openai npm package's test (tests/openai_client).
 
 # A package counts as installed only for this machine's architecture (or
-# "all"): after tools/cross/install.sh, libtbb-dev:arm64 must not stand in
-# for the native libtbb-dev.
+# "all"): after tools/cross/install.sh, libpcre2-dev:arm64 must not stand in
+# for the native libpcre2-dev.
 native_arch="$(dpkg --print-architecture)"
 installed_natively() {
   dpkg-query -W -f='${Architecture} ${Status}\n' "$1" 2>/dev/null |

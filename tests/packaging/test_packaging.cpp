@@ -197,7 +197,7 @@ private slots:
             QVERIFY2(libraryPackages.contains(n) || qmlModules.contains(n),
                      qPrintable(n + QStringLiteral(" is neither a linked library's package nor a QML module")));
         for (const auto& n : qmlModules) QVERIFY2(names.contains(n), qPrintable(n + QStringLiteral(" missing")));
-        for (const char* lib : {"libqt6quick6", "libqt6qml6", "libqt6quickcontrols2-6", "libtbb12", "libsqlite3-0",
+        for (const char* lib : {"libqt6quick6", "libqt6qml6", "libqt6quickcontrols2-6", "libsqlite3-0",
                                 "libsentencepiece0", "libpcre2-8-0", "libxxhash0"})
             QVERIFY2(names.contains(QLatin1String(lib)), lib);
     }

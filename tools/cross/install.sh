@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Installs what the aarch64 cross check needs (Debian 12): the cross compiler,
-# qemu-user, and the engine's libraries for arm64. TBB, PCRE2 and xxHash are
+# qemu-user, and the engine's libraries for arm64. PCRE2 and xxHash are
 # multiarch packages (this adds the arm64 architecture to dpkg); Debian's
 # sentencepiece package is not (its arm64 -dev would replace the native one),
 # so its arm64 files are unpacked into /opt/cairn-cross/aarch64 with a
 # pkg-config file of their own. CI runs this before the test command; without
 # it the cross_aarch64_neon test reports itself skipped.
 set -euo pipefail
-libraries=(libtbb-dev:arm64 libpcre2-dev:arm64 libxxhash-dev:arm64)
+libraries=(libpcre2-dev:arm64 libxxhash-dev:arm64)
 prefix=/opt/cairn-cross/aarch64
 case "${1:-}" in
   --list-libraries) echo "${libraries[*]}"; exit 0 ;;
