@@ -30,14 +30,9 @@ void lowerThisThreadOnce() {
 
 }  // namespace exec
 
-struct ExecContext::Team {
-    Team(int workers, ThreadPriority priority) : team(workers, priority) {}
-    exec::ThreadTeam team;
-};
-
 ExecContext::ExecContext(int threads, ThreadPriority priority)
     : threads_(std::max(1, threads)), priority_(priority),
-      team_(threads_ > 1 ? std::make_unique<Team>(threads_ - 1, priority) : nullptr) {}
+      team_(threads_ > 1 ? std::make_unique<exec::ThreadTeam>(threads_ - 1, priority) : nullptr) {}
 ExecContext::~ExecContext() = default;
 
 const LayerWatch* ExecContext::setLayerWatch(const LayerWatch* watch) {
@@ -60,7 +55,7 @@ void ExecContext::parallelFor(int64_t n, int64_t grain, const std::function<void
         fn(0, n);
         return;
     }
-    if (team_->team.tryRun(n, grain, fn)) return;
+    if (team_->tryRun(n, grain, fn)) return;
     // The team is busy (a loop nested in one of its ranges, or another
     // calling thread): this thread runs the whole loop, range by range.
     for (int64_t b = 0; b < n; b += grain) fn(b, std::min(n, b + grain));

@@ -37,7 +37,7 @@ bool spinUntil(Pred pred) {
     }
 }
 
-constexpr int kIndexBits = 22;
+constexpr int kIndexBits = ThreadTeam::kIndexBits;
 constexpr uint64_t kIndexMask = (uint64_t(1) << kIndexBits) - 1;
 constexpr uint64_t kGenerationMask = (uint64_t(1) << (64 - 2 * kIndexBits)) - 1;
 

@@ -29,9 +29,10 @@ public:
     ThreadTeam(const ThreadTeam&) = delete;
     ThreadTeam& operator=(const ThreadTeam&) = delete;
 
-    // Most ranges one loop may have (range indexes share a word with the
-    // loop's generation).
-    static constexpr int64_t kMaxRanges = (int64_t(1) << 22) - 1;
+    // Bits of a range index in a block's word, and so the most ranges one
+    // loop may have (two indexes share the word with the loop's generation).
+    static constexpr int kIndexBits = 22;
+    static constexpr int64_t kMaxRanges = (int64_t(1) << kIndexBits) - 1;
 
     // Runs fn on the ranges [i * grain, min(n, (i + 1) * grain)) of [0, n)
     // on the calling thread and the workers; returns when every range is done

@@ -151,6 +151,22 @@ private slots:
         for (auto& h : hits) QCOMPARE(h.load(), 1);
     }
 
+    // More ranges than a team's block word holds (ThreadTeam::kMaxRanges,
+    // 2^22 - 1): the caller runs the loop itself, every index once.
+    void aLoopOfMoreRangesThanTheTeamHoldsStillCovers() {
+        ExecContext ctx(2);
+        const int64_t n = (int64_t(1) << 22) + 3;
+        std::vector<uint8_t> hits(static_cast<size_t>(n), 0);
+        std::atomic<int64_t> longest{0};
+        ctx.parallelFor(n, 1, [&](int64_t b, int64_t e) {
+            for (int64_t i = b; i < e; ++i) hits[size_t(i)]++;
+            if (e - b > longest.load()) longest = e - b;
+        });
+        QCOMPARE(longest.load(), int64_t(1));
+        for (int64_t i = 0; i < n; ++i)
+            if (hits[size_t(i)] != 1) QFAIL(qPrintable(QStringLiteral("index %1 ran %2 times").arg(i).arg(hits[size_t(i)])));
+    }
+
     void twoCallersAtOnceBothCoverTheirLoops() {
         ExecContext ctx(2);
         std::atomic<int> bad{0};

@@ -11,6 +11,10 @@
 
 namespace cairn {
 
+namespace exec {
+class ThreadTeam;  // engine/exec/thread_team.h
+}
+
 // Background: every thread that runs a task of the context (its workers and
 // the calling thread) lowers its own scheduling priority to nice
 // kBackgroundNice, once, on Linux. The app computes this way so the UI and
@@ -61,10 +65,9 @@ public:
     void atLayer(int64_t layer, int64_t layers) const;
 
 private:
-    struct Team;
     int threads_;
     ThreadPriority priority_;
-    std::unique_ptr<Team> team_;
+    std::unique_ptr<exec::ThreadTeam> team_;  // none with one thread
     const LayerWatch* watch_ = nullptr;
 };
 
