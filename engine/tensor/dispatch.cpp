@@ -21,6 +21,7 @@ namespace kernels {
 #if !(defined(__x86_64__) || defined(_M_X64))
 const KernelSet* avx2Kernels() { return nullptr; }
 const KernelSet* avx512Kernels() { return nullptr; }
+const KernelSet* avx512L2PrefetchKernels() { return nullptr; }
 #endif
 #if !defined(__aarch64__)
 const KernelSet* neonKernels() { return nullptr; }
@@ -61,6 +62,7 @@ bool cpuHasArmDotprod() {
 std::vector<const KernelSet*> supported() {
     std::vector<const KernelSet*> out;
     if (avx512Kernels() && cpuHasAvx512()) out.push_back(avx512Kernels());
+    if (avx512L2PrefetchKernels() && cpuHasAvx512()) out.push_back(avx512L2PrefetchKernels());
     if (avx2Kernels() && cpuHasAvx2()) out.push_back(avx2Kernels());
     if (neonDotprodKernels() && cpuHasArmDotprod()) out.push_back(neonDotprodKernels());
     if (neonKernels()) out.push_back(neonKernels());

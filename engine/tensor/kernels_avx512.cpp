@@ -15,10 +15,14 @@
 #include <immintrin.h>
 
 // GCC 12 reports the deliberate self-initialisation inside its own
-// _mm512_undefined_* helpers (used by many AVX-512 intrinsics) as
-// maybe-uninitialized at every inlining site; the warning is about its header.
+// _mm512_undefined_* helpers (the `__Y = __Y` used by many AVX-512
+// intrinsics) as maybe-uninitialized at every inlining site, and as
+// uninitialized where they are inlined in straight-line code (the nibble
+// tile's last block step, the float tiles inside floatRows; GCC bug 105593);
+// the warning is about its header.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 #include <algorithm>
@@ -284,6 +288,7 @@ inline __m512i loadPairQ8_0(const uint8_t* a, const uint8_t* b) {
 // Q8_0 decode of one token for 16 rows straight from the stored blocks: rows
 // in lanes. zmm p holds rows A_p (low half) and B_p (high half) with A = 0-3,
 // 8-11 and B = 4-7, 12-15, so that reduceRows16 yields rows in lane order.
+template <PrefetchTo PF>
 void matvec16Q8_0(const MatrixView& w, int64_t r0, const int8_t* xq, const float* dx, const int32_t* xo, int64_t nb,
                   float* out) {
     constexpr int64_t bb = 34;
@@ -309,7 +314,7 @@ void matvec16Q8_0(const MatrixView& w, int64_t r0, const int8_t* xq, const float
     const int64_t ahead = 16 * int64_t(w.rowStride);
     __m512 acc = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
-        prefetchLines(base + ahead + b * step, step);
+        prefetchLines<PF>(base + ahead + b * step, step);
         const __m512i xx = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + 32 * b)));
         __m512i z[8];
         for (int p = 0; p < 8; ++p)
@@ -443,12 +448,7 @@ nibbleStep(const uint8_t* const* rows, int64_t o, int64_t at, const NibblePermut
     return acc;
 }
 
-// GCC 12 reports its own `_mm512_undefined_*` (the `__Y = __Y` in its
-// intrinsics' headers) as uninitialized when they are inlined in straight-line
-// code, as in the last block step below (GCC bug 105593).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-template <TensorType T, bool GFNI>
+template <TensorType T, bool GFNI, PrefetchTo PF>
 __attribute__((target("gfni"))) void matvec16Nibbles(const MatrixView& w, int64_t r0, const int8_t* xq, const float* dx,
                                                      const int32_t* xo, const float* sx, int64_t nb, float* out) {
     using F = NibbleFormat<T>;
@@ -477,7 +477,7 @@ __attribute__((target("gfni"))) void matvec16Nibbles(const MatrixView& w, int64_
         if (b % kPrefetchEvery == 0) {
             const int64_t ahead = o + kRowPrefetch;
             const int64_t at = ahead < stride ? ahead : ahead + 15 * stride;
-            for (int r = 0; r < 16; ++r) __builtin_prefetch(rows[r] + at, 0, 3);
+            for (int r = 0; r < 16; ++r) prefetchLine<PF>(rows[r] + at);
         }
         acc = nibbleStep<T, GFNI>(rows, o, o, inner, xq + 32 * b, dx[b], xo[b], sxAt(b), acc);
     }
@@ -485,7 +485,6 @@ __attribute__((target("gfni"))) void matvec16Nibbles(const MatrixView& w, int64_
     acc = nibbleStep<T, GFNI>(rows, o, o - back, last, xq + 32 * b, dx[b], xo[b], sxAt(b), acc);
     _mm512_storeu_ps(out, acc);
 }
-#pragma GCC diagnostic pop
 
 // Horizontal sum of int32 lanes (exact).
 inline int32_t hsum(__m256i v) {
@@ -516,30 +515,32 @@ float matvecRow32(TensorType type, const uint8_t* row, const int8_t* xq, const f
 using Matvec16Fn = void (*)(const MatrixView&, int64_t, const int8_t*, const float*, const int32_t*, const float*,
                             int64_t, float*);
 
-template <TensorType T>
+template <TensorType T, PrefetchTo PF>
 Matvec16Fn nibbleTile() {
-    return kHasGfni ? matvec16Nibbles<T, true> : matvec16Nibbles<T, false>;
+    return kHasGfni ? matvec16Nibbles<T, true, PF> : matvec16Nibbles<T, false, PF>;
 }
 
+template <PrefetchTo PF>
 Matvec16Fn matvec16For(TensorType type) {
     switch (type) {
-    case TensorType::Q4_0: return nibbleTile<TensorType::Q4_0>();
-    case TensorType::Q4_1: return nibbleTile<TensorType::Q4_1>();
-    case TensorType::Q5_0: return nibbleTile<TensorType::Q5_0>();
-    case TensorType::Q5_1: return nibbleTile<TensorType::Q5_1>();
+    case TensorType::Q4_0: return nibbleTile<TensorType::Q4_0, PF>();
+    case TensorType::Q4_1: return nibbleTile<TensorType::Q4_1, PF>();
+    case TensorType::Q5_0: return nibbleTile<TensorType::Q5_0, PF>();
+    case TensorType::Q5_1: return nibbleTile<TensorType::Q5_1, PF>();
     default:
         return [](const MatrixView& w, int64_t r, const int8_t* xq, const float* dx, const int32_t* xo, const float*,
-                  int64_t nb, float* out) { matvec16Q8_0(w, r, xq, dx, xo, nb, out); };
+                  int64_t nb, float* out) { matvec16Q8_0<PF>(w, r, xq, dx, xo, nb, out); };
     }
 }
 
+template <PrefetchTo PF>
 void matvec32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     const int64_t nb = a.nBlocks;
     const bool min = quantInfo(w.type).hasMin;
     // 16-row tiles: Q8_0's gather offsets fit int32; the nibble tiles' load of
     // the last block starts up to 14 bytes before it, inside the row (nb >= 2).
     const bool fast = w.rowStride * 16 < (1u << 31) && nb >= 2;
-    const Matvec16Fn tile = matvec16For(w.type);
+    const Matvec16Fn tile = matvec16For<PF>(w.type);
     for (int64_t t = 0; t < a.nTokens; ++t) {
         const int8_t* xq = a.q + t * a.cols;
         const float* dx = a.d + t * nb;
@@ -813,7 +814,7 @@ inline __m512i reduce16x16(const __m512i* v) {
 // 16 rows of a K format against one token, the float chain with rows in lanes.
 // Measured 1024x2048 from L2, 1 thread (us per call): Q4_K 116 -> 68,
 // Q6_K 103 -> 81, against one row at a time with horizontal sums.
-template <TensorType T>
+template <TensorType T, PrefetchTo PF>
 void matvec16K(const MatrixView& w, int64_t r0, const int8_t* xq, const int16_t* bsum, const float* dx, int64_t nb,
                float* out) {
     using F = KFormat<T>;
@@ -824,7 +825,7 @@ void matvec16K(const MatrixView& w, int64_t r0, const int8_t* xq, const int16_t*
     const int64_t step = 16 * int64_t(w.rowStride) / nb;  // tile bytes per block step
     __m512 acc = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
-        prefetchLines(base + kPrefetchAhead + b * step, step);
+        prefetchLines<PF>(base + kPrefetchAhead + b * step, step);
         const int8_t* x = xq + 256 * b;
         const int16_t* bs = bsum + 16 * b;
         __m512i is[16];
@@ -952,7 +953,7 @@ inline __m512i q4kPackScaleIndex(int a0, int a1, int b0, int b1, int off) {
 // scaled with 2 vpdpwssd; the mins of 4 rows meet the 32-element activation
 // sums in one vpdpwssd. Measured 1024x2048 from L2, 1 thread: 19.3 -> 26.0 GB/s
 // against one vpermw + vpdpwssd per dot vector and a scale unpack per row.
-template <bool GFNI>
+template <bool GFNI, PrefetchTo PF>
 __attribute__((target("gfni"))) void matvec16Q4K(const MatrixView& w, int64_t r0, const int8_t* xr, const int16_t* bsum,
                                                  const float* dx, int64_t nb, float* out) {
     constexpr size_t bb = sizeof(BlockQ4_K);
@@ -968,7 +969,7 @@ __attribute__((target("gfni"))) void matvec16Q4K(const MatrixView& w, int64_t r0
     const int64_t step = 16 * int64_t(w.rowStride) / nb;
     __m512 acc = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
-        prefetchLines(base + kPrefetchAhead + b * step, step);
+        prefetchLines<PF>(base + kPrefetchAhead + b * step, step);
         const int8_t* x = xr + 256 * b;
         const __m512i x0 = _mm512_loadu_si512(x), x1 = _mm512_loadu_si512(x + 64);
         const __m512i x2 = _mm512_loadu_si512(x + 128), x3 = _mm512_loadu_si512(x + 192);
@@ -1017,7 +1018,7 @@ __attribute__((target("gfni"))) void matvec16Q4K(const MatrixView& w, int64_t r0
 }
 
 // 16 rows of Q6_K against one token (activations in natural order).
-template <bool GFNI>
+template <bool GFNI, PrefetchTo PF>
 __attribute__((target("gfni"))) void matvec16Q6K(const MatrixView& w, int64_t r0, const int8_t* xq, const int16_t* bsum,
                                                  const float* dx, int64_t nb, float* out) {
     constexpr size_t bb = sizeof(BlockQ6_K);
@@ -1047,7 +1048,7 @@ __attribute__((target("gfni"))) void matvec16Q6K(const MatrixView& w, int64_t r0
     const int64_t step = 16 * int64_t(w.rowStride) / nb;
     __m512 acc = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
-        prefetchLines(base + kPrefetchAhead + b * step, step);
+        prefetchLines<PF>(base + kPrefetchAhead + b * step, step);
         const int8_t* x = xq + 256 * b;
         __m512i xv[4];
         for (int c = 0; c < 4; ++c) xv[c] = _mm512_loadu_si512(x + 64 * c);
@@ -1089,7 +1090,7 @@ __attribute__((target("gfni"))) void matvec16Q6K(const MatrixView& w, int64_t r0
     _mm512_storeu_ps(out, acc);
 }
 
-template <TensorType T>
+template <TensorType T, PrefetchTo PF>
 void matvecKRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     const int64_t nb = a.nBlocks;
     const bool fast = w.rowStride * 16 < (1u << 31);  // gather offsets fit int32
@@ -1104,27 +1105,28 @@ void matvecKRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations&
                 auto* xr = reinterpret_cast<int8_t*>(scratch(3, size_t(a.cols)));
                 for (int64_t b = 0; b < nb; ++b) q4kActivationOrder(xq + 256 * b, xr + 256 * b);
                 for (; r + 16 <= r1; r += 16)
-                    kHasGfni ? matvec16Q4K<true>(w, r, xr, bsum, dx, nb, yt + r)
-                             : matvec16Q4K<false>(w, r, xr, bsum, dx, nb, yt + r);
+                    kHasGfni ? matvec16Q4K<true, PF>(w, r, xr, bsum, dx, nb, yt + r)
+                             : matvec16Q4K<false, PF>(w, r, xr, bsum, dx, nb, yt + r);
             } else if constexpr (T == TensorType::Q6_K) {
                 for (; r + 16 <= r1; r += 16)
-                    kHasGfni ? matvec16Q6K<true>(w, r, xq, bsum, dx, nb, yt + r)
-                             : matvec16Q6K<false>(w, r, xq, bsum, dx, nb, yt + r);
+                    kHasGfni ? matvec16Q6K<true, PF>(w, r, xq, bsum, dx, nb, yt + r)
+                             : matvec16Q6K<false, PF>(w, r, xq, bsum, dx, nb, yt + r);
             } else {
-                for (; r + 16 <= r1; r += 16) matvec16K<T>(w, r, xq, bsum, dx, nb, yt + r);
+                for (; r + 16 <= r1; r += 16) matvec16K<T, PF>(w, r, xq, bsum, dx, nb, yt + r);
             }
         }
         for (; r < r1; ++r) yt[r] = matvecRowK<T>(w.row(r), xq, bsum, dx, nb);
     }
 }
 
+template <PrefetchTo PF>
 void matvecK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     switch (w.type) {
-    case TensorType::Q2_K: matvecKRows<TensorType::Q2_K>(w, r0, r1, a, y, ldy); break;
-    case TensorType::Q3_K: matvecKRows<TensorType::Q3_K>(w, r0, r1, a, y, ldy); break;
-    case TensorType::Q4_K: matvecKRows<TensorType::Q4_K>(w, r0, r1, a, y, ldy); break;
-    case TensorType::Q5_K: matvecKRows<TensorType::Q5_K>(w, r0, r1, a, y, ldy); break;
-    default: matvecKRows<TensorType::Q6_K>(w, r0, r1, a, y, ldy); break;
+    case TensorType::Q2_K: matvecKRows<TensorType::Q2_K, PF>(w, r0, r1, a, y, ldy); break;
+    case TensorType::Q3_K: matvecKRows<TensorType::Q3_K, PF>(w, r0, r1, a, y, ldy); break;
+    case TensorType::Q4_K: matvecKRows<TensorType::Q4_K, PF>(w, r0, r1, a, y, ldy); break;
+    case TensorType::Q5_K: matvecKRows<TensorType::Q5_K, PF>(w, r0, r1, a, y, ldy); break;
+    default: matvecKRows<TensorType::Q6_K, PF>(w, r0, r1, a, y, ldy); break;
     }
 }
 
@@ -1349,7 +1351,7 @@ void floatTile(const float* wf, int64_t K, const float* x, int64_t ldx, float* o
 // 21.2-23.4, 1 KiB 20.0-23.0, 2 KiB 20.0-22.5 (llama.cpp 18.8);
 // mamba-370m F16 sweep 58.2-60.3, 1 KiB 63.0-66.4, 2 KiB 61.0-64.8.
 
-template <int R>
+template <int R, PrefetchTo PF>
 void floatRowsOneToken(TensorType type, const uint8_t* const* rows, int64_t K, const float* x, float* out,
                        int64_t rowStride) {
     __m512 acc[R];
@@ -1360,7 +1362,7 @@ void floatRowsOneToken(TensorType type, const uint8_t* const* rows, int64_t K, c
         if ((k * eb) % 64 == 0) {  // a new cache line of each row
             const int64_t ahead = k * eb + kRowPrefetch;
             const int64_t at = ahead < rowStride ? ahead : ahead + (R - 1) * rowStride;
-            for (int r = 0; r < R; ++r) __builtin_prefetch(rows[r] + at, 0, 3);
+            for (int r = 0; r < R; ++r) prefetchLine<PF>(rows[r] + at);
         }
         const __m512 xv = _mm512_loadu_ps(x + k);
         for (int r = 0; r < R; ++r) acc[r] = _mm512_fmadd_ps(loadFloats(type, rows[r], k), xv, acc[r]);
@@ -1381,6 +1383,7 @@ void floatRowsOneToken(TensorType type, const uint8_t* const* rows, int64_t K, c
 // 1.5 KiB ahead (one round): 4 rows 55.7, 8 rows 54.8, 16 rows 48.9 GB/s.
 constexpr int kFloatRows = 8;
 
+template <PrefetchTo PF>
 void floatRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     const int64_t K = a.cols;
     if (a.nTokens < gemmMinTokens(0)) {
@@ -1391,12 +1394,12 @@ void floatRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a
                 const uint8_t* rows[kFloatRows];
                 for (int i = 0; i < kFloatRows; ++i) rows[i] = w.row(r + i);
                 float out[kFloatRows];
-                floatRowsOneToken<kFloatRows>(w.type, rows, K, x, out, int64_t(w.rowStride));
+                floatRowsOneToken<kFloatRows, PF>(w.type, rows, K, x, out, int64_t(w.rowStride));
                 for (int i = 0; i < kFloatRows; ++i) y[t * ldy + r + i] = out[i];
             }
             for (; r < r1; ++r) {
                 const uint8_t* rows[1] = {w.row(r)};
-                floatRowsOneToken<1>(w.type, rows, K, x, &y[t * ldy + r], int64_t(w.rowStride));
+                floatRowsOneToken<1, PF>(w.type, rows, K, x, &y[t * ldy + r], int64_t(w.rowStride));
             }
         }
         return;
@@ -1500,25 +1503,33 @@ void quantizeQ8K(const float* x, BlockQ8_K* y, int64_t n) {
 
 // ---------------------------------------------------------------------------
 
+// PF: where the decode kernels prefetch to (the GEMMs do not prefetch).
+template <PrefetchTo PF>
 void rows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     switch (a.blockSize) {
-    case 0: floatRows(w, r0, r1, a, y, ldy); break;
+    case 0: floatRows<PF>(w, r0, r1, a, y, ldy); break;
     case 32:
         if (a.packed) gemm32(w, r0, r1, a, y, ldy);
-        else matvec32(w, r0, r1, a, y, ldy);
+        else matvec32<PF>(w, r0, r1, a, y, ldy);
         break;
     default:
         if (a.packed) gemmK(w, r0, r1, a, y, ldy);
-        else matvecK(w, r0, r1, a, y, ldy);
+        else matvecK<PF>(w, r0, r1, a, y, ldy);
         break;
     }
 }
 
 }  // namespace
 
+// Tasks of 16 rows keep the 16-row matvec and the 4-row GEMM tiles whole.
 const KernelSet* avx512Kernels() {
-    // Tasks of 16 rows keep the 16-row matvec and the 4-row GEMM tiles whole.
-    static const KernelSet set{"avx512vnni", packPlan, pack, rows, 16, quantizeQ8_0, quantizeQ8K};
+    static const KernelSet set{"avx512vnni", packPlan, pack, rows<PrefetchTo::L1>, 16, quantizeQ8_0, quantizeQ8K};
+    return &set;
+}
+
+// The same kernels with the decode prefetches into L2 only (PrefetchTo).
+const KernelSet* avx512L2PrefetchKernels() {
+    static const KernelSet set{"avx512vnni-l2pf", packPlan, pack, rows<PrefetchTo::L2>, 16, quantizeQ8_0, quantizeQ8K};
     return &set;
 }
 

@@ -115,16 +115,37 @@ static inline float reduce16(const float* a) {
 // 64 KiB 10.6 (prefetcht1 at 8 KiB 10.5, prefetchnta 9.5). 18 KiB is one
 // 2048-column Q4_0 tile; the AVX-512 Q8_0 tile prefetches one tile ahead
 // instead (matvec16Q8_0, measured there).
+// The cache level a decode kernel's software prefetch fills: the locality
+// hint of __builtin_prefetch. A prefetch to L1 holds one of the core's few L1
+// fill buffers until its line arrives from memory; one to L2 only holds an L2
+// miss slot, of which there are more, so more lines are in flight at once.
+// Which is faster is the CPU's (on Zen 3 and older both fill L1; Zen 4 and
+// later, like Intel, take the hint), so the AVX-512 decode kernels come in
+// both and the calibration picks by measurement ("avx512vnni-l2pf", dispatch).
+// Intel Xeon (family 6 model 207), `cairn-cli bench-kernels --types T --rows
+// 8192 --cols 2048 -p 16 -t 2 -r 7`, 4 interleaved rounds, median GB/s, L1 /
+// L2: Q4_0 22.6 / 27.9, Q8_0 28.7 / 33.0, Q4_K 23.5 / 28.9, Q6_K 27.6 / 28.1,
+// F16 33.3 / 33.1 (plain 2-thread read loop 33-34).
+enum class PrefetchTo { L1 = 3, L2 = 2 };
+
+template <PrefetchTo To = PrefetchTo::L1>
+static inline void prefetchLine(const void* p) {
+    __builtin_prefetch(p, 0, int(To));
+}
+
 constexpr int64_t kPrefetchAhead = 18432;
 static_assert(kPrefetchAhead % 64 == 0);
 
 // Prefetches the cache lines that start in [from, from + n) (the line holding
 // `from` belongs to the previous step). A prefetch never faults, so reading
 // past the end of the matrix is harmless.
+// `To` is where the lines go: L1 (prefetcht0) or L2 only (prefetcht1), see
+// PrefetchTo.
+template <PrefetchTo To = PrefetchTo::L1>
 static inline void prefetchLines(const uint8_t* from, int64_t n) {
     const auto start = (reinterpret_cast<uintptr_t>(from) + 63) & ~uintptr_t(63);
     const auto end = reinterpret_cast<uintptr_t>(from) + uintptr_t(n);
-    for (uintptr_t l = start; l < end; l += 64) __builtin_prefetch(reinterpret_cast<const void*>(l), 0, 3);
+    for (uintptr_t l = start; l < end; l += 64) prefetchLine<To>(reinterpret_cast<const void*>(l));
 }
 
 // The first kPrefetchAhead bytes of rows [r0, r1), which the per-step
@@ -199,6 +220,7 @@ const KernelSet* kernelsNamed(std::string_view name);
 const KernelSet& scalarKernels();
 const KernelSet* avx2Kernels();  // nullptr when not compiled in
 const KernelSet* avx512Kernels();  // nullptr when not compiled in
+const KernelSet* avx512L2PrefetchKernels();  // the same, decode prefetching to L2 (PrefetchTo)
 const KernelSet* neonKernels();  // nullptr when not compiled in
 const KernelSet* neonDotprodKernels();  // nullptr when not compiled in
 

@@ -6,6 +6,7 @@
 #include "cairn/error.h"
 #include "cairn/exec.h"
 #include "cairn/kernel_calibration.h"
+#include "calibration/cache_eviction.h"
 #include "random_weights.h"
 #include "same_bits.h"
 #include "tensor/kernels_common.h"
@@ -130,6 +131,21 @@ private slots:
         for (KernelFamily f : kKernelFamilies)
             for (KernelRegime r : kKernelRegimes)
                 QVERIFY(std::find(candidates.begin(), candidates.end(), choice.at(f, r)) != candidates.end());
+    }
+
+    // The decode passes start with their weights evicted from the caches:
+    // the bytes stay as they were, over ranges that start and end inside a
+    // cache line, across threads, and for an empty range.
+    void evictionKeepsTheBytes() {
+        ExecContext ctx(2);
+        std::vector<uint8_t> buffer(3 * 1024 * 1024 + 100);
+        for (size_t i = 0; i < buffer.size(); ++i) buffer[i] = uint8_t(i * 2654435761u >> 13);
+        const std::vector<uint8_t> before = buffer;
+        calibration::evictFromCaches(buffer.data() + 3, buffer.size() - 8, ctx);
+        calibration::evictFromCaches(buffer.data() + 70, 1, ctx);
+        calibration::evictFromCaches(buffer.data(), 0, ctx);
+        QVERIFY(buffer == before);
+        qInfo("cache eviction %s on this CPU", calibration::canEvictFromCaches() ? "available" : "not available");
     }
 
     void choiceFollowsTimings() {

@@ -70,9 +70,10 @@ std::string cpuModelName();
 std::vector<std::string> kernelCalibrationCandidates(const std::vector<std::string>& supported);
 
 // Times each candidate on every family and regime with ctx's threads: decode
-// as matrix-vector products over matrices larger than twice the L3 cache
-// (so weights come from memory), prefill as 64-token products on a matrix
-// that stays in cache. Synthetic data from a fixed seed.
+// as matrix-vector products over 64 MiB of matrices evicted from the caches
+// before each pass (CLFLUSHOPT; where the CPU has none, matrices larger than
+// twice the L3 cache), so weights come from memory; prefill as 64-token
+// products on a matrix that stays in cache. Synthetic data from a fixed seed.
 std::vector<KernelTiming> measureKernelTimings(ExecContext& ctx, const std::vector<std::string>& candidates);
 
 // measureKernelTimings with the share of the CPU others took meanwhile (from
