@@ -96,6 +96,16 @@ Dialog {
             Heading { text: qsTr("Engine") }
             Name { text: qsTr("Threads (0 = all cores)") }
             SettingSpinBox { key: "threads" }
+            Name { visible: threadsInEffect.visible }  // the grid's first column, so the note sits under the field
+            Label {
+                id: threadsInEffect
+                objectName: "threadsInEffect"
+                textFormat: Text.PlainText
+                visible: root.s.threads > root.s.cpuCount
+                text: qsTr("In effect: %1, the CPUs of this machine").arg(root.s.cpuCount)
+                color: Theme.mutedText
+                font.pixelSize: 12
+            }
             Name { text: qsTr("Context size (tokens)") }
             SettingSpinBox { key: "contextSize"; stepSize: 256 }
             Name { visible: contextInEffect.visible }  // the grid's first column, so the note sits under the field

@@ -78,8 +78,7 @@ void ApiServerControl::configure(const QString& key) {
         config->host = host.toStdString();
         config->port = port;
         config->apiKey = key.toStdString();
-        const int threads = settings_->threads();
-        config->threads = threads > 0 ? threads : std::max(1, QThread::idealThreadCount());
+        config->threads = AppSettings::engineThreads(settings_->threads());
     }
     QMetaObject::invokeMethod(
         worker_, [w = worker_, config] { w->configureApiServer(config); }, Qt::QueuedConnection);

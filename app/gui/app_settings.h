@@ -63,6 +63,8 @@ class AppSettings : public QObject {
     // The generation settings' ranges and defaults (generation_limits.h) for the
     // Settings panel: key -> {min, max, defaultValue, integer}.
     Q_PROPERTY(QVariantMap generationLimits READ generationLimits CONSTANT)
+    // The CPUs this process may run on: the most threads the engine uses.
+    Q_PROPERTY(int cpuCount READ cpuCount CONSTANT)
 
 public:
     // fileName empty: the platform's default QSettings; otherwise an INI file.
@@ -71,6 +73,10 @@ public:
     // Everything the engine worker needs for a reply, merged with a
     // conversation's overrides, each number within its range.
     GenerationSettings generationSettings(const GenerationOverrides& overrides = {}) const;
+    // The engine's thread count for the threads setting: 0 is every CPU this
+    // process may run on, and no setting goes past that count.
+    static int engineThreads(int setting);
+    static int cpuCount();
     Q_INVOKABLE void resetToDefaults();
     static QVariantMap generationLimits();
     void sync();

@@ -357,6 +357,16 @@ private slots:
         QCOMPARE(g.contextSize, 1024);
         QVERIFY(g.dropOldestTurns);
         QVERIFY(g.threads >= 1);
+        // Threads: 0 is every CPU, and no setting goes past that count.
+        const int cpus = AppSettings::cpuCount();
+        QCOMPARE(cpus, std::max(1, QThread::idealThreadCount()));
+        QCOMPARE(AppSettings::engineThreads(0), cpus);
+        QCOMPARE(AppSettings::engineThreads(1), 1);
+        QCOMPARE(AppSettings::engineThreads(cpus), cpus);
+        QCOMPARE(AppSettings::engineThreads(cpus + 1), cpus);
+        QCOMPARE(AppSettings::engineThreads(int(limits::threads.max)), std::min(int(limits::threads.max), cpus));
+        s.setThreads(cpus + 7);
+        QCOMPARE(s.generationSettings().threads, cpus);
     }
 
     // The one table of generation settings: the app's defaults are the

@@ -59,6 +59,23 @@ Item {
             dialog.close()
         }
 
+        // More threads than CPUs: a note says how many the engine uses.
+        function test_threadsNoteOnlyPastTheCpus() {
+            const settings = testController.settings
+            const before = settings.threads
+            dialog.open()
+            tryCompare(dialog, "opened", true)
+            const note = findChild(dialog.contentItem, "threadsInEffect")
+            verify(note)
+            settings.threads = settings.cpuCount
+            verify(!note.visible)
+            settings.threads = settings.cpuCount + 1
+            verify(note.visible)
+            compare(note.text, "In effect: " + settings.cpuCount + ", the CPUs of this machine")
+            settings.threads = before
+            dialog.close()
+        }
+
         // No model loaded: no "in effect" note.
         function test_contextNoteOnlyWhenCapped() {
             dialog.open()
