@@ -7,7 +7,6 @@
 #include "api_server.h"
 
 #include <QPointer>
-#include <QThread>
 
 namespace cairn::app {
 

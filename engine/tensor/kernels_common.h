@@ -103,18 +103,6 @@ static inline float reduce16(const float* a) {
     return s2a + s2b;
 }
 
-// Software prefetch for the matvec (decode), which streams every weight byte
-// once per token (prefetcht0 on x86-64, PRFM PLDL1KEEP on aarch64). The
-// AVX-512 16-row kernels read a tile of 16 consecutive rows (one
-// contiguous range of memory) block by block across the rows; the hardware
-// prefetchers alone left the core waiting on memory, so the kernels fetch the
-// tile bytes in address order, kPrefetchAhead bytes ahead of where they are in
-// the tile: step i of n covers bytes [i * tile / n, (i + 1) * tile / n) of the
-// range ahead. Measured Q4_0 4096x2048 from memory, 1 thread, GB/s per
-// CPU-second: none 8.5, 4 KiB ahead 10.3, 8 KiB 10.9, 18 KiB 12.4, 36 KiB 11.2,
-// 64 KiB 10.6 (prefetcht1 at 8 KiB 10.5, prefetchnta 9.5). 18 KiB is one
-// 2048-column Q4_0 tile; the AVX-512 Q8_0 tile prefetches one tile ahead
-// instead (matvec16Q8_0, measured there).
 // The cache level a decode kernel's software prefetch fills: the locality
 // hint of __builtin_prefetch. A prefetch to L1 holds one of the core's few L1
 // fill buffers until its line arrives from memory; one to L2 only holds an L2
@@ -133,6 +121,18 @@ static inline void prefetchLine(const void* p) {
     __builtin_prefetch(p, 0, int(To));
 }
 
+// Software prefetch for the matvec (decode), which streams every weight byte
+// once per token (prefetcht0 on x86-64, PRFM PLDL1KEEP on aarch64). The
+// AVX-512 16-row kernels read a tile of 16 consecutive rows (one
+// contiguous range of memory) block by block across the rows; the hardware
+// prefetchers alone left the core waiting on memory, so the kernels fetch the
+// tile bytes in address order, kPrefetchAhead bytes ahead of where they are in
+// the tile: step i of n covers bytes [i * tile / n, (i + 1) * tile / n) of the
+// range ahead. Measured Q4_0 4096x2048 from memory, 1 thread, GB/s per
+// CPU-second: none 8.5, 4 KiB ahead 10.3, 8 KiB 10.9, 18 KiB 12.4, 36 KiB 11.2,
+// 64 KiB 10.6 (prefetcht1 at 8 KiB 10.5, prefetchnta 9.5). 18 KiB is one
+// 2048-column Q4_0 tile; the AVX-512 Q8_0 tile prefetches one tile ahead
+// instead (matvec16Q8_0, measured there).
 constexpr int64_t kPrefetchAhead = 18432;
 static_assert(kPrefetchAhead % 64 == 0);
 
