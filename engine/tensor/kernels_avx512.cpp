@@ -365,69 +365,100 @@ struct NibbleFormat<TensorType::Q5_1> {
 // Measured Q4_0 1024x2048 from L2, 1 thread: 63.6 -> 49.6 us per call (23.8
 // GB/s) against 2 rows per zmm with byte shuffles.
 //
-// Each row's block is read by one 32-byte load at its start, which holds the
-// scale(s) and the codes (every format here is 18-24 bytes): word permutes of
-// two such pairs of rows put 4 rows' codes in the 128-bit lanes and their
-// d | m << 16 in the output lanes. That replaced a 128-bit insert per row and
-// a 16-lane gather of the scales, which cost as much as all the arithmetic.
-// In the last block the load ends at the row's end instead (32 bytes from the
-// block's start would run past it), with its own permute indexes. AMD EPYC
+// Each row's block is read by one 32-byte load, which holds codes and
+// scale(s) (every format here is 18-24 bytes), and permutes of two such pairs
+// of rows put 4 rows' codes in the 128-bit lanes and their d | m << 16 in the
+// output lanes (NibbleCarryPermutes below). That replaced a 128-bit insert
+// per row and a 16-lane gather of the scales, which cost as much as all the
+// arithmetic. The first version loaded at the block's start and used word
+// permutes for both; in the last block the load ends at the row's end
+// instead (32 bytes from the block's start would run past it). AMD EPYC
 // Zen 5, `cairn-cli bench-kernels --types Q4_0 --rows 1024 --cols 2048 -p 16
 // -t 1 --decode-mib 1 -r 9` (from L2), us a call: gather 47.2-57.1 (20.7-25.0
 // GB/s), a dword permute for the scales 29.2-29.4 (three interleaved pairs;
 // the gather kept for the last block), word permutes in every block 30.4-32.3
 // (36.5-38.8 GB/s). The same binary's Q4_1 34.1-37.2 us, Q5_0 56.3-60.8.
 
-// The permute indexes of matvec16Nibbles for a 32-byte load `at` bytes
-// before the block: word permutes of (rows p | 4+p, rows 8+p | 12+p), in
-// 256-bit halves, taking each row's codes to its 128-bit lane and (permute p)
-// the first two words of rows p, 4+p, 8+p, 12+p (d, and m for Q4_1 / Q5_1)
-// to their output lanes.
-struct NibblePermutes {
-    __m512i codes, scales[4];
+// The inner blocks of matvec16Nibbles load 32 bytes from each row at the
+// block's codes: the 16 code bytes, then the next block's first dword (d, and
+// m for Q4_1 / Q5_1, or qh's low half for Q5_0) in bytes 16-19, since every
+// format ends with its codes. Per group p (rows p, 4+p, 8+p, 12+p, loaded as
+// u = rows p | 4+p and v = 8+p | 12+p) a qword permute puts each row's codes
+// in its 128-bit lane and a dword permute the next block's d to the row's
+// output lane; the current block's d comes from the step before (a gather for
+// block 0). It replaced two word permutes per group (codes, scales): on this
+// Intel Xeon a two-source word permute (vpermt2w) occupies port 5 for two
+// cycles, a dword or qword one (vpermt2d / vpermt2q) for one (a throughput
+// loop of each). Intel Xeon (family 6 model 207), interleaved pairs, GB/s,
+// word permutes / these: `cairn-cli bench-kernels --types Q4_0 --rows 512
+// --cols 2048 -p 16 -t 1 -r 9 --decode-mib 1` (from L2) 21.2 / 26.5, 20.8 /
+// 26.4; `--rows 8192 -t 2 -r 7` (from memory) 25.0 / 26.1, 23.8 / 25.5, 26.7
+// / 27.6; llama-1b Q4_0 tg128 (`bench -p 1 -n 128 -t 2 -r 2`) 34.02 / 35.42,
+// 33.54 / 34.05, 32.25 / 34.69 t/s. Same bits. Zen 5 measured a dword
+// permute for the scales as fast as word permutes (above).
+struct NibbleCarryPermutes {
+    __m512i codes, next[4];
 };
 
-template <TensorType T>
-NibblePermutes nibblePermutes(int at) {
-    NibblePermutes n;
-    alignas(64) uint16_t c[32];
-    for (int k = 0; k < 4; ++k)
-        for (int i = 0; i < 8; ++i) c[8 * k + i] = uint16_t(16 * k + (at + NibbleFormat<T>::qs) / 2 + i);
-    n.codes = _mm512_load_si512(c);
+inline NibbleCarryPermutes nibbleCarryPermutes() {
+    NibbleCarryPermutes n;
+    n.codes = _mm512_setr_epi64(0, 1, 4, 5, 8, 9, 12, 13);
     for (int p = 0; p < 4; ++p) {
-        alignas(64) uint16_t sc[32] = {};
-        for (int k = 0; k < 4; ++k)
-            for (int h = 0; h < 2; ++h) sc[2 * (4 * k + p) + h] = uint16_t(16 * k + at / 2 + h);
-        n.scales[p] = _mm512_load_si512(sc);
+        alignas(64) int32_t idx[16] = {};
+        for (int k = 0; k < 4; ++k) idx[4 * k + p] = 8 * k + 4;  // dword 4 of row 4k + p's load
+        n.next[p] = _mm512_load_si512(idx);
     }
     return n;
 }
 
-// One block step of matvec16Nibbles: rows[4p + k] is row 4k + p; each row's
-// 32-byte load starts at `at`, the block at `o`.
+// The last block's 32-byte loads end at the row's end instead (`back` bytes
+// before the block): word permutes of (rows p | 4+p, rows 8+p | 12+p) take
+// each row's codes to its 128-bit lane.
+template <TensorType T>
+__m512i nibbleLastCodes(int back) {
+    alignas(64) uint16_t c[32];
+    for (int k = 0; k < 4; ++k)
+        for (int i = 0; i < 8; ++i) c[8 * k + i] = uint16_t(16 * k + (back + NibbleFormat<T>::qs) / 2 + i);
+    return _mm512_load_si512(c);
+}
+
+// The 16 rows of a nibble tile as 4 groups: group p is rows p, 4+p, 8+p,
+// 12+p, at first[p] + {0, 4, 8, 12} * stride. Addressed as first[p] + 4 *
+// stride and first[p] + 4 * stride3 (x86 scaled indexes), the tile needs 6
+// registers, where 16 row pointers left GCC moving them in and out of xmm
+// registers and the stack.
+struct NibbleTileRows {
+    const uint8_t* first[4];
+    int64_t stride, stride3;
+    const uint8_t* row(int p, int k) const {
+        return k == 0 ? first[p] : k == 1 ? first[p] + 4 * stride : k == 2 ? first[p] + 8 * stride : first[p] + 4 * stride3;
+    }
+    // rows p | 4+p (u) and 8+p | 12+p (v), 32 bytes each from `at`
+    void load(int p, int64_t at, __m512i& u, __m512i& v) const {
+        auto half = [&](int k) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row(p, k) + at)); };
+        u = _mm512_inserti64x4(_mm512_castsi256_si512(half(0)), half(1), 1);
+        v = _mm512_inserti64x4(_mm512_castsi256_si512(half(2)), half(3), 1);
+    }
+};
+
+// One block of matvec16Nibbles from its codes: codes[p] holds rows p, 4+p,
+// 8+p, 12+p in its 128-bit lanes; lane i of hw is d | m << 16 of row i.
 template <TensorType T, bool GFNI>
 __attribute__((target("gfni"), always_inline)) inline __m512
-nibbleStep(const uint8_t* const* rows, int64_t o, int64_t at, const NibblePermutes& perm, const int8_t* xq, float dx,
-           int32_t xo, float sx, __m512 acc) {
+nibbleBlock(const NibbleTileRows& rows, int64_t o, const __m512i* codes, __m512i hw, const int8_t* xq, float dx,
+            int32_t xo, float sx, __m512 acc) {
     using F = NibbleFormat<T>;
     const __m512i low4 = _mm512_set1_epi8(0x0F), sixteen = _mm512_set1_epi8(16);
     const __m512i xlo = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq)));
     const __m512i xhi = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + 16)));
-    __m512i d[4], hw = _mm512_setzero_si512();  // hw: d | m << 16 of row i in lane i
+    __m512i d[4];
     for (int p = 0; p < 4; ++p) {
-        const uint8_t* const* rp = rows + 4 * p;
-        auto load = [&](int k) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rp[k] + at)); };
-        const __m512i u = _mm512_inserti64x4(_mm512_castsi256_si512(load(0)), load(1), 1);
-        const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(load(2)), load(3), 1);
-        const __m512i z = _mm512_permutex2var_epi16(u, perm.codes, v);
-        hw = _mm512_mask_mov_epi16(hw, __mmask32(0x03030303u << (2 * p)),
-                                   _mm512_permutex2var_epi16(u, perm.scales[p], v));
-        __m512i lo = _mm512_and_si512(z, low4), hi = highNibbles<GFNI>(z);
+        __m512i lo = _mm512_and_si512(codes[p], low4), hi = highNibbles<GFNI>(codes[p]);
         if constexpr (F::qh >= 0) {
             uint64_t mlo = 0, mhi = 0;
             for (int k = 0; k < 4; ++k) {
                 uint32_t qh;
-                std::memcpy(&qh, rp[k] + o + F::qh, 4);
+                std::memcpy(&qh, rows.row(p, k) + o + F::qh, 4);
                 mlo |= uint64_t(qh & 0xFFFF) << (16 * k);
                 mhi |= uint64_t(qh >> 16) << (16 * k);
             }
@@ -452,13 +483,14 @@ template <TensorType T, bool GFNI, PrefetchTo PF>
 __attribute__((target("gfni"))) void matvec16Nibbles(const MatrixView& w, int64_t r0, const int8_t* xq, const float* dx,
                                                      const int32_t* xo, const float* sx, int64_t nb, float* out) {
     using F = NibbleFormat<T>;
+    // The inner loads end 16 bytes past their block, inside the next one's codes.
+    static_assert(F::qs + 32 <= 2 * F::bytes, "an inner block's load stays inside the row");
     // The last block's load ends at the row's end instead, `back` bytes early.
     constexpr int back = 32 - F::bytes;
-    static_assert(back >= 0 && back % 2 == 0 && F::qs % 2 == 0, "one 32-byte load per block, words aligned");
-    const uint8_t* rows[16];
-    for (int p = 0; p < 4; ++p)
-        for (int k = 0; k < 4; ++k) rows[4 * p + k] = w.row(r0 + 4 * k + p);
-    const NibblePermutes inner = nibblePermutes<T>(0), last = nibblePermutes<T>(back);
+    static_assert(back >= 0 && back % 2 == 0 && F::qs % 2 == 0, "one 32-byte load, words aligned");
+    const int64_t stride = int64_t(w.rowStride);
+    const NibbleTileRows rows{{w.row(r0), w.row(r0 + 1), w.row(r0 + 2), w.row(r0 + 3)}, stride, 3 * stride};
+    const NibbleCarryPermutes inner = nibbleCarryPermutes();
     // Each row is its own stream, prefetched kRowPrefetch bytes ahead of where
     // it is read and on into the same row of the next tile, once per cache line
     // (fewer block steps than a line holds). It replaced one address-order sweep
@@ -469,20 +501,38 @@ __attribute__((target("gfni"))) void matvec16Nibbles(const MatrixView& w, int64_
     // 1 KiB 52.6-55.6, 1.5 KiB 48.9-54.5, 2 KiB 49.2-54.4; 2048x8192 sweep
     // 41.4, 1 KiB 60.6.
     constexpr int64_t kPrefetchEvery = 64 / F::bytes;
-    const int64_t stride = int64_t(w.rowStride);
     const auto sxAt = [&](int64_t b) { return F::min ? sx[b] : 0.f; };
+    const __m512i rowOffsets = _mm512_mullo_epi32(
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32(int32_t(stride)));
+    __m512i hw = _mm512_i32gather_epi32(rowOffsets, rows.first[0], 1);  // block 0's first dword, row i in lane i
     __m512 acc = _mm512_setzero_ps();
     for (int64_t b = 0; b + 1 < nb; ++b) {
         const int64_t o = b * F::bytes;
         if (b % kPrefetchEvery == 0) {
             const int64_t ahead = o + kRowPrefetch;
             const int64_t at = ahead < stride ? ahead : ahead + 15 * stride;
-            for (int r = 0; r < 16; ++r) prefetchLine<PF>(rows[r] + at);
+            for (int p = 0; p < 4; ++p)
+                for (int k = 0; k < 4; ++k) prefetchLine<PF>(rows.row(p, k) + at);
         }
-        acc = nibbleStep<T, GFNI>(rows, o, o, inner, xq + 32 * b, dx[b], xo[b], sxAt(b), acc);
+        __m512i codes[4], next = _mm512_setzero_si512();
+        for (int p = 0; p < 4; ++p) {
+            __m512i u, v;
+            rows.load(p, o + F::qs, u, v);
+            codes[p] = _mm512_permutex2var_epi64(u, inner.codes, v);
+            next = _mm512_mask_mov_epi32(next, __mmask16(0x1111u << p), _mm512_permutex2var_epi32(u, inner.next[p], v));
+        }
+        acc = nibbleBlock<T, GFNI>(rows, o, codes, hw, xq + 32 * b, dx[b], xo[b], sxAt(b), acc);
+        hw = next;
     }
     const int64_t b = nb - 1, o = b * F::bytes;
-    acc = nibbleStep<T, GFNI>(rows, o, o - back, last, xq + 32 * b, dx[b], xo[b], sxAt(b), acc);
+    const __m512i lastCodes = nibbleLastCodes<T>(back);
+    __m512i codes[4];
+    for (int p = 0; p < 4; ++p) {
+        __m512i u, v;
+        rows.load(p, o - back, u, v);
+        codes[p] = _mm512_permutex2var_epi16(u, lastCodes, v);
+    }
+    acc = nibbleBlock<T, GFNI>(rows, o, codes, hw, xq + 32 * b, dx[b], xo[b], sxAt(b), acc);
     _mm512_storeu_ps(out, acc);
 }
 
