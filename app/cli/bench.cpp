@@ -1,5 +1,5 @@
 // cairn-cli bench -m MODEL [-p 512] [-n 128] [-d 0] [-t 2] [-r 3] [--chunk C] [--kv f16|f32] [--json]
-//                 [--sweep-chunks 16,32,64,...] [--calibrate | --kernel-cache FILE]
+//                 [--sweep-chunks 16,32,64,...] [--calibrate | --kernel-cache FILE] [--read-loop MIB]
 // Like llama-bench's pp/tg (and its -d): prompt tokens/s for a prefill of p
 // tokens, and generated tokens/s for n single-token steps, each test starting
 // from a memory that already holds d tokens (a copy of one prefilled before
@@ -8,6 +8,10 @@
 // --calibrate / --kernel-cache FILE: kernel paths by the calibration
 // (kernel_setup.h), before the model loads; when it measures, its 64-128 MiB
 // of synthetic weights count in the peak RSS.
+// --read-loop MIB: after the tests (and the peak RSS), a plain read of MIB MiB
+// on the same threads (calibration/read_bandwidth.h), printed beside the
+// weight bytes decode streamed per second: how close decode runs to the
+// machine's memory bandwidth.
 #include "command.h"
 #include "kernel_setup.h"
 
@@ -16,6 +20,7 @@
 #include "cairn/gguf.h"
 #include "cairn/kernel_choice.h"
 #include "cairn/model.h"
+#include "calibration/read_bandwidth.h"
 #include "tensor/matmul.h"
 
 #include <nlohmann/json.hpp>
@@ -64,6 +69,20 @@ std::vector<int32_t> benchTokens(int64_t n, int64_t vocab) {
     return t;
 }
 
+// The weight bytes one decode step reads: every tensor of the file, less the
+// token embedding table when the model has its own output matrix (then only
+// one row of the table is read per token; tied, the table is the output).
+uint64_t weightBytesPerToken(const gguf::File& file) {
+    uint64_t total = 0, embedding = 0;
+    bool ownOutput = false;
+    for (const auto& t : file.tensors()) {
+        total += t.nbytes;
+        if (t.name == "token_embd.weight") embedding = t.nbytes;
+        if (t.name == "output.weight") ownOutput = true;
+    }
+    return ownOutput ? total - embedding : total;
+}
+
 }  // namespace
 
 int runBench(Args& args) {
@@ -78,8 +97,11 @@ int runBench(Args& args) {
     const auto sweep = args.option("", "--sweep-chunks");
     const bool json = args.flag("--json");
     const KernelSetup kernels = kernelSetupFrom(args);
+    const double readLoopMib = args.number("", "--read-loop", 0);
     args.positionals();
     if (p < 1 || n < 0 || depth < 0) throw Error("cairn-cli bench", "-p must be positive, -n and -d not negative");
+    if (!(readLoopMib >= 0 && readLoopMib <= 65536))
+        throw Error("cairn-cli bench", "--read-loop takes MiB from 0 (off) to 65536");
 
     const std::string calibration = setUpKernels(kernels, threads);
     auto model = Model::load(modelPath);
@@ -150,6 +172,10 @@ int runBench(Args& args) {
     const double ppTps = medianOf(pp), tgTps = medianOf(tg), rss = peakRssMb();
     const double ppTpsCpu = medianOf(ppCpu), tgTpsCpu = medianOf(tgCpu);
     const double fileMb = double(model->file().fileSize()) / (1024.0 * 1024.0);
+    const double weightMb = double(weightBytesPerToken(model->file())) / 1e6;
+    const double decodeGBs = weightMb * tgTps / 1e3;
+    cairn::calibration::ReadBandwidth readLoop;
+    if (readLoopMib > 0) readLoop = cairn::calibration::measureReadBandwidth(size_t(readLoopMib * 1048576.0), 7, ctx);
     nlohmann::json choice = nlohmann::json::object();
     for (KernelRegime r : kKernelRegimes)
         for (KernelFamily f : kKernelFamilies)
@@ -171,7 +197,13 @@ int runBench(Args& args) {
                             {"pp_tps_cpu", ppTpsCpu},
                             {"tg_tps_cpu", tgTpsCpu},
                             {"kernel_choice", choice},
-                            {"kernel_calibration", calibration}};
+                            {"kernel_calibration", calibration},
+                            {"weights_per_token_mb", weightMb},
+                            {"decode_gbs", decodeGBs}};
+        if (readLoopMib > 0) {
+            j["read_loop_gbs"] = readLoop.bestGBs;
+            j["read_loop_median_gbs"] = readLoop.medianGBs;
+        }
         std::printf("%s\n", j.dump().c_str());
     } else {
         std::printf("model %s (%.1f MiB), %d threads, kernels %s, chunk %lld, depth %lld\n", modelPath.c_str(), fileMb,
@@ -181,6 +213,14 @@ int runBench(Args& args) {
         if (n > 0)
             std::printf("tg%lld  %8.2f t/s  (%.2f t/s per CPU-second of each thread)\n", (long long)n, tgTps, tgTpsCpu);
         std::printf("peak RSS %.1f MiB\n", rss);
+        if (n > 0)
+            std::printf("decode reads %.1f MB of weights a token: %.1f GB/s\n", weightMb, decodeGBs);
+        if (readLoopMib > 0) {
+            std::printf("read loop (%.0f MiB, %d threads, 7 passes): best %.1f GB/s, median %.1f GB/s", readLoopMib,
+                        threads, readLoop.bestGBs, readLoop.medianGBs);
+            if (n > 0) std::printf("; decode %.0f %% of the best", 100.0 * decodeGBs / readLoop.bestGBs);
+            std::printf("\n");
+        }
     }
     return 0;
 }

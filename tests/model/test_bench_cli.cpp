@@ -4,6 +4,8 @@
 // not cached when measured on a busy machine).
 #include "tiny_models.h"
 
+#include "cairn/gguf.h"
+
 #include <nlohmann/json.hpp>
 
 #include <QFileInfo>
@@ -89,6 +91,54 @@ private slots:
         QCOMPARE(j["kernel_calibration"].get<std::string>(), std::string("measured"));
         QVERIFY2(err.contains("not cached: other programs took 70 % of the CPU"), err.constData());
         QVERIFY(!QFileInfo::exists(cache));
+    }
+
+    // --read-loop: the read loop's passes and decode's weight bytes a second;
+    // the weight bytes a token are the file's tensors (the tiny model's output
+    // is tied to its embedding table, so the table counts).
+    void readLoopBesideDecode() {
+        auto [code, j] = bench({"-p", "4", "-n", "4", "--read-loop", "16"});
+        QCOMPARE(code, 0);
+        QVERIFY(j["read_loop_gbs"].get<double>() >= j["read_loop_median_gbs"].get<double>());
+        QVERIFY(j["read_loop_median_gbs"].get<double>() > 0);
+        const auto file = gguf::File::open(model_.toStdString());
+        double mb = 0;
+        for (const auto& t : file.tensors()) mb += double(t.nbytes) / 1e6;
+        QVERIFY(file.findTensor("output.weight") == nullptr);
+        QCOMPARE(j["weights_per_token_mb"].get<double>(), mb);
+        QCOMPARE(j["decode_gbs"].get<double>(), mb * j["tg_tps"].get<double>() / 1e3);
+        auto [plainCode, plain] = bench({"-p", "4", "-n", "4"});
+        QCOMPARE(plainCode, 0);
+        QVERIFY(!plain.contains("read_loop_gbs"));
+    }
+
+    // Untied: the embedding table is read a row a token, so it does not count.
+    void untiedEmbeddingTableIsNotStreamed() {
+        test::TinyModelOptions t;
+        t.type = TensorType::Q8_0;
+        t.tied = false;
+        const QString path = dir_.filePath("untied.gguf");
+        test::writeTinyModel(path.toStdString(), t);
+        QProcess p;
+        p.start(cli_, {"bench", "-m", path, "-t", "1", "-r", "1", "-p", "4", "-n", "2", "--json"});
+        QVERIFY(p.waitForFinished(120000));
+        QCOMPARE(p.exitCode(), 0);
+        const json j = json::parse(p.readAllStandardOutput().toStdString());
+        const auto file = gguf::File::open(path.toStdString());
+        double mb = 0;
+        for (const auto& t : file.tensors())
+            if (t.name != "token_embd.weight") mb += double(t.nbytes) / 1e6;
+        QVERIFY(file.findTensor("output.weight") != nullptr);
+        QCOMPARE(j["weights_per_token_mb"].get<double>(), mb);
+    }
+
+    void aReadLoopOutOfRangeIsRefused() {
+        for (const char* mib : {"-1", "100000", "nan"}) {
+            QByteArray err;
+            auto [code, j] = bench({"--read-loop", mib}, &err);
+            QVERIFY(code != 0);
+            QVERIFY2(err.contains("--read-loop"), err.constData());
+        }
     }
 
     void aNegativeDepthIsRefused() {

@@ -7,6 +7,7 @@
 #include "cairn/exec.h"
 #include "cairn/kernel_calibration.h"
 #include "calibration/cache_eviction.h"
+#include "calibration/read_bandwidth.h"
 #include "random_weights.h"
 #include "same_bits.h"
 #include "tensor/kernels_common.h"
@@ -146,6 +147,20 @@ private slots:
         calibration::evictFromCaches(buffer.data(), 0, ctx);
         QVERIFY(buffer == before);
         qInfo("cache eviction %s on this CPU", calibration::canEvictFromCaches() ? "available" : "not available");
+    }
+
+    // The read loop reports a best and a median pass; any size works, down to
+    // less than one line (it reads one). Not a speed test: the figures only
+    // have to be real rates.
+    void readLoopReportsBestAndMedian() {
+        ExecContext ctx(2);
+        for (size_t bytes : {size_t(10), size_t(64), size_t(3 << 20) + 100, size_t(8 << 20)}) {
+            const auto r = calibration::measureReadBandwidth(bytes, 3, ctx);
+            QVERIFY2(std::isfinite(r.bestGBs) && r.medianGBs > 0, qPrintable(QString::number(bytes)));
+            QVERIFY(r.bestGBs >= r.medianGBs);
+        }
+        const auto one = calibration::measureReadBandwidth(size_t(1) << 20, 1, ctx);
+        QCOMPARE(one.bestGBs, one.medianGBs);
     }
 
     void choiceFollowsTimings() {

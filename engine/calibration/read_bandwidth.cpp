@@ -1,0 +1,83 @@
+#include "calibration/read_bandwidth.h"
+
+#include "calibration/cache_eviction.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace cairn::calibration {
+namespace {
+
+// One 64-byte line as a vector of words (GCC/Clang vector extension).
+typedef uint64_t Line __attribute__((vector_size(64)));
+
+// The read loop in the widest loads this CPU has (the clones of
+// CAIRN_VECTOR_CLONES in model/vector_math.h). The width matters though
+// memory is the limit: with four 16-byte loads a line the out-of-order window
+// holds fewer lines in flight: on an Intel Xeon (family 6 model 207, 2
+// threads, 1 GiB, alternating runs) an SSE2 loop read 17-23 GB/s, this one
+// 32-34.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
+uint64_t sumLines(const Line* from, const Line* to) {
+    Line a{}, b{}, c{}, d{};
+    const Line* p = from;
+    for (; p + 4 <= to; p += 4) {
+        a += p[0];
+        b += p[1];
+        c += p[2];
+        d += p[3];
+    }
+    for (; p < to; ++p) a += *p;
+    const Line s = (a + b) + (c + d);
+    uint64_t t = 0;
+    for (int i = 0; i < 8; ++i) t += s[i];
+    return t;
+}
+
+}  // namespace
+
+ReadBandwidth measureReadBandwidth(size_t bytes, int passes, ExecContext& ctx) {
+    const int64_t lines = std::max<int64_t>(1, int64_t(bytes / sizeof(Line)));
+    std::unique_ptr<Line[]> buffer(new Line[size_t(lines)]);
+    Line* data = buffer.get();
+    // Slices of 2 MiB claimed by the threads as they go, so a thread that is
+    // descheduled for a moment does not hold the pass back (one slice a
+    // thread read no faster).
+    constexpr int64_t kSliceLines = (2 << 20) / 64;
+    const int64_t slices = (lines + kSliceLines - 1) / kSliceLines;
+    const auto sliceRange = [&](int64_t s) {
+        return std::pair{data + s * kSliceLines, data + std::min(lines, (s + 1) * kSliceLines)};
+    };
+    ctx.parallelFor(slices, 1, [&](int64_t a, int64_t b) {
+        for (int64_t s = a; s < b; ++s) {
+            auto [from, to] = sliceRange(s);
+            std::fill(from, to, Line{} + uint64_t(s));  // touches every page on the thread that reads it
+        }
+    });
+
+    std::vector<double> gbs;
+    std::vector<uint64_t> sums(static_cast<size_t>(slices));
+    for (int pass = 0; pass < std::max(1, passes); ++pass) {
+        evictFromCaches(reinterpret_cast<const uint8_t*>(data), size_t(lines) * sizeof(Line), ctx);
+        const auto t0 = std::chrono::steady_clock::now();
+        ctx.parallelFor(slices, 1, [&](int64_t a, int64_t b) {
+            for (int64_t s = a; s < b; ++s) {
+                auto [from, to] = sliceRange(s);
+                sums[size_t(s)] = sumLines(from, to);  // kept, so the reads are not optimized away
+            }
+        });
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        gbs.push_back(double(lines) * sizeof(Line) / seconds / 1e9);
+    }
+    volatile uint64_t sink = 0;
+    for (uint64_t s : sums) sink = sink + s;
+    std::sort(gbs.begin(), gbs.end());
+    return {gbs.back(), gbs[gbs.size() / 2]};
+}
+
+}  // namespace cairn::calibration
