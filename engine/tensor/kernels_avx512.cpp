@@ -923,6 +923,32 @@ inline __m512i scalePairIndex(int first, int second) {
     return _mm512_load_si512(idx);
 }
 
+// The Q4_K and Q6_K tiles' prefetch. With the L2 hint (avx512vnni-l2pf)
+// each row is its own stream, prefetched kKRowPrefetch bytes ahead of where
+// the tile reads it and on into the same row of the next tile, as the nibble
+// tiles do; the address-order sweep kPrefetchAhead ahead (kept with the L1
+// hint, the default path, which AMD runs and where this was not measured)
+// reaches a tile's later rows too late. Intel Xeon (family 6 model 207),
+// `CAIRN_KERNELS=avx512vnni-l2pf cairn-cli bench-kernels --types T --rows
+// 8192 --cols 2048 -p 16 -t 2 -r 7` (from memory), median of 7 interleaved
+// rounds, GB/s, sweep / 2 KiB / 3 KiB ahead: Q6_K 23.9 / 25.1 / 26.2, Q4_K
+// 23.2 / 26.3 / 26.2; llama-1b tg128 (`bench -p 1 -n 128 -t 2 -r 2`), sweep /
+// 3 KiB, interleaved pairs: Q4_K 29.22 / 30.16, 30.25 / 31.61, 30.96 / 32.44,
+// Q4_0 (its Q6_K output matrix) 33.46 / 33.61, 32.88 / 34.47, 33.37 / 34.55
+// t/s.
+constexpr int64_t kKRowPrefetch = 3072;
+
+template <PrefetchTo PF>
+inline void prefetchKTile(const uint8_t* base, int64_t stride, int64_t b, int64_t blockBytes, int64_t step) {
+    if constexpr (PF == PrefetchTo::L2) {
+        const int64_t ahead = b * blockBytes + kKRowPrefetch;
+        const int64_t at = ahead < stride ? ahead : ahead + 15 * stride;
+        for (int r = 0; r < 16; ++r) prefetchLines<PF>(base + r * stride + at, blockBytes);
+    } else {
+        prefetchLines<PF>(base + kPrefetchAhead + b * step, step);
+    }
+}
+
 // Q4_K's 12 scale bytes (the 16 bytes at `p`, last 4 ignored) to 16 words:
 // sc[0..7], m[0..7] (get_scale_min_k4 of the reference, vectorized).
 inline __m256i q4kScaleWords(const uint8_t* p) {
@@ -1019,7 +1045,7 @@ __attribute__((target("gfni"))) void matvec16Q4K(const MatrixView& w, int64_t r0
     const int64_t step = 16 * int64_t(w.rowStride) / nb;
     __m512 acc = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
-        prefetchLines<PF>(base + kPrefetchAhead + b * step, step);
+        prefetchKTile<PF>(base, int64_t(w.rowStride), b, int64_t(bb), step);
         const int8_t* x = xr + 256 * b;
         const __m512i x0 = _mm512_loadu_si512(x), x1 = _mm512_loadu_si512(x + 64);
         const __m512i x2 = _mm512_loadu_si512(x + 128), x3 = _mm512_loadu_si512(x + 192);
@@ -1098,7 +1124,7 @@ __attribute__((target("gfni"))) void matvec16Q6K(const MatrixView& w, int64_t r0
     const int64_t step = 16 * int64_t(w.rowStride) / nb;
     __m512 acc = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
-        prefetchLines<PF>(base + kPrefetchAhead + b * step, step);
+        prefetchKTile<PF>(base, int64_t(w.rowStride), b, int64_t(bb), step);
         const int8_t* x = xq + 256 * b;
         __m512i xv[4];
         for (int c = 0; c < 4; ++c) xv[c] = _mm512_loadu_si512(x + 64 * c);
