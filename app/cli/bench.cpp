@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include <sys/resource.h>
+#include <unistd.h>
 #include <time.h>
 
 #include <algorithm>
@@ -100,8 +101,12 @@ int runBench(Args& args) {
     const double readLoopMib = args.number("", "--read-loop", 0);
     args.positionals();
     if (p < 1 || n < 0 || depth < 0) throw Error("cairn-cli bench", "-p must be positive, -n and -d not negative");
-    if (!(readLoopMib >= 0 && readLoopMib <= 65536))
-        throw Error("cairn-cli bench", "--read-loop takes MiB from 0 (off) to 65536");
+    // The read loop's buffer is allocated and touched whole: at most half of
+    // this machine's memory, so it cannot push the model (or the system) out.
+    const double memoryMib = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE)) / 1048576.0;
+    if (!(readLoopMib >= 0 && readLoopMib <= memoryMib / 2))
+        throw Error("cairn-cli bench", "--read-loop takes MiB from 0 (off) to half of this machine's memory (" +
+                                           std::to_string(int64_t(memoryMib / 2)) + ")");
 
     const std::string calibration = setUpKernels(kernels, threads);
     auto model = Model::load(modelPath);

@@ -133,7 +133,7 @@ private slots:
     }
 
     void aReadLoopOutOfRangeIsRefused() {
-        for (const char* mib : {"-1", "100000", "nan"}) {
+        for (const char* mib : {"-1", "100000000", "nan"}) {
             QByteArray err;
             auto [code, j] = bench({"--read-loop", mib}, &err);
             QVERIFY(code != 0);
