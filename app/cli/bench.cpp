@@ -26,8 +26,8 @@
 #include <nlohmann/json.hpp>
 
 #include <sys/resource.h>
-#include <unistd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -105,8 +105,9 @@ int runBench(Args& args) {
     // this machine's memory, so it cannot push the model (or the system) out.
     const double memoryMib = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE)) / 1048576.0;
     if (!(readLoopMib >= 0 && readLoopMib <= memoryMib / 2))
-        throw Error("cairn-cli bench", "--read-loop takes MiB from 0 (off) to half of this machine's memory (" +
-                                           std::to_string(int64_t(memoryMib / 2)) + ")");
+        throw Error("cairn-cli bench",
+                    "--read-loop takes MiB from 0 (off) to half of this machine's memory (" +
+                        std::to_string(int64_t(memoryMib / 2)) + ")");
 
     const std::string calibration = setUpKernels(kernels, threads);
     auto model = Model::load(modelPath);
@@ -218,8 +219,7 @@ int runBench(Args& args) {
         if (n > 0)
             std::printf("tg%lld  %8.2f t/s  (%.2f t/s per CPU-second of each thread)\n", (long long)n, tgTps, tgTpsCpu);
         std::printf("peak RSS %.1f MiB\n", rss);
-        if (n > 0)
-            std::printf("decode reads %.1f MB of weights a token: %.1f GB/s\n", weightMb, decodeGBs);
+        if (n > 0) std::printf("decode reads %.1f MB of weights a token: %.1f GB/s\n", weightMb, decodeGBs);
         if (readLoopMib > 0) {
             std::printf("read loop (%.0f MiB, %d threads, 7 passes): best %.1f GB/s, median %.1f GB/s", readLoopMib,
                         threads, readLoop.bestGBs, readLoop.medianGBs);

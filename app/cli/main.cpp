@@ -30,8 +30,8 @@ void usage() {
         "           [--repeat-penalty R] [--frequency-penalty F] [--presence-penalty P] [-t N] [--chunk C]\n"
         "           [--ctx N] [--kv f16|f32]                stream a continuation of TEXT\n"
         "  bench -m MODEL [-p 512] [-n 128] [-d DEPTH] [-t 2] [-r 3] [--chunk C] [--json] [--sweep-chunks 16,64,...]\n"
-        "        [--read-loop MIB]                           prompt and generation tokens/s, peak RSS, decode's weight\n"
-        "                                                   GB/s (beside a plain read of MIB MiB: the memory's speed)\n"
+        "        [--read-loop MIB]                           prompt and generation tokens/s, peak RSS, decode GB/s\n"
+        "                                                   (beside a plain read of MIB MiB: the memory's speed)\n"
         "  chat-bench -m MODEL [--turns 10] [--reply 128] [--temp T] [--seed S] [-t 2] [--ctx 4096] [--chunk C] "
         "[--json]\n"
         "                                                   time to first token in a growing chat: reuse, restart, "
@@ -88,10 +88,8 @@ int main(int argc, char** argv) {
         // Messages may quote strings of the input file: never raw to the terminal.
         // Errors a command raises itself may already name it ("cairn-cli bench: ...").
         const std::string what = terminalSafe(e.what()), command = std::string("cairn-cli ") + argv[1] + ":";
-        if (what.starts_with(command))
-            std::fprintf(stderr, "%s\n", what.c_str());
-        else
-            std::fprintf(stderr, "%s %s\n", command.c_str(), what.c_str());
+        if (what.starts_with(command)) std::fprintf(stderr, "%s\n", what.c_str());
+        else std::fprintf(stderr, "%s %s\n", command.c_str(), what.c_str());
         return 1;
     }
 }

@@ -23,7 +23,8 @@ typedef uint64_t Line __attribute__((vector_size(64)));
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #endif
-uint64_t sumLines(const Line* from, const Line* to) {
+uint64_t
+sumLines(const Line* from, const Line* to) {
     Line a{}, b{}, c{}, d{};
     const Line* p = from;
     for (; p + 4 <= to; p += 4) {

@@ -11,7 +11,7 @@
 namespace cairn::calibration {
 
 struct ReadBandwidth {
-    double bestGBs = 0;    // the fastest pass
+    double bestGBs = 0;  // the fastest pass
     double medianGBs = 0;  // the median pass
 };
 

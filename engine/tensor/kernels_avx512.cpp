@@ -426,12 +426,15 @@ __m512i nibbleLastCodes(int back) {
 // 12+p, at first[p] + {0, 4, 8, 12} * stride. Addressed as first[p] + 4 *
 // stride and first[p] + 4 * stride3 (x86 scaled indexes), the tile needs 6
 // registers, where 16 row pointers left GCC moving them in and out of xmm
-// registers and the stack.
+// registers and the stack (the same speed here, but a shorter loop).
 struct NibbleTileRows {
     const uint8_t* first[4];
     int64_t stride, stride3;
     const uint8_t* row(int p, int k) const {
-        return k == 0 ? first[p] : k == 1 ? first[p] + 4 * stride : k == 2 ? first[p] + 8 * stride : first[p] + 4 * stride3;
+        return k == 0 ? first[p]
+            : k == 1  ? first[p] + 4 * stride
+            : k == 2  ? first[p] + 8 * stride
+                      : first[p] + 4 * stride3;
     }
     // rows p | 4+p (u) and 8+p | 12+p (v), 32 bytes each from `at`
     void load(int p, int64_t at, __m512i& u, __m512i& v) const {
