@@ -1,6 +1,7 @@
 #include "calibration/read_bandwidth.h"
 
 #include "calibration/cache_eviction.h"
+#include "tensor/vector_clones.h"
 
 #include <algorithm>
 #include <chrono>
@@ -14,17 +15,12 @@ namespace {
 // One 64-byte line as a vector of words (GCC/Clang vector extension).
 typedef uint64_t Line __attribute__((vector_size(64)));
 
-// The read loop in the widest loads this CPU has (the clones of
-// CAIRN_VECTOR_CLONES in model/vector_math.h). The width matters though
-// memory is the limit: with four 16-byte loads a line the out-of-order window
-// holds fewer lines in flight: on an Intel Xeon (family 6 model 207, 2
-// threads, 1 GiB, alternating runs) an SSE2 loop read 17-23 GB/s, this one
-// 32-34.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#endif
-uint64_t
-sumLines(const Line* from, const Line* to) {
+// The read loop in the widest loads this CPU has (CAIRN_VECTOR_CLONES). The
+// width matters though memory is the limit: with four 16-byte loads a line
+// the out-of-order window holds fewer lines in flight: on an Intel Xeon
+// (family 6 model 207, 2 threads, 1 GiB, alternating runs) an SSE2 loop read
+// 17-23 GB/s, this one 32-34.
+CAIRN_VECTOR_CLONES uint64_t sumLines(const Line* from, const Line* to) {
     Line a{}, b{}, c{}, d{};
     const Line* p = from;
     for (; p + 4 <= to; p += 4) {

@@ -4,17 +4,10 @@
 // clone's lowering of it) runs the same operations.
 #pragma once
 
+#include "tensor/vector_clones.h"
+
 #include <cstdint>
 #include <cstring>
-
-// Kernels are compiled for several x86-64 levels and picked at run time (GCC
-// function multi-versioning). The choice is fixed per machine, so every path
-// of one process runs the same instructions.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define CAIRN_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define CAIRN_VECTOR_CLONES
-#endif
 
 // The helpers are always inlined into the clones, so returning 64-byte
 // vectors never crosses a function boundary (hence no -Wpsabi notes).

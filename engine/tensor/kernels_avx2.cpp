@@ -567,8 +567,7 @@ void floatRowsOneToken(const MatrixView& w, int64_t r0, int64_t r1, const float*
         for (int64_t k = 0; k < full; k += 16) {
             if ((k * eb) % 64 == 0) {  // a new cache line of each row
                 const int64_t ahead = k * eb + kFloatRowPrefetch;
-                // Past the row's end: the same row of the next tile, 4 rows on.
-                const int64_t at = ahead < rowBytes ? ahead : ahead + 3 * rowBytes;
+                const int64_t at = rowStreamOffset(ahead, rowBytes, 4);
                 for (int i = 0; i < 4; ++i) prefetchLine(rows[i] + at);
             }
             const __m256 x0 = _mm256_loadu_ps(x + k), x1 = _mm256_loadu_ps(x + k + 8);

@@ -513,7 +513,7 @@ __attribute__((target("gfni"))) void matvec16Nibbles(const MatrixView& w, int64_
         const int64_t o = b * F::bytes;
         if (b % kPrefetchEvery == 0) {
             const int64_t ahead = o + kRowPrefetch;
-            const int64_t at = ahead < stride ? ahead : ahead + 15 * stride;
+            const int64_t at = rowStreamOffset(ahead, stride, 16);
             for (int p = 0; p < 4; ++p)
                 for (int k = 0; k < 4; ++k) prefetchLine<PF>(rows.row(p, k) + at);
         }
@@ -945,7 +945,7 @@ template <PrefetchTo PF>
 inline void prefetchKTile(const uint8_t* base, int64_t stride, int64_t b, int64_t blockBytes, int64_t step) {
     if constexpr (PF == PrefetchTo::L2) {
         const int64_t ahead = b * blockBytes + kKRowPrefetch;
-        const int64_t at = ahead < stride ? ahead : ahead + 15 * stride;
+        const int64_t at = rowStreamOffset(ahead, stride, 16);
         for (int r = 0; r < 16; ++r) prefetchLines<PF>(base + r * stride + at, blockBytes);
     } else {
         prefetchLines<PF>(base + kPrefetchAhead + b * step, step);
@@ -1440,7 +1440,7 @@ void floatRowsOneToken(TensorType type, const uint8_t* const* rows, int64_t K, c
     for (int64_t k = 0; k < full; k += 16) {
         if ((k * eb) % 64 == 0) {  // a new cache line of each row
             const int64_t ahead = k * eb + kRowPrefetch;
-            const int64_t at = ahead < rowStride ? ahead : ahead + (R - 1) * rowStride;
+            const int64_t at = rowStreamOffset(ahead, rowStride, R);
             for (int r = 0; r < R; ++r) prefetchLine<PF>(rows[r] + at);
         }
         const __m512 xv = _mm512_loadu_ps(x + k);

@@ -148,6 +148,14 @@ static inline void prefetchLines(const uint8_t* from, int64_t n) {
     for (uintptr_t l = start; l < end; l += 64) prefetchLine<To>(reinterpret_cast<const void*>(l));
 }
 
+// For a decode tile that reads `tileRows` consecutive rows and prefetches each
+// row as its own stream: the offset from a row's start `ahead` bytes along
+// that stream, which past the row's end (`rowBytes`) goes on in the same row
+// of the next tile, `tileRows` rows on.
+static inline int64_t rowStreamOffset(int64_t ahead, int64_t rowBytes, int64_t tileRows) {
+    return ahead < rowBytes ? ahead : ahead + (tileRows - 1) * rowBytes;
+}
+
 // The first kPrefetchAhead bytes of rows [r0, r1), which the per-step
 // prefetch above (always kPrefetchAhead ahead) never covers: issued at the
 // start of a decode task so its first tiles do not wait on memory either.
