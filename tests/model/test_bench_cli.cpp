@@ -141,11 +141,14 @@ private slots:
         }
     }
 
+    // One line that names the command once (bench's own errors name it too).
     void aNegativeDepthIsRefused() {
         QByteArray err;
         auto [code, j] = bench({"-d", "-5"}, &err);
         QVERIFY(code != 0);
         QVERIFY2(err.contains("-d"), err.constData());
+        QVERIFY2(err.startsWith("cairn-cli bench: ") && err.count("cairn-cli bench") == 1, err.constData());
+        QCOMPARE(err.count('\n'), 1);
     }
 };
 
