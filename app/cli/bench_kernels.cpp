@@ -8,6 +8,7 @@
 #include "cairn/exec.h"
 #include "tensor/matmul.h"
 #include "tensor/quant.h"
+#include "tensor/row_tiles.h"
 
 #include <algorithm>
 #include <chrono>
@@ -115,9 +116,16 @@ int runBenchKernels(Args& args) {
     for (const std::string& name : types) {
         const TensorType type = typeByName(name);
         const size_t rb = rowBytes(type, cols), matBytes = rb * size_t(rows);
-        const auto w0 = randomWeights(type, rows, cols, 1);
-        // Prefill: one matrix, all tokens.
+        auto w0 = randomWeights(type, rows, cols, 1);
+        // Prefill: one matrix, all tokens. In the layout a model would store
+        // it in on this CPU (tensor/row_tiles.h).
         tensor::MatrixView w{type, w0.data(), rows, cols, rb};
+        if (tensor::rowTilesWanted(type)) {
+            std::vector<uint8_t> tiles(w0.size());
+            w = tensor::tileRows(w, tiles.data());
+            w0.swap(tiles);
+            w.data = w0.data();
+        }
         tensor::matmul(w, x.data(), cols, tokens, y.data(), rows, ctx);  // warm-up
         std::vector<double> gemm, gemmCpu;
         for (int i = 0; i < reps; ++i) {
@@ -136,7 +144,8 @@ int runBenchKernels(Args& args) {
             auto t0 = Clock::now();
             const double c0 = cpuSeconds();
             for (size_t c = 0; c < copies; ++c) {
-                tensor::MatrixView wc{type, big.data() + c * matBytes, rows, cols, rb};
+                tensor::MatrixView wc = w;
+                wc.data = big.data() + c * matBytes;
                 tensor::matmul(wc, x.data(), cols, 1, y.data(), rows, ctx);
             }
             dec.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / double(copies));
@@ -145,6 +154,8 @@ int runBenchKernels(Args& args) {
         const double g = median(gemm), d = median(dec), flops = 2.0 * double(rows) * double(cols) * double(tokens);
         const double gBest = *std::min_element(gemm.begin(), gemm.end());
         const double dBest = *std::min_element(dec.begin(), dec.end());
+        if (w.layout == tensor::RowLayout::Tiles16)
+            std::printf("%s in 16-row tiles (CAIRN_ROW_TILES=off: file layout)\n", name.c_str());
         std::printf("%-5s  %10.2f %9.1f %9.1f %9.1f  %10.1f %7.1f %7.1f %7.1f\n", name.c_str(), g * 1e3,
                     flops / g * 1e-9, flops / median(gemmCpu) * 1e-9, flops / gBest * 1e-9, d * 1e6,
                     double(matBytes) / d * 1e-9, double(matBytes) / median(decCpu) * 1e-9,

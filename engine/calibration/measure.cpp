@@ -5,6 +5,7 @@
 
 #include "calibration/cache_eviction.h"
 #include "tensor/matmul.h"
+#include "tensor/row_tiles.h"
 
 #include <unistd.h>
 
@@ -144,18 +145,25 @@ std::vector<KernelTiming> measureKernelTimings(ExecContext& ctx, const std::vect
         const size_t rb = rowBytes(type, kCols);
         const size_t matrixBytes = rb * size_t(kDecodeRows);
         const size_t matrices = std::max<size_t>(1, weights.bytes / matrixBytes);
-        auto view = [&](size_t i, int64_t rows) {
-            return tensor::MatrixView{type, weights.data() + i * matrixBytes, rows, kCols, rb};
+        // Each path reads the layout a model would store the weights in for
+        // it (tensor/row_tiles.h). The random bytes are valid blocks either
+        // way: the tiles' half-float scales sit at even offsets too. (Where
+        // decode and prefill choose paths that differ in layout, prefill runs
+        // through an unpacking copy this does not time.)
+        auto view = [&](size_t i, int64_t rows, const std::string& path, int64_t tokens) {
+            tensor::MatrixView v{type, weights.data() + i * matrixBytes, rows, kCols, rb};
+            if (tensor::pathReadsRowTiles(path, type, tokens)) v.layout = tensor::RowLayout::Tiles16;
+            return v;
         };
         // Decode: one token against each matrix in turn, as a model's layers.
         timeAll(f, KernelRegime::Decode, double(matrices * matrixBytes), true, [&](const std::string& p) {
             for (size_t i = 0; i < matrices; ++i)
-                tensor::matmulOnPath(p, view(i, kDecodeRows), x.data(), kCols, 1, y.data(), kDecodeRows, ctx);
+                tensor::matmulOnPath(p, view(i, kDecodeRows, p, 1), x.data(), kCols, 1, y.data(), kDecodeRows, ctx);
         });
         // Prefill: a batch of tokens against one matrix that stays in cache.
         timeAll(f, KernelRegime::Prefill, double(rb * kPrefillRows), false, [&](const std::string& p) {
-            tensor::matmulOnPath(p, view(0, kPrefillRows), x.data(), kCols, kPrefillTokens, y.data(), kPrefillRows,
-                                 ctx);
+            tensor::matmulOnPath(p, view(0, kPrefillRows, p, kPrefillTokens), x.data(), kCols, kPrefillTokens, y.data(),
+                                 kPrefillRows, ctx);
         });
     }
     return out;

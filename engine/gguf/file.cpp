@@ -64,6 +64,16 @@ File File::fromMemory(const uint8_t* data, size_t size, std::string name) {
     return f;
 }
 
+void File::releasePages(const uint8_t* p, size_t n) const {
+    if (!mapping_ || !mapping_->addr || p < base_ || n > size_ || size_t(p - base_) > size_ - n) return;
+    const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+    const uintptr_t first = (reinterpret_cast<uintptr_t>(p) + page - 1) & ~(page - 1);
+    const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n) & ~(page - 1);
+    // A read-only shared file mapping: MADV_DONTNEED only unmaps the pages
+    // (the page cache keeps them until the system needs the memory).
+    if (end > first) madvise(reinterpret_cast<void*>(first), end - first, MADV_DONTNEED);
+}
+
 const Value* File::find(std::string_view key) const {
     for (const auto& v : values_)
         if (v.key_ == key) return &v;

@@ -7,6 +7,7 @@
 #include "cairn/gguf.h"
 #include "cairn/tokenizer.h"
 #include "model/architectures.h"
+#include "model/tiled_weights.h"
 
 #include <algorithm>
 #include <string_view>
@@ -37,12 +38,15 @@ constexpr Architecture kArchitectures[] = {
 }  // namespace
 
 // What every architecture shares: the file's name, architecture and parameter count.
-Model::Model(std::unique_ptr<gguf::File> file) : file_(std::move(file)) {
+Model::Model(std::unique_ptr<gguf::File> file)
+    : file_(std::move(file)), tiledWeights_(std::make_unique<model::TiledWeights>()) {
     info_.architecture = file_->architecture();
     info_.name = std::string(file_->getString("general.name"));
     for (const auto& t : file_->tensors()) info_.parameters += uint64_t(t.elements());
 }
 Model::~Model() = default;
+
+size_t Model::tiledWeightBytes() const { return tiledWeights_->bytes(); }
 
 std::unique_ptr<Model> Model::load(const std::string& path) {
     auto file = std::make_unique<gguf::File>(gguf::File::open(path));

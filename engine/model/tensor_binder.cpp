@@ -12,10 +12,11 @@ const gguf::TensorInfo& TensorBinder::get(const std::string& name) {
     return *t;
 }
 
-tensor::MatrixView TensorBinder::matrix(const std::string& name, int64_t ne0, int64_t ne1) {
+tensor::MatrixView TensorBinder::matrix(const std::string& name, int64_t ne0, int64_t ne1, bool tileable) {
     const auto& t = get(name);
     checkShape(t, ne0, ne1);
-    return matrixView(t);
+    const tensor::MatrixView view = matrixView(t);
+    return tiles_ && tileable ? tiles_->tile(file_, view) : view;
 }
 
 std::vector<float> TensorBinder::vec(const std::string& name, int64_t n) { return vectorF32(get(name), n); }

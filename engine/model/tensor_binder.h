@@ -5,6 +5,7 @@
 
 #include "cairn/exec.h"
 #include "cairn/gguf.h"
+#include "model/tiled_weights.h"
 #include "tensor/matmul.h"
 
 #include <cstdint>
@@ -34,12 +35,16 @@ struct VocabularyHead {
 // the wrong shape; every tensor looked up is remembered for requireAllUsed().
 class TensorBinder {
 public:
-    explicit TensorBinder(const gguf::File& file) : file_(file) {}
+    // `tiles`: where matrices re-ordered for decode are kept (the model's);
+    // null: every matrix is a view of the mapping.
+    explicit TensorBinder(const gguf::File& file, TiledWeights* tiles = nullptr) : file_(file), tiles_(tiles) {}
 
     bool has(const std::string& name) const { return file_.findTensor(name) != nullptr; }
     const gguf::TensorInfo& get(const std::string& name);
-    // A 2-D weight [ne0, ne1] as a matmul operand (a view of the mapping).
-    tensor::MatrixView matrix(const std::string& name, int64_t ne0, int64_t ne1);
+    // A 2-D weight [ne0, ne1] as a matmul operand: a view of the mapping, or
+    // its Tiles16 copy (TiledWeights::tile) when `tileable` — false for a
+    // fused matrix split by rowSlice at rows that are not multiples of 16.
+    tensor::MatrixView matrix(const std::string& name, int64_t ne0, int64_t ne1, bool tileable = true);
     // A 1-D tensor of n values (norm weight, bias) as f32.
     std::vector<float> vec(const std::string& name, int64_t n);
     // A small 2-D table [ne0, ne1] as f32 values, ne0 fastest.
@@ -57,6 +62,7 @@ public:
 
 private:
     const gguf::File& file_;
+    TiledWeights* tiles_;
     std::set<std::string, std::less<>> used_;
 };
 

@@ -6,6 +6,7 @@
 #include "model/attention.h"
 #include "model/hyperparameters.h"
 #include "model/ops.h"
+#include "tensor/row_tiles.h"
 
 #include <algorithm>
 #include <cmath>
@@ -56,7 +57,7 @@ void TransformerModel::readParams() {
 }
 
 void TransformerModel::bindTensors() {
-    TensorBinder bind(*file_);
+    TensorBinder bind(*file_, tiledWeights_.get());
 
     head_ = bind.vocabularyHead(p_.embedding);
     p_.vocab = head_.vocab;
@@ -75,7 +76,8 @@ void TransformerModel::bindTensors() {
         auto& L = layers_[size_t(i)];
         L.attnNorm = bind.vec(b + "attn_norm.weight", e);
         if (variant_.fused) {
-            const tensor::MatrixView qkv = bind.matrix(b + "attn_qkv.weight", e, qd + kd + vd);
+            const tensor::MatrixView qkv = bind.matrix(b + "attn_qkv.weight", e, qd + kd + vd,
+                                                       qd % tensor::kTileRows == 0 && kd % tensor::kTileRows == 0);
             L.wq = rowSlice(qkv, 0, qd);
             L.wk = rowSlice(qkv, qd, kd);
             L.wv = rowSlice(qkv, qd + kd, vd);
@@ -96,7 +98,7 @@ void TransformerModel::bindTensors() {
         }
         L.ffnNorm = bind.vec(b + "ffn_norm.weight", e);
         if (variant_.fused) {
-            const tensor::MatrixView gateUp = bind.matrix(b + "ffn_up.weight", e, 2 * ff);
+            const tensor::MatrixView gateUp = bind.matrix(b + "ffn_up.weight", e, 2 * ff, ff % tensor::kTileRows == 0);
             L.gate = rowSlice(gateUp, 0, ff);
             L.up = rowSlice(gateUp, ff, ff);
         } else {

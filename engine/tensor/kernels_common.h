@@ -34,6 +34,7 @@ namespace cairn::tensor::kernels {
 
 // First scratch slot of the per-call buffers (see scratch() below).
 constexpr int kCallSlots = 8;
+constexpr int kUnpackedTileSlot = 4;
 constexpr int kMaxMatmulNesting = 4;
 
 // Per-type facts for the integer dot products.
@@ -87,7 +88,8 @@ void decodeFloatRow(TensorType type, const uint8_t* row, float* out, int64_t n);
 
 // Thread-local scratch memory, 64-byte aligned, valid until the next call with
 // the same slot on this thread. Lives in a baseline TU (no ISA-specific STL code).
-// Slots 0-3: kernels, 7: per-token temporaries — held only by code that never
+// Slots 0-3: kernels, 4: a Tiles16 tile unpacked for a path that reads only
+// the file layout (matmul.cpp), 7: per-token temporaries — held only by code that never
 // waits for other tasks, so no other task can run on the thread meanwhile.
 // Slots from kCallSlots on: the per-call activations, held across the
 // parallelFor wait (a thread may run another matmul's task while it waits), so
@@ -215,6 +217,10 @@ struct KernelSet {
     // (null: matmul uses those).
     void (*quantizeQ8_0)(const float* x, BlockQ8_0* y, int64_t n) = nullptr;
     void (*quantizeQ8K)(const float* x, BlockQ8_K* y, int64_t n) = nullptr;
+    // Whether rows() reads a RowLayout::Tiles16 matrix of this type for this
+    // many tokens itself (null: never). Otherwise matmul unpacks each tile to
+    // the file layout in scratch slot kUnpackedTileSlot first.
+    bool (*readsRowTiles)(TensorType type, int64_t nTokens) = nullptr;
 };
 
 // The base path (CAIRN_KERNELS or the best supported, or forceKernelPath()).

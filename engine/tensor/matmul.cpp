@@ -6,6 +6,7 @@
 #include "tensor/blocks.h"
 #include "tensor/kernels_common.h"
 #include "tensor/quant.h"
+#include "tensor/row_tiles.h"
 
 #include <algorithm>
 #include <string>
@@ -33,6 +34,8 @@ void check(const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens, co
                         std::string(tensorTypeName(w.type)) + " block size");
     if (!w.data || w.rowStride < rowBytes(w.type, w.cols))
         throw Error(where, "weight view has no data or a row stride shorter than a row");
+    if (w.layout == RowLayout::Tiles16 && (!hasRowTiles(w.type) || w.rowStride != rowBytes(w.type, w.cols)))
+        throw Error(where, "a row-tiled weight of a type without tiles, or with gaps between rows");
     if (nTokens < 0 || (nTokens > 0 && (!x || !y)) || (nTokens > 1 && ldx < w.cols) || (nTokens > 1 && ldy < w.rows))
         throw Error(where, "activation or output layout does not fit the weight shape");
 }
@@ -97,6 +100,30 @@ void quantizeActivations(const MatrixView& w, const float* x, int64_t ldx, Activ
     });
 }
 
+// Rows [r0, r1) (r0 a multiple of 16) of a Tiles16 matrix on a path that
+// reads only the file layout: each whole tile unpacked into scratch and
+// computed there, the rows past the last whole tile in place. The same bits
+// as the path on the file layout, for a copy of 16 rows per tile.
+void rowsFromFileLayout(const kernels::KernelSet& ks, const MatrixView& w, int64_t r0, int64_t r1,
+                        const kernels::Activations& a, float* y, int64_t ldy) {
+    const int64_t wholeTiles = w.rows / kTileRows * kTileRows;
+    int64_t r = r0;
+    for (; r < std::min(r1, wholeTiles); r += kTileRows) {
+        uint8_t* rows = kernels::scratch(kernels::kUnpackedTileSlot, size_t(kTileRows) * w.rowStride);
+        unpackRowTile(w.type, w.row(r), w.rowStride, rows);
+        MatrixView tile = w;
+        tile.data = rows;
+        tile.rows = kTileRows;
+        tile.layout = RowLayout::File;
+        ks.rows(tile, 0, kTileRows, a, y + r, ldy);
+    }
+    if (r < r1) {
+        MatrixView rest = w;
+        rest.layout = RowLayout::File;
+        ks.rows(rest, r, r1, a, y, ldy);
+    }
+}
+
 void matmulWith(const kernels::KernelSet& ks, const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens,
                 float* y, int64_t ldy, ExecContext& ctx) {
     check(w, x, ldx, nTokens, y, ldy);
@@ -133,15 +160,21 @@ void matmulWith(const kernels::KernelSet& ks, const MatrixView& w, const float* 
     }
 
     // Rows are the unit of parallel work (outputs, never a reduction). Tasks
-    // are whole tiles of the path (16 rows on AVX-512/AVX2), about four per
-    // thread so a core shared with another process does not leave the other
-    // idle at the end of a call. (Not measured against one task per thread:
-    // the shared development machine's timings were too noisy to tell.)
-    const int64_t align = ks.rowAlign;
+    // are whole tiles of the path (16 rows on AVX-512/AVX2) and of a Tiles16
+    // layout, about four per thread so a core shared with another process
+    // does not leave the other idle at the end of a call. (Not measured
+    // against one task per thread: the shared development machine's timings
+    // were too noisy to tell.)
+    const bool tiled = w.layout == RowLayout::Tiles16;
+    const bool unpack = tiled && !(ks.readsRowTiles && ks.readsRowTiles(w.type, nTokens));
+    const int64_t align = tiled ? std::max<int64_t>(ks.rowAlign, kTileRows) : ks.rowAlign;
     const int64_t units = (w.rows + align - 1) / align;
     const int64_t perThread = std::max<int64_t>(1, units / (4 * ctx.threads()));
-    ctx.parallelFor(units, perThread,
-                    [&](int64_t u0, int64_t u1) { ks.rows(w, u0 * align, std::min(w.rows, u1 * align), a, y, ldy); });
+    ctx.parallelFor(units, perThread, [&](int64_t u0, int64_t u1) {
+        const int64_t r0 = u0 * align, r1 = std::min(w.rows, u1 * align);
+        if (unpack) rowsFromFileLayout(ks, w, r0, r1, a, y, ldy);
+        else ks.rows(w, r0, r1, a, y, ldy);
+    });
 }
 
 }  // namespace

@@ -17,13 +17,24 @@
 
 namespace cairn::tensor {
 
-// A 2-D weight in a GGUF mapping: `rows` rows of `cols` elements of `type`.
+// How a matrix's rows are stored.
+//   File: row after row, as in the GGUF file.
+//   Tiles16: each whole tile of 16 rows (rows 16t to 16t + 15, the same bytes
+//     as in the file layout, at the same place) has its blocks re-ordered for
+//     the decode kernels (tensor/row_tiles.h); rows past the last whole tile
+//     are stored as in the file. Only types with hasRowTiles() use it.
+enum class RowLayout : uint8_t { File, Tiles16 };
+
+// A 2-D weight: `rows` rows of `cols` elements of `type`.
 struct MatrixView {
     TensorType type = TensorType::F32;
     const uint8_t* data = nullptr;
     int64_t rows = 0;
     int64_t cols = 0;
     size_t rowStride = 0;  // bytes between rows
+    RowLayout layout = RowLayout::File;
+    // Row r in the file layout; with Tiles16, the start of r's tile when r is a
+    // multiple of 16 (a row inside a whole tile is not stored as a row).
     const uint8_t* row(int64_t r) const { return data + size_t(r) * rowStride; }
 };
 

@@ -7,8 +7,10 @@
 #include "cairn/exec.h"
 #include "cairn/model.h"
 #include "cairn/tokenizer.h"
+#include "same_bits.h"
 #include "shared_data.h"
 #include "tensor/matmul.h"
+#include "tensor/row_tiles.h"
 
 #include <QTest>
 
@@ -73,6 +75,36 @@ private slots:
             prefill(*model, *mem, std::span(tokens).subspan(na), 64, false, last.data(), ctx);
             QVERIFY(std::memcmp(last.data(), &steps[(n - 1) * V], V * 4) == 0);
         }
+    }
+
+    // Weights re-ordered into 16-row tiles at load (tensor/row_tiles.h, on
+    // CPUs whose decode kernels read them) give the bits of the file's
+    // layout, in decode steps and in prefill, on every kernel path.
+    void tiledWeightsGiveTheFileLayoutsBits() {
+        const std::string path = test::sharedPath("fixtures/llama-spm-q4_0.gguf");
+        qputenv("CAIRN_ROW_TILES", "off");
+        const auto plain = Model::load(path);
+        qunsetenv("CAIRN_ROW_TILES");
+        const auto tiled = Model::load(path);
+        QCOMPARE(plain->tiledWeightBytes(), size_t(0));
+        QCOMPARE(tiled->tiledWeightBytes() > 0, tensor::rowTilesWanted(TensorType::Q4_0));
+        if (tiled->tiledWeightBytes() == 0) QSKIP("this CPU's decode kernels do not read 16-row tiles");
+        const auto tokens = plain->tokenizer().encode("Tiles or rows, the weights are the same numbers.", true, true);
+        const size_t V = size_t(plain->info().vocabSize), n = tokens.size();
+        auto run = [&](const Model& m, int64_t chunk) {
+            ExecContext ctx(2);
+            auto mem = m.newMemory({64, KvType::F16});
+            std::vector<float> all(n * V);
+            prefill(m, *mem, tokens, chunk, true, all.data(), ctx);
+            return all;
+        };
+        const auto paths = tensor::availableKernelPaths();
+        for (const std::string& p : paths) {
+            QVERIFY(tensor::forceKernelPath(p));
+            for (int64_t chunk : {1, 16})
+                QVERIFY2(test::sameBits(run(*tiled, chunk), run(*plain, chunk)), qPrintable(QString::fromStdString(p)));
+        }
+        tensor::forceKernelPath(paths.front());
     }
 
     // Every kernel path this CPU runs gives the scalar path's bits, so the

@@ -1,4 +1,5 @@
 // The shared ops against their textbook formulas (computed here in double).
+#include "cairn/error.h"
 #include "cairn/exec.h"
 #include "memory/kv_cache.h"
 #include "model/attention.h"
@@ -154,6 +155,22 @@ private slots:
                     QVERIFY(std::abs(out[size_t((t * heads + h) * d + i)] - o / sum) < 1e-5);
                 }
             }
+    }
+
+    // A fused weight in 16-row tiles splits only between tiles (rowSlice);
+    // a slice that would cut a tile is an error, not wrong rows.
+    void rowSliceKeepsTilesWhole() {
+        tensor::MatrixView w{TensorType::Q4_0, reinterpret_cast<const uint8_t*>(this), 48, 64, 36};
+        QCOMPARE(rowSlice(w, 5, 20).rows, int64_t(20));  // file layout: any rows
+        w.layout = tensor::RowLayout::Tiles16;
+        const tensor::MatrixView s = rowSlice(w, 16, 32);
+        QCOMPARE(s.data, w.row(16));
+        QCOMPARE(int(s.layout), int(tensor::RowLayout::Tiles16));
+        QCOMPARE(rowSlice(w, 32, 16).rows, int64_t(16));
+        w.rows = 45;  // the last 13 rows are past the last whole tile: a slice may end there
+        QCOMPARE(rowSlice(w, 16, 29).rows, int64_t(29));
+        QVERIFY_THROWS_EXCEPTION(Error, rowSlice(w, 8, 16));
+        QVERIFY_THROWS_EXCEPTION(Error, rowSlice(w, 0, 20));
     }
 };
 

@@ -122,6 +122,10 @@ public:
     std::string architecture() const { return std::string(getString("general.architecture")); }
 
     const std::vector<TensorInfo>& tensors() const { return tensors_; }
+    // Tells the system this process will not read [p, p + n) of the mapping
+    // soon (the whole pages inside it leave this process's memory; a later
+    // read maps them again from the file). Nothing for a File::fromMemory.
+    void releasePages(const uint8_t* p, size_t n) const;
     const TensorInfo* findTensor(std::string_view name) const;
     const TensorInfo& tensor(std::string_view name) const;  // throws "missing tensor"
 

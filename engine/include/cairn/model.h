@@ -11,6 +11,9 @@ namespace cairn {
 
 class ExecContext;
 class Tokenizer;
+namespace model {
+class TiledWeights;
+}
 namespace gguf {
 class File;
 }
@@ -85,6 +88,9 @@ public:
     const ModelInfo& info() const { return info_; }
     const Tokenizer& tokenizer() const { return *tokenizer_; }
     const gguf::File& file() const { return *file_; }
+    // Bytes of weights kept re-ordered for this CPU's decode kernels in the
+    // model's own memory instead of mapped from the file (engine/model/tiled_weights.h).
+    size_t tiledWeightBytes() const;
 
     virtual std::unique_ptr<Memory> newMemory(const MemoryOptions& options) const = 0;
 
@@ -99,6 +105,8 @@ public:
 protected:
     Model(std::unique_ptr<gguf::File> file);
     std::unique_ptr<gguf::File> file_;
+    // Weights re-ordered for decode (engine/model/tiled_weights.h), for the TensorBinder.
+    std::unique_ptr<model::TiledWeights> tiledWeights_;
     std::unique_ptr<Tokenizer> tokenizer_;
     ModelInfo info_;
 };

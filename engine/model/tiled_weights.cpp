@@ -1,0 +1,21 @@
+#include "model/tiled_weights.h"
+
+#include "tensor/row_tiles.h"
+
+#include <new>
+
+namespace cairn::model {
+
+tensor::MatrixView TiledWeights::tile(const gguf::File& file, const tensor::MatrixView& w) {
+    if (!tensor::rowTilesWanted(w.type) || w.rows < tensor::kTileRows) return w;
+    const size_t bytes = size_t(w.rows) * w.rowStride;
+    std::unique_ptr<uint8_t, Free> buffer(static_cast<uint8_t*>(std::aligned_alloc(64, (bytes + 63) & ~size_t(63))));
+    if (!buffer) throw std::bad_alloc();
+    const tensor::MatrixView tiled = tensor::tileRows(w, buffer.get());
+    file.releasePages(w.data, bytes);
+    bytes_ += bytes;
+    buffers_.push_back(std::move(buffer));
+    return tiled;
+}
+
+}  // namespace cairn::model

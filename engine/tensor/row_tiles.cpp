@@ -1,0 +1,85 @@
+// Re-ordering between the file layout and Tiles16 (row_tiles.h). Scalar code:
+// it runs once per weight at load, and per tile on the paths that read only
+// the file layout.
+#include "tensor/row_tiles.h"
+
+#include "cairn/error.h"
+#include "tensor/blocks.h"
+#include "tensor/kernels_common.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace cairn::tensor {
+
+namespace {
+
+constexpr size_t kQ4_0Block = sizeof(BlockQ4_0);  // 18: fp16 d, 16 code bytes
+constexpr size_t kQ4_0Tile = kTileRows * kQ4_0Block;
+
+// Where row i's codes go in a Q4_0 tile block (row_tiles.h).
+size_t q4_0CodesAt(int i) { return 32 + 64 * size_t(i % 4) + 16 * size_t(i / 4); }
+
+}  // namespace
+
+bool hasRowTiles(TensorType type) { return type == TensorType::Q4_0; }
+
+bool decodeReadsRowTiles(TensorType type) {
+    if (!hasRowTiles(type)) return false;
+    const kernels::KernelSet& ks = kernels::activeKernels(type, 1);
+    return ks.readsRowTiles && ks.readsRowTiles(type, 1);
+}
+
+bool pathReadsRowTiles(std::string_view path, TensorType type, int64_t nTokens) {
+    const kernels::KernelSet* ks = kernels::kernelsNamed(path);
+    return hasRowTiles(type) && ks && ks->readsRowTiles && ks->readsRowTiles(type, nTokens);
+}
+
+bool rowTilesWanted(TensorType type) {
+    const char* env = std::getenv("CAIRN_ROW_TILES");
+    return decodeReadsRowTiles(type) && !(env && std::strcmp(env, "off") == 0);
+}
+
+void packRowTile(TensorType type, const uint8_t* rows, size_t rowBytes, uint8_t* tile) {
+    if (type != TensorType::Q4_0) throw Error("row tiles", "no tile layout for " + std::string(tensorTypeName(type)));
+    const size_t nb = rowBytes / kQ4_0Block;
+    for (size_t b = 0; b < nb; ++b) {
+        uint8_t* t = tile + b * kQ4_0Tile;
+        for (int i = 0; i < kTileRows; ++i) {
+            const uint8_t* block = rows + size_t(i) * rowBytes + b * kQ4_0Block;
+            std::memcpy(t + 2 * i, block, 2);
+            std::memcpy(t + q4_0CodesAt(i), block + 2, 16);
+        }
+    }
+}
+
+void unpackRowTile(TensorType type, const uint8_t* tile, size_t rowBytes, uint8_t* rows) {
+    if (type != TensorType::Q4_0) throw Error("row tiles", "no tile layout for " + std::string(tensorTypeName(type)));
+    const size_t nb = rowBytes / kQ4_0Block;
+    for (size_t b = 0; b < nb; ++b) {
+        const uint8_t* t = tile + b * kQ4_0Tile;
+        for (int i = 0; i < kTileRows; ++i) {
+            uint8_t* block = rows + size_t(i) * rowBytes + b * kQ4_0Block;
+            std::memcpy(block, t + 2 * i, 2);
+            std::memcpy(block + 2, t + q4_0CodesAt(i), 16);
+        }
+    }
+}
+
+MatrixView tileRows(const MatrixView& w, uint8_t* out) {
+    if (!hasRowTiles(w.type)) throw Error("row tiles", "no tile layout for " + std::string(tensorTypeName(w.type)));
+    const size_t rb = rowBytes(w.type, w.cols);
+    if (w.layout != RowLayout::File || w.rowStride != rb)
+        throw Error("row tiles", "the matrix is not stored as contiguous file rows");
+    const int64_t tiles = w.rows / kTileRows;
+    for (int64_t t = 0; t < tiles; ++t) packRowTile(w.type, w.row(t * kTileRows), rb, out + size_t(t * kTileRows) * rb);
+    const size_t tail = size_t(w.rows - tiles * kTileRows) * rb;
+    if (tail) std::memcpy(out + size_t(tiles * kTileRows) * rb, w.row(tiles * kTileRows), tail);
+    MatrixView v = w;
+    v.data = out;
+    v.layout = RowLayout::Tiles16;
+    return v;
+}
+
+}  // namespace cairn::tensor

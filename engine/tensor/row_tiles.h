@@ -1,0 +1,59 @@
+// The Tiles16 row layout (RowLayout in tensor/matmul.h): weights re-ordered
+// once at load so that the decode kernel reads each tile of 16 rows as one
+// stream already in its register order.
+//
+// Why: decode streams every weight byte once per token, and from the file's
+// layout (16 rows read side by side, each block's scale beside its codes) the
+// AVX-512 Q4_0 tile spent more time moving bytes into lanes than multiplying:
+// it read 28 GB/s from L2, the Tiles16 tile 43-44 GB/s (Intel Xeon family 6
+// model 207, see docs/PERFORMANCE.md), which is what lets decode run at the
+// memory's speed.
+//
+// Q4_0, per block column b of a tile (16 rows x 18 bytes = 288 bytes, at b * 288):
+//   bytes 0-31: the 16 rows' d (fp16), row order;
+//   bytes 32 + 64 j + 16 q .. + 15: the 16 code bytes of row 4 q + j (j, q = 0..3),
+//   so that code chunk j holds rows j, 4 + j, 8 + j, 12 + j in its 128-bit lanes.
+// A tile has the same bytes as the 16 file rows it replaces, so a Tiles16
+// matrix has the file layout's size and its tiles start where the rows did.
+#pragma once
+
+#include "cairn/tensor_type.h"
+#include "tensor/matmul.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace cairn::tensor {
+
+constexpr int64_t kTileRows = 16;
+
+// Whether `type` has a Tiles16 layout.
+bool hasRowTiles(TensorType type);
+
+// Whether the kernels that decode (one token) `type` on this CPU read the
+// Tiles16 layout themselves. Other paths give the same bits through
+// unpackRowTile, at the cost of a copy, so a model tiles its weights only
+// when this is true.
+bool decodeReadsRowTiles(TensorType type);
+
+// Whether kernel path `path` (matmulOnPath) reads the Tiles16 layout of
+// `type` itself for this many tokens (false for a path this CPU lacks).
+bool pathReadsRowTiles(std::string_view path, TensorType type, int64_t nTokens);
+
+// Whether a weight of `type` is best stored in the Tiles16 layout on this
+// CPU: decodeReadsRowTiles, unless the environment variable CAIRN_ROW_TILES
+// is "off" (benchmarks compare the two layouts with it).
+bool rowTilesWanted(TensorType type);
+
+// 16 rows of the file layout (`rowBytes` apart, `rowBytes` long) into one tile.
+void packRowTile(TensorType type, const uint8_t* rows, size_t rowBytes, uint8_t* tile);
+// One tile back into 16 rows of the file layout, `rowBytes` apart.
+void unpackRowTile(TensorType type, const uint8_t* tile, size_t rowBytes, uint8_t* rows);
+
+// Writes `w` (File layout, rows stored contiguously) to `out` (rows * rowStride
+// bytes) in the Tiles16 layout and returns the view of `out`. cairn::Error if
+// the type has no Tiles16 layout or the rows are not contiguous.
+MatrixView tileRows(const MatrixView& w, uint8_t* out);
+
+}  // namespace cairn::tensor

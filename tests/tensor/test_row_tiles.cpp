@@ -1,0 +1,147 @@
+// The Tiles16 row layout (tensor/row_tiles.h): the re-ordering is exact and
+// reversible, and matmul on a tiled weight gives the bits of the file layout
+// on every kernel path, every token count and thread count — whether the
+// path reads the tiles itself or through the unpacking copy.
+#include "cairn/error.h"
+#include "cairn/exec.h"
+#include "random_weights.h"
+#include "same_bits.h"
+#include "tensor/blocks.h"
+#include "tensor/matmul.h"
+#include "tensor/row_tiles.h"
+
+#include <QTest>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace cairn;
+using namespace cairn::tensor;
+using namespace cairn::test;
+
+namespace {
+
+std::vector<float> run(const MatrixView& w, const std::vector<float>& x, int64_t tokens, int threads) {
+    ExecContext ctx(threads);
+    std::vector<float> y(size_t(tokens * w.rows), NAN);
+    matmul(w, x.data(), w.cols, tokens, y.data(), w.rows, ctx);
+    return y;
+}
+
+struct Tiled {
+    std::vector<uint8_t> bytes;
+    MatrixView view;
+};
+
+Tiled tiled(const MatrixView& w) {
+    Tiled t;
+    t.bytes.assign(size_t(w.rows) * w.rowStride, 0);
+    t.view = tileRows(w, t.bytes.data());
+    return t;
+}
+
+}  // namespace
+
+class TestRowTiles : public QObject {
+    Q_OBJECT
+private slots:
+    void cleanupTestCase() { forceKernelPath(availableKernelPaths().front()); }
+
+    // Where packRowTile puts each byte (row_tiles.h), and unpackRowTile undoes it.
+    void q4_0TileLayoutAndRoundTrip() {
+        const int64_t cols = 96;  // 3 blocks
+        Weights w = makeWeights(TensorType::Q4_0, kTileRows, cols, 7);
+        const size_t rb = w.view.rowStride;
+        std::vector<uint8_t> tile(kTileRows * rb, 0), back(kTileRows * rb, 0);
+        packRowTile(TensorType::Q4_0, w.view.data, rb, tile.data());
+        for (int64_t b = 0; b < 3; ++b)
+            for (int i = 0; i < kTileRows; ++i) {
+                const uint8_t* block = w.view.row(i) + b * 18;
+                const uint8_t* t = tile.data() + b * 288;
+                QVERIFY(std::memcmp(t + 2 * i, block, 2) == 0);
+                QVERIFY(std::memcmp(t + 32 + 64 * (i % 4) + 16 * (i / 4), block + 2, 16) == 0);
+            }
+        unpackRowTile(TensorType::Q4_0, tile.data(), rb, back.data());
+        QVERIFY(std::memcmp(back.data(), w.view.data, back.size()) == 0);
+    }
+
+    // A matrix's whole tiles are re-ordered in place of their rows; the rows
+    // after the last whole tile are copied as they are.
+    void tileRowsKeepsTheTailRows() {
+        Weights w = makeWeights(TensorType::Q4_0, 37, 64, 8);
+        Tiled t = tiled(w.view);
+        QCOMPARE(int(t.view.layout), int(RowLayout::Tiles16));
+        QCOMPARE(t.view.rows, int64_t(37));
+        const size_t rb = w.view.rowStride;
+        QVERIFY(std::memcmp(t.bytes.data() + 32 * rb, w.view.row(32), 5 * rb) == 0);
+        QVERIFY(std::memcmp(t.bytes.data(), w.view.data, 32 * rb) != 0);
+        std::vector<uint8_t> back(16 * rb);
+        unpackRowTile(TensorType::Q4_0, t.bytes.data() + 16 * rb, rb, back.data());
+        QVERIFY(std::memcmp(back.data(), w.view.row(16), back.size()) == 0);
+    }
+
+    // Every path, the decode regime and the GEMM's, against the scalar bits
+    // on the file layout: shapes with no whole tile, exactly one, ragged
+    // tails, one block per row and wide rows; 1-3 threads.
+    void matmulOnTilesIsBitExactOnEveryPath() {
+        struct Shape {
+            int64_t rows, cols;
+        };
+        for (const Shape sh : {Shape{16, 32}, Shape{9, 64}, Shape{37, 64}, Shape{83, 768}, Shape{48, 2048}}) {
+            Weights w = makeWeights(TensorType::Q4_0, sh.rows, sh.cols, 40 + uint32_t(sh.rows));
+            const Tiled t = tiled(w.view);
+            for (int64_t tokens : {1, 3, 8, 21}) {
+                const auto x = makeActivations(tokens, sh.cols, 50 + uint32_t(tokens));
+                QVERIFY(forceKernelPath("scalar"));
+                const auto reference = run(w.view, x, tokens, 1);
+                for (const std::string& path : availableKernelPaths()) {
+                    QVERIFY(forceKernelPath(path));
+                    const std::string what = path + " " + std::to_string(sh.rows) + "x" + std::to_string(sh.cols) +
+                        ", " + std::to_string(tokens) + " tokens";
+                    for (int threads : {1, 2, 3})
+                        QVERIFY2(sameBits(run(t.view, x, tokens, threads), reference), what.c_str());
+                }
+            }
+        }
+    }
+
+    // The model tiles a weight only where the decode path reads the tiles
+    // itself; the other paths still compute it (above), through a copy.
+    void decodeReadsTilesOnlyWhereThePathDoes() {
+        QVERIFY(forceKernelPath("scalar"));
+        QVERIFY(!decodeReadsRowTiles(TensorType::Q4_0));
+        for (const std::string& path : availableKernelPaths()) {
+            QVERIFY(forceKernelPath(path));
+            QCOMPARE(decodeReadsRowTiles(TensorType::Q4_0), path.rfind("avx512", 0) == 0);
+            QVERIFY(!decodeReadsRowTiles(TensorType::Q8_0));
+            QVERIFY(!decodeReadsRowTiles(TensorType::F16));
+            // What the calibration asks per path, whichever path is active.
+            for (int64_t tokens : {1, 64})
+                QCOMPARE(pathReadsRowTiles(path, TensorType::Q4_0, tokens), path.rfind("avx512", 0) == 0);
+            QVERIFY(!pathReadsRowTiles(path, TensorType::Q4_K, 1));
+        }
+        QVERIFY(!pathReadsRowTiles("no-such-path", TensorType::Q4_0, 1));
+    }
+
+    void badTiledViewsAreErrors() {
+        Weights q8 = makeWeights(TensorType::Q8_0, 16, 64, 3);
+        std::vector<uint8_t> out(q8.bytes.size());
+        QVERIFY_THROWS_EXCEPTION(Error, tileRows(q8.view, out.data()));
+        MatrixView fake = q8.view;
+        fake.layout = RowLayout::Tiles16;
+        QVERIFY_THROWS_EXCEPTION(Error, run(fake, makeActivations(1, 64, 1), 1, 1));
+
+        Weights q4 = makeWeights(TensorType::Q4_0, 16, 64, 4);
+        MatrixView strided = q4.view;  // rows 2 apart: not contiguous
+        strided.rows = 8;
+        strided.rowStride *= 2;
+        QVERIFY_THROWS_EXCEPTION(Error, tileRows(strided, out.data()));
+        Tiled t = tiled(q4.view);
+        QVERIFY_THROWS_EXCEPTION(Error, tileRows(t.view, out.data()));  // already tiled
+    }
+};
+
+QTEST_APPLESS_MAIN(TestRowTiles)
+#include "test_row_tiles.moc"
