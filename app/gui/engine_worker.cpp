@@ -166,12 +166,15 @@ void EngineWorker::loadModel(const QString& path, const GenerationSettings& sett
     sessionConversation_ = -1;
     model_.reset();
     try {
+        // The kernel choice comes first: a model stores its weights in the
+        // layout that the chosen decode kernels read (engine/tensor/row_tiles.h).
+        applySettings(settings);
+        calibrateKernels(kernelCachePath_, *exec_);
         model_ = Model::load(path.toStdString());
         fingerprint_ = QStringLiteral("%1").arg(modelFingerprint(*model_), 16, 16, QLatin1Char('0')).toStdString();
         modelPath_ = path;
         contextSize_ = 0;  // recomputed for this model
         applySettings(settings);
-        calibrateKernels(kernelCachePath_, *exec_);
         const auto& info = model_->info();
         QString name = info.name.empty() ? path.section(QLatin1Char('/'), -1) : QString::fromStdString(info.name);
         // The template is tried before the model counts as loaded: a template
