@@ -122,7 +122,7 @@ int runBenchKernels(Args& args) {
         tensor::MatrixView w{type, w0.data(), rows, cols, rb};
         if (tensor::rowTilesWanted(type)) {
             std::vector<uint8_t> tiles(w0.size());
-            w = tensor::tileRows(w, tiles.data());
+            w = tensor::tileRows(w, tiles.data(), ctx);
             w0.swap(tiles);
             w.data = w0.data();
         }

@@ -62,6 +62,7 @@ std::unique_ptr<Model> Model::load(const std::string& path) {
     std::unique_ptr<Model> model;
     try {
         model = found->load(std::move(file));
+        model->tiledWeights_->finishLoading();
         model->tokenizer_ = Tokenizer::fromGguf(*model->file_);
     } catch (const Error& e) {
         throw Error(path, e.what());

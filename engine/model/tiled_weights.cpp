@@ -2,7 +2,9 @@
 
 #include "tensor/row_tiles.h"
 
+#include <algorithm>
 #include <new>
+#include <thread>
 
 namespace cairn::model {
 
@@ -11,7 +13,8 @@ tensor::MatrixView TiledWeights::tile(const gguf::File& file, const tensor::Matr
     const size_t bytes = size_t(w.rows) * w.rowStride;
     std::unique_ptr<uint8_t, Free> buffer(static_cast<uint8_t*>(std::aligned_alloc(64, (bytes + 63) & ~size_t(63))));
     if (!buffer) throw std::bad_alloc();
-    const tensor::MatrixView tiled = tensor::tileRows(w, buffer.get());
+    if (!team_) team_ = std::make_unique<ExecContext>(int(std::max(1u, std::thread::hardware_concurrency())));
+    const tensor::MatrixView tiled = tensor::tileRows(w, buffer.get(), *team_);
     file.releasePages(w.data, bytes);
     bytes_ += bytes;
     buffers_.push_back(std::move(buffer));

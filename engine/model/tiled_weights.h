@@ -4,6 +4,7 @@
 // released, so a tiled weight costs no more memory than a mapped one.
 #pragma once
 
+#include "cairn/exec.h"
 #include "cairn/gguf.h"
 #include "tensor/matmul.h"
 
@@ -23,7 +24,13 @@ public:
 
     size_t bytes() const { return bytes_; }
 
+    // Ends the load: the threads that re-order the weights are let go.
+    void finishLoading() { team_.reset(); }
+
 private:
+    // Every core re-orders while the model loads (created at the first tile):
+    // on 2 cores llama-1b Q4_0's 550 MB took 0.24 s on one thread.
+    std::unique_ptr<ExecContext> team_;
     struct Free {
         void operator()(uint8_t* p) const { std::free(p); }
     };

@@ -564,9 +564,12 @@ __attribute__((target("gfni"))) void matvec16Nibbles(const MatrixView& w, int64_
 // The tile is one stream in address order, and the next tile follows it, so
 // it is prefetched kTilePrefetch bytes ahead of the block being read.
 // Intel Xeon (family 6 model 207), `cairn-cli bench-kernels --types Q4_0
-// --rows 8192 --cols 2048 -p 16 -t 2` (from memory), file layout 25.1-28.3
-// GB/s, this tile 30.6-31.6 beside a 2-thread read loop of 32.5-33.6; from L2
-// (`--rows 512 -t 1 --decode-mib 1`) 28-29 against 43-44 GB/s.
+// --rows 8192 --cols 2048 -p 16 -t 2 -r 7` (from memory), interleaved with
+// CAIRN_ROW_TILES=off: this tile 29.9 / 31.9 / 32.4 GB/s, the file layout's
+// tile 29.2 / 29.1 / 29.9 (read loop 34-36); from L2 (`--rows 512 -t 1
+// --decode-mib 1`, l2pf) 52.6 against 26.5. Prefetch distance, l2pf, three
+// rounds: 4 KiB 29.8-31.3, 8 KiB 30.5-31.7, 16 KiB 27.6-32.1, 32 KiB
+// 28.1-30.2 GB/s (the L1 path within its noise at each).
 constexpr int64_t kTilePrefetch = 8192;
 
 template <bool GFNI, PrefetchTo PF>

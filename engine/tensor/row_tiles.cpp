@@ -67,13 +67,16 @@ void unpackRowTile(TensorType type, const uint8_t* tile, size_t rowBytes, uint8_
     }
 }
 
-MatrixView tileRows(const MatrixView& w, uint8_t* out) {
+MatrixView tileRows(const MatrixView& w, uint8_t* out, ExecContext& ctx) {
     if (!hasRowTiles(w.type)) throw Error("row tiles", "no tile layout for " + std::string(tensorTypeName(w.type)));
     const size_t rb = rowBytes(w.type, w.cols);
     if (w.layout != RowLayout::File || w.rowStride != rb)
         throw Error("row tiles", "the matrix is not stored as contiguous file rows");
     const int64_t tiles = w.rows / kTileRows;
-    for (int64_t t = 0; t < tiles; ++t) packRowTile(w.type, w.row(t * kTileRows), rb, out + size_t(t * kTileRows) * rb);
+    ctx.parallelFor(tiles, 16, [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t)
+            packRowTile(w.type, w.row(t * kTileRows), rb, out + size_t(t * kTileRows) * rb);
+    });
     const size_t tail = size_t(w.rows - tiles * kTileRows) * rb;
     if (tail) std::memcpy(out + size_t(tiles * kTileRows) * rb, w.row(tiles * kTileRows), tail);
     MatrixView v = w;

@@ -17,6 +17,7 @@
 // matrix has the file layout's size and its tiles start where the rows did.
 #pragma once
 
+#include "cairn/exec.h"
 #include "cairn/tensor_type.h"
 #include "tensor/matmul.h"
 
@@ -52,8 +53,9 @@ void packRowTile(TensorType type, const uint8_t* rows, size_t rowBytes, uint8_t*
 void unpackRowTile(TensorType type, const uint8_t* tile, size_t rowBytes, uint8_t* rows);
 
 // Writes `w` (File layout, rows stored contiguously) to `out` (rows * rowStride
-// bytes) in the Tiles16 layout and returns the view of `out`. cairn::Error if
-// the type has no Tiles16 layout or the rows are not contiguous.
-MatrixView tileRows(const MatrixView& w, uint8_t* out);
+// bytes) in the Tiles16 layout, tiles in parallel on `ctx`, and returns the
+// view of `out`. cairn::Error if the type has no Tiles16 layout or the rows
+// are not contiguous.
+MatrixView tileRows(const MatrixView& w, uint8_t* out, ExecContext& ctx);
 
 }  // namespace cairn::tensor

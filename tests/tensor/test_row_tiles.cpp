@@ -35,10 +35,11 @@ struct Tiled {
     MatrixView view;
 };
 
-Tiled tiled(const MatrixView& w) {
+Tiled tiled(const MatrixView& w, int threads = 3) {
+    ExecContext ctx(threads);
     Tiled t;
     t.bytes.assign(size_t(w.rows) * w.rowStride, 0);
-    t.view = tileRows(w, t.bytes.data());
+    t.view = tileRows(w, t.bytes.data(), ctx);
     return t;
 }
 
@@ -80,6 +81,9 @@ private slots:
         std::vector<uint8_t> back(16 * rb);
         unpackRowTile(TensorType::Q4_0, t.bytes.data() + 16 * rb, rb, back.data());
         QVERIFY(std::memcmp(back.data(), w.view.row(16), back.size()) == 0);
+        // Tiles in parallel (16 tiles a task): the same bytes on any thread count.
+        Weights big = makeWeights(TensorType::Q4_0, 16 * 70 + 3, 64, 10);
+        QVERIFY(tiled(big.view, 1).bytes == tiled(big.view, 3).bytes);
     }
 
     // Every path, the decode regime and the GEMM's, against the scalar bits
@@ -128,7 +132,8 @@ private slots:
     void badTiledViewsAreErrors() {
         Weights q8 = makeWeights(TensorType::Q8_0, 16, 64, 3);
         std::vector<uint8_t> out(q8.bytes.size());
-        QVERIFY_THROWS_EXCEPTION(Error, tileRows(q8.view, out.data()));
+        ExecContext one(1);
+        QVERIFY_THROWS_EXCEPTION(Error, tileRows(q8.view, out.data(), one));
         MatrixView fake = q8.view;
         fake.layout = RowLayout::Tiles16;
         QVERIFY_THROWS_EXCEPTION(Error, run(fake, makeActivations(1, 64, 1), 1, 1));
@@ -137,9 +142,9 @@ private slots:
         MatrixView strided = q4.view;  // rows 2 apart: not contiguous
         strided.rows = 8;
         strided.rowStride *= 2;
-        QVERIFY_THROWS_EXCEPTION(Error, tileRows(strided, out.data()));
+        QVERIFY_THROWS_EXCEPTION(Error, tileRows(strided, out.data(), one));
         Tiled t = tiled(q4.view);
-        QVERIFY_THROWS_EXCEPTION(Error, tileRows(t.view, out.data()));  // already tiled
+        QVERIFY_THROWS_EXCEPTION(Error, tileRows(t.view, out.data(), one));  // already tiled
     }
 };
 
