@@ -21,6 +21,10 @@ constexpr size_t kQ4_0Tile = kTileRows * kQ4_0Block;
 // Where row i's codes go in a Q4_0 tile block (row_tiles.h).
 size_t q4_0CodesAt(int i) { return 32 + 64 * size_t(i % 4) + 16 * size_t(i / 4); }
 
+void requireRowTiles(TensorType type) {
+    if (!hasRowTiles(type)) throw Error("row tiles", "no tile layout for " + std::string(tensorTypeName(type)));
+}
+
 }  // namespace
 
 bool hasRowTiles(TensorType type) { return type == TensorType::Q4_0; }
@@ -42,7 +46,7 @@ bool rowTilesWanted(TensorType type) {
 }
 
 void packRowTile(TensorType type, const uint8_t* rows, size_t rowBytes, uint8_t* tile) {
-    if (type != TensorType::Q4_0) throw Error("row tiles", "no tile layout for " + std::string(tensorTypeName(type)));
+    requireRowTiles(type);
     const size_t nb = rowBytes / kQ4_0Block;
     for (size_t b = 0; b < nb; ++b) {
         uint8_t* t = tile + b * kQ4_0Tile;
@@ -55,7 +59,7 @@ void packRowTile(TensorType type, const uint8_t* rows, size_t rowBytes, uint8_t*
 }
 
 void unpackRowTile(TensorType type, const uint8_t* tile, size_t rowBytes, uint8_t* rows) {
-    if (type != TensorType::Q4_0) throw Error("row tiles", "no tile layout for " + std::string(tensorTypeName(type)));
+    requireRowTiles(type);
     const size_t nb = rowBytes / kQ4_0Block;
     for (size_t b = 0; b < nb; ++b) {
         const uint8_t* t = tile + b * kQ4_0Tile;
@@ -68,7 +72,7 @@ void unpackRowTile(TensorType type, const uint8_t* tile, size_t rowBytes, uint8_
 }
 
 MatrixView tileRows(const MatrixView& w, uint8_t* out, ExecContext& ctx) {
-    if (!hasRowTiles(w.type)) throw Error("row tiles", "no tile layout for " + std::string(tensorTypeName(w.type)));
+    requireRowTiles(w.type);
     const size_t rb = rowBytes(w.type, w.cols);
     if (w.layout != RowLayout::File || w.rowStride != rb)
         throw Error("row tiles", "the matrix is not stored as contiguous file rows");

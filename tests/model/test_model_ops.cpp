@@ -1,10 +1,14 @@
 // The shared ops against their textbook formulas (computed here in double).
 #include "cairn/error.h"
 #include "cairn/exec.h"
+#include "cairn/gguf.h"
 #include "memory/kv_cache.h"
 #include "model/attention.h"
 #include "model/ops.h"
 #include "model/rope.h"
+#include "model/tiled_weights.h"
+#include "random_weights.h"
+#include "tensor/row_tiles.h"
 
 #include <QTest>
 
@@ -171,6 +175,28 @@ private slots:
         QCOMPARE(rowSlice(w, 16, 29).rows, int64_t(29));
         QVERIFY_THROWS_EXCEPTION(Error, rowSlice(w, 8, 16));
         QVERIFY_THROWS_EXCEPTION(Error, rowSlice(w, 0, 20));
+    }
+
+    // Re-ordered weights stay within their budget (the rest stays mapped),
+    // and a File over caller memory keeps its bytes (nothing is released).
+    void tiledWeightsStayWithinTheirBudget() {
+        if (!tensor::rowTilesWanted(TensorType::Q4_0)) QSKIP("this CPU's decode kernels do not read 16-row tiles");
+        const test::Weights a = test::makeWeights(TensorType::Q4_0, 32, 64, 1),
+                            b = test::makeWeights(TensorType::Q4_0, 32, 64, 2);
+        gguf::Writer writer;
+        writer.addTensor("a", TensorType::Q4_0, {64, 32}, a.bytes);
+        writer.addTensor("b", TensorType::Q4_0, {64, 32}, b.bytes);
+        const std::vector<uint8_t> bytes = writer.toBytes();
+        const gguf::File file = gguf::File::fromMemory(bytes.data(), bytes.size(), "in memory");
+        TiledWeights tiles(a.bytes.size() + 100);  // room for one matrix
+        const tensor::MatrixView ta = tiles.tile(file, matrixView(file.tensor("a")));
+        const tensor::MatrixView tb = tiles.tile(file, matrixView(file.tensor("b")));
+        QCOMPARE(int(ta.layout), int(tensor::RowLayout::Tiles16));
+        QCOMPARE(int(tb.layout), int(tensor::RowLayout::File));
+        QCOMPARE(tb.data, file.tensor("b").data);
+        QCOMPARE(tiles.bytes(), a.bytes.size());
+        QVERIFY(std::memcmp(file.tensor("a").data, a.bytes.data(), a.bytes.size()) == 0);
+        QVERIFY(TiledWeights::defaultBudget() > 0);
     }
 };
 
