@@ -1002,7 +1002,13 @@ inline __m512i scalePairIndex(int first, int second) {
 // 23.2 / 26.3 / 26.2; llama-1b tg128 (`bench -p 1 -n 128 -t 2 -r 2`), sweep /
 // 3 KiB, interleaved pairs: Q4_K 29.22 / 30.16, 30.25 / 31.61, 30.96 / 32.44,
 // Q4_0 (its Q6_K output matrix) 33.46 / 33.61, 32.88 / 34.47, 33.37 / 34.55
-// t/s.
+// t/s. Caution: GCC 12 emits no prefetch at all in the Q6_K tile's L2
+// instantiation (`objdump -d`: no prefetcht1 in matvec16Q6K<*, L2>; the Q4_K
+// one has its own), so the Q6_K figures above and the l2pf path's Q6_K
+// decode run without software prefetch. Restored with inline asm
+// (2026-12-05), Q6_K was slower (`bench-kernels --types Q6_K --rows 8192
+// --cols 2048 -p 1 -t 2 -r 7`, GB/s, without / with: 25.1 / 24.3, 28.4 /
+// 25.6, 29.3 / 27.4), so it is left so until measured otherwise.
 constexpr int64_t kKRowPrefetch = 3072;
 
 template <PrefetchTo PF>
