@@ -572,6 +572,18 @@ __attribute__((target("gfni"))) void matvec16Nibbles(const MatrixView& w, int64_
 // 28.1-30.2 GB/s (the L1 path within its noise at each).
 constexpr int64_t kTilePrefetch = 8192;
 
+// With the L2 hint (avx512vnni-l2pf) each line is prefetched a second time,
+// into L1, kTileNearPrefetch bytes ahead, when the L2 should have it: the
+// tile's loads then find their lines in L1. Intel Xeon (family 6 model 207),
+// `CAIRN_KERNELS=avx512vnni-l2pf cairn-cli bench-kernels --types Q4_0 --rows
+// 8192 --cols 2048 -p 1 -t 2 -r 7`, interleaved rounds, GB/s, none / 2 KiB /
+// 3 KiB / 4 KiB: 32.0 / 33.7 / 34.3 / 34.1, 31.9 / 33.7 / 34.7 / 34.4, 32.2 /
+// 33.4 / 27.9 / 32.6 (a noisy round), 30.9 / 32.8 / 33.4 / 30.9 (read loop
+// 34-36); llama-1b Q4_0 tg128 (`bench -p 1 -n 128 -t 2 -r 2 --kernel-cache
+// F --read-loop 1024`), t/s: 40.35 / 41.97 / 42.14, 39.86 / 39.31 / 44.00,
+// 40.17 / 41.81 / 42.45.
+constexpr int64_t kTileNearPrefetch = 3072;
+
 template <bool GFNI, PrefetchTo PF>
 __attribute__((target("gfni"))) void matvecTileQ4_0(const uint8_t* tile, const int8_t* xq, const float* dx,
                                                     const int32_t* xo, int64_t nb, float* out) {
@@ -581,6 +593,7 @@ __attribute__((target("gfni"))) void matvecTileQ4_0(const uint8_t* tile, const i
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* blk = tile + b * kBlock;
         prefetchLines<PF>(blk + kTilePrefetch, kBlock);
+        if constexpr (PF == PrefetchTo::L2) prefetchLines<PrefetchTo::L1>(blk + kTileNearPrefetch, kBlock);
         const __m512i xlo = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + 32 * b)));
         const __m512i xhi = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + 32 * b + 16)));
         __m512i d[4];
