@@ -123,8 +123,7 @@ int runBenchKernels(Args& args) {
         if (tensor::rowTilesWanted(type)) {
             std::vector<uint8_t> tiles(w0.size());
             w = tensor::tileRows(w, tiles.data(), ctx);
-            w0.swap(tiles);
-            w.data = w0.data();
+            w0.swap(tiles);  // w0 owns the tiles now (w points at them)
         }
         tensor::matmul(w, x.data(), cols, tokens, y.data(), rows, ctx);  // warm-up
         std::vector<double> gemm, gemmCpu;

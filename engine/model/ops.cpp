@@ -4,6 +4,7 @@
 
 #include "cairn/error.h"
 #include "tensor/quant.h"
+#include "tensor/row_tiles.h"
 
 #include <cmath>
 #include <string>
@@ -73,7 +74,8 @@ void embedTokens(const gguf::TensorInfo& table, std::span<const int32_t> tokens,
 tensor::MatrixView rowSlice(const tensor::MatrixView& w, int64_t first, int64_t n) {
     if (first < 0 || n < 0 || first + n > w.rows) throw Error("model", "row slice outside the weight");
     // A Tiles16 tile cannot be split (TensorBinder::matrix's `tileable`).
-    if (w.layout == tensor::RowLayout::Tiles16 && (first % 16 != 0 || (n % 16 != 0 && first + n != w.rows)))
+    if (w.layout == tensor::RowLayout::Tiles16 &&
+        (first % tensor::kTileRows != 0 || (n % tensor::kTileRows != 0 && first + n != w.rows)))
         throw Error("model", "row slice splits a tile of a re-ordered weight");
     tensor::MatrixView v = w;
     v.data = w.row(first);

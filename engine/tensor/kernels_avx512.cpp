@@ -114,16 +114,21 @@ inline void storeTokens(__m512 v, int64_t tok0, int64_t nTokens, float* y, int64
 // ---------------------------------------------------------------------------
 // 32-element formats.
 
+// A Q4_0 block's 16 code bytes at `qs` to its 32 unsigned codes u[0..31].
+inline void decodeQ4_0Codes(const uint8_t* qs, uint8_t* u) {
+    const __m128i low4 = _mm_set1_epi8(0x0F);
+    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(u), _mm_and_si128(q, low4));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(u + 16), _mm_and_si128(_mm_srli_epi16(q, 4), low4));
+}
+
 // Decodes one row into unsigned codes u[cols], d[nb], m[nb].
 void decodeRow32(TensorType type, const uint8_t* row, int64_t nb, uint8_t* u, float* d, float* m) {
-    const __m128i low4 = _mm_set1_epi8(0x0F);
     switch (type) {
     case TensorType::Q4_0:
         for (int64_t b = 0; b < nb; ++b) {
             const uint8_t* blk = row + b * 18;
-            const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(u + 32 * b), _mm_and_si128(q, low4));
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(u + 32 * b + 16), _mm_and_si128(_mm_srli_epi16(q, 4), low4));
+            decodeQ4_0Codes(blk + 2, u + 32 * b);
             d[b] = halfToFloat(load16(blk));
             m[b] = 0.f;
         }
@@ -153,12 +158,9 @@ void decodeRow32(TensorType type, const uint8_t* row, int64_t nb, uint8_t* u, fl
 
 // decodeRow32 for row i of a Q4_0 tile of a Tiles16 matrix (tensor/row_tiles.h).
 void decodeTileRowQ4_0(const uint8_t* tile, int i, int64_t nb, uint8_t* u, float* d, float* m) {
-    const __m128i low4 = _mm_set1_epi8(0x0F);
     for (int64_t b = 0; b < nb; ++b) {
-        const uint8_t* blk = tile + b * 16 * 18;
-        const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 32 + 64 * (i % 4) + 16 * (i / 4)));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(u + 32 * b), _mm_and_si128(q, low4));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(u + 32 * b + 16), _mm_and_si128(_mm_srli_epi16(q, 4), low4));
+        const uint8_t* blk = tile + b * int64_t(kQ4_0TileBlock);
+        decodeQ4_0Codes(blk + q4_0TileCodesAt(i), u + 32 * b);
         d[b] = halfToFloat(load16(blk + 2 * i));
         m[b] = 0.f;
     }
@@ -281,16 +283,20 @@ __attribute__((target("gfni"))) inline __m512i highNibbles(__m512i v) {
     else return _mm512_and_si512(_mm512_srli_epi16(v, 4), _mm512_set1_epi8(0x0F));
 }
 
-// Sum of the 8 int32 lanes of each 256-bit half of z0..z7 (rows in the order
-// documented at matvec16): lane i of the result is row i.
-inline __m512i reduceRows16(const __m512i* z) {
+// A 4x4 transpose-add of z0..z3 per 128-bit lane: lane 4q + j of the result
+// is the sum of lanes 4q .. 4q + 3 of z[j].
+inline __m512i sumQuads(const __m512i* z) {
     auto pairSum = [](__m512i a, __m512i b) {
         return _mm512_add_epi32(_mm512_unpacklo_epi32(a, b), _mm512_unpackhi_epi32(a, b));
     };
     const __m512i t01 = pairSum(z[0], z[1]), t23 = pairSum(z[2], z[3]);
-    const __m512i t45 = pairSum(z[4], z[5]), t67 = pairSum(z[6], z[7]);
-    const __m512i u0 = _mm512_add_epi32(_mm512_unpacklo_epi64(t01, t23), _mm512_unpackhi_epi64(t01, t23));
-    const __m512i u1 = _mm512_add_epi32(_mm512_unpacklo_epi64(t45, t67), _mm512_unpackhi_epi64(t45, t67));
+    return _mm512_add_epi32(_mm512_unpacklo_epi64(t01, t23), _mm512_unpackhi_epi64(t01, t23));
+}
+
+// Sum of the 8 int32 lanes of each 256-bit half of z0..z7 (rows in the order
+// documented at matvec16): lane i of the result is row i.
+inline __m512i reduceRows16(const __m512i* z) {
+    const __m512i u0 = sumQuads(z), u1 = sumQuads(z + 4);
     return _mm512_add_epi32(_mm512_shuffle_i32x4(u0, u1, _MM_SHUFFLE(2, 0, 2, 0)),
                             _mm512_shuffle_i32x4(u0, u1, _MM_SHUFFLE(3, 1, 3, 1)));
 }
@@ -487,10 +493,7 @@ nibbleBlock(const NibbleTileRows& rows, int64_t o, const __m512i* codes, __m512i
         }
         d[p] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, xlo), hi, xhi);
     }
-    const __m512i t01 = _mm512_add_epi32(_mm512_unpacklo_epi32(d[0], d[1]), _mm512_unpackhi_epi32(d[0], d[1]));
-    const __m512i t23 = _mm512_add_epi32(_mm512_unpacklo_epi32(d[2], d[3]), _mm512_unpackhi_epi32(d[2], d[3]));
-    const __m512i sums = _mm512_add_epi32(_mm512_unpacklo_epi64(t01, t23), _mm512_unpackhi_epi64(t01, t23));
-    const __m512i isum = _mm512_sub_epi32(sums, _mm512_set1_epi32(xo));
+    const __m512i isum = _mm512_sub_epi32(sumQuads(d), _mm512_set1_epi32(xo));
     const __m512 dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(hw));
     acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(dw, _mm512_set1_ps(dx)), acc);
     if constexpr (F::min)
@@ -587,7 +590,7 @@ constexpr int64_t kTileNearPrefetch = 3072;
 template <bool GFNI, PrefetchTo PF>
 __attribute__((target("gfni"))) void matvecTileQ4_0(const uint8_t* tile, const int8_t* xq, const float* dx,
                                                     const int32_t* xo, int64_t nb, float* out) {
-    constexpr int64_t kBlock = 16 * int64_t(sizeof(BlockQ4_0));
+    constexpr int64_t kBlock = int64_t(kQ4_0TileBlock);
     const __m512i low4 = _mm512_set1_epi8(0x0F);
     __m512 acc = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
@@ -598,14 +601,11 @@ __attribute__((target("gfni"))) void matvecTileQ4_0(const uint8_t* tile, const i
         const __m512i xhi = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + 32 * b + 16)));
         __m512i d[4];
         for (int j = 0; j < 4; ++j) {
-            const __m512i codes = _mm512_loadu_si512(blk + 32 + 64 * j);
+            const __m512i codes = _mm512_loadu_si512(blk + q4_0TileCodesAt(j));  // rows j, 4+j, 8+j, 12+j
             d[j] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_and_si512(codes, low4), xlo),
                                        highNibbles<GFNI>(codes), xhi);
         }
-        const __m512i t01 = _mm512_add_epi32(_mm512_unpacklo_epi32(d[0], d[1]), _mm512_unpackhi_epi32(d[0], d[1]));
-        const __m512i t23 = _mm512_add_epi32(_mm512_unpacklo_epi32(d[2], d[3]), _mm512_unpackhi_epi32(d[2], d[3]));
-        const __m512i sums = _mm512_add_epi32(_mm512_unpacklo_epi64(t01, t23), _mm512_unpackhi_epi64(t01, t23));
-        const __m512i isum = _mm512_sub_epi32(sums, _mm512_set1_epi32(xo[b]));
+        const __m512i isum = _mm512_sub_epi32(sumQuads(d), _mm512_set1_epi32(xo[b]));
         const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
         acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(dw, _mm512_set1_ps(dx[b])), acc);
     }
@@ -1169,10 +1169,7 @@ __attribute__((target("gfni"))) void matvec16Q4K(const MatrixView& w, int64_t r0
                     _mm512_dpwssd_epi32(v, _mm512_packs_epi32(d2, d3), _mm512_permutexvar_epi16(s23[k & 1], sw));
             }
         }
-        const __m512i t01 = _mm512_add_epi32(_mm512_unpacklo_epi32(mq[0], mq[1]), _mm512_unpackhi_epi32(mq[0], mq[1]));
-        const __m512i t23 = _mm512_add_epi32(_mm512_unpacklo_epi32(mq[2], mq[3]), _mm512_unpackhi_epi32(mq[2], mq[3]));
-        const __m512i msum = _mm512_permutexvar_epi32(
-            rowOrder, _mm512_add_epi32(_mm512_unpacklo_epi64(t01, t23), _mm512_unpackhi_epi64(t01, t23)));
+        const __m512i msum = _mm512_permutexvar_epi32(rowOrder, sumQuads(mq));
         const __m512i sc = _mm512_i32gather_epi32(gidx, base + b * bb, 1);  // d | dmin << 16
         acc = kChainStep<true>(acc, is, msum, sc, false, dx[b]);
     }

@@ -37,6 +37,12 @@ constexpr int kCallSlots = 8;
 constexpr int kUnpackedTileSlot = 4;
 constexpr int kMaxMatmulNesting = 4;
 
+// The Q4_0 tiles of the Tiles16 row layout (tensor/row_tiles.h), per block
+// column: the 16 rows' d, then row i's 16 code bytes at q4_0TileCodesAt(i),
+// so that 64-byte chunk j holds rows j, 4 + j, 8 + j, 12 + j.
+constexpr size_t kQ4_0TileBlock = 16 * sizeof(BlockQ4_0);
+constexpr size_t q4_0TileCodesAt(int row) { return 32 + 64 * size_t(row % 4) + 16 * size_t(row / 4); }
+
 // Per-type facts for the integer dot products.
 struct QuantInfo {
     int blockSize;  // 32 or 256 (0: float type)

@@ -15,11 +15,14 @@ namespace cairn::tensor {
 
 namespace {
 
+using kernels::kQ4_0TileBlock;
+using kernels::q4_0TileCodesAt;
 constexpr size_t kQ4_0Block = sizeof(BlockQ4_0);  // 18: fp16 d, 16 code bytes
-constexpr size_t kQ4_0Tile = kTileRows * kQ4_0Block;
 
-// Where row i's codes go in a Q4_0 tile block (row_tiles.h).
-size_t q4_0CodesAt(int i) { return 32 + 64 * size_t(i % 4) + 16 * size_t(i / 4); }
+// Whether path `ks` reads the Tiles16 layout of `type` for `nTokens` itself.
+bool readsTiles(const kernels::KernelSet* ks, TensorType type, int64_t nTokens) {
+    return hasRowTiles(type) && ks && ks->readsRowTiles && ks->readsRowTiles(type, nTokens);
+}
 
 void requireRowTiles(TensorType type) {
     if (!hasRowTiles(type)) throw Error("row tiles", "no tile layout for " + std::string(tensorTypeName(type)));
@@ -29,15 +32,10 @@ void requireRowTiles(TensorType type) {
 
 bool hasRowTiles(TensorType type) { return type == TensorType::Q4_0; }
 
-bool decodeReadsRowTiles(TensorType type) {
-    if (!hasRowTiles(type)) return false;
-    const kernels::KernelSet& ks = kernels::activeKernels(type, 1);
-    return ks.readsRowTiles && ks.readsRowTiles(type, 1);
-}
+bool decodeReadsRowTiles(TensorType type) { return readsTiles(&kernels::activeKernels(type, 1), type, 1); }
 
 bool pathReadsRowTiles(std::string_view path, TensorType type, int64_t nTokens) {
-    const kernels::KernelSet* ks = kernels::kernelsNamed(path);
-    return hasRowTiles(type) && ks && ks->readsRowTiles && ks->readsRowTiles(type, nTokens);
+    return readsTiles(kernels::kernelsNamed(path), type, nTokens);
 }
 
 bool rowTilesWanted(TensorType type) {
@@ -49,11 +47,11 @@ void packRowTile(TensorType type, const uint8_t* rows, size_t rowBytes, uint8_t*
     requireRowTiles(type);
     const size_t nb = rowBytes / kQ4_0Block;
     for (size_t b = 0; b < nb; ++b) {
-        uint8_t* t = tile + b * kQ4_0Tile;
+        uint8_t* t = tile + b * kQ4_0TileBlock;
         for (int i = 0; i < kTileRows; ++i) {
             const uint8_t* block = rows + size_t(i) * rowBytes + b * kQ4_0Block;
             std::memcpy(t + 2 * i, block, 2);
-            std::memcpy(t + q4_0CodesAt(i), block + 2, 16);
+            std::memcpy(t + q4_0TileCodesAt(i), block + 2, 16);
         }
     }
 }
@@ -62,11 +60,11 @@ void unpackRowTile(TensorType type, const uint8_t* tile, size_t rowBytes, uint8_
     requireRowTiles(type);
     const size_t nb = rowBytes / kQ4_0Block;
     for (size_t b = 0; b < nb; ++b) {
-        const uint8_t* t = tile + b * kQ4_0Tile;
+        const uint8_t* t = tile + b * kQ4_0TileBlock;
         for (int i = 0; i < kTileRows; ++i) {
             uint8_t* block = rows + size_t(i) * rowBytes + b * kQ4_0Block;
             std::memcpy(block, t + 2 * i, 2);
-            std::memcpy(block + 2, t + q4_0CodesAt(i), 16);
+            std::memcpy(block + 2, t + q4_0TileCodesAt(i), 16);
         }
     }
 }
