@@ -145,7 +145,7 @@ public:
                             " tokens exceed the context size of " + std::to_string(cache->capacity()));
 
         std::vector<float> x(size_t(T * e)), xn(size_t(T * e)), out(size_t(T * e));
-        embedTokens(*head_.tokenEmbd, tokens, x.data(), e);
+        embedTokens(head_.tokenEmbd, tokens, x.data(), e);
         const float embedScale = std::sqrt(float(e));
         for (float& v : x) v *= embedScale;
 

@@ -82,7 +82,7 @@ void HybridModel::forward(Memory& mem, std::span<const int32_t> tokens, bool all
     memory::HybridMemory& m = chunk.memory;
     const int64_t e = e_;
     std::vector<float> x(size_t(T * e)), xn(size_t(T * e)), out(size_t(T * e));
-    embedTokens(*head_.tokenEmbd, tokens, x.data(), e);
+    embedTokens(head_.tokenEmbd, tokens, x.data(), e);
     if (embeddingScale_ != 0.0f) scaleRows(x.data(), T * e, embeddingScale_);
 
     auto addBranch = [&](int64_t t) {

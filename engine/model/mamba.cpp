@@ -94,7 +94,7 @@ void MambaModel::forward(Memory& mem, std::span<const int32_t> tokens, bool allL
     std::vector<float> x(size_t(T * e)), xn(size_t(T * e)), xz(size_t(T * 2 * di)), xc(size_t(T * di)),
         dbl(size_t(T * nx)), dt(size_t(T * di)), y(size_t(T * di));
     // Throws on a bad token id before any state changes.
-    embedTokens(*head_.tokenEmbd, tokens, x.data(), e);
+    embedTokens(head_.tokenEmbd, tokens, x.data(), e);
 
     auto perToken = [&](const std::function<void(int64_t)>& fn) {
         ctx.parallelFor(T, 1, [&](int64_t b, int64_t end) {

@@ -175,7 +175,7 @@ void Mamba2Model::forward(Memory& mem, std::span<const int32_t> tokens, bool all
 
     const int64_t e = p_.embedding;
     std::vector<float> x(size_t(T * e)), xn(size_t(T * e));
-    embedTokens(*head_.tokenEmbd, tokens, x.data(), e);
+    embedTokens(head_.tokenEmbd, tokens, x.data(), e);
     for (int64_t l = 0; l < p_.layers; ++l) {
         ctx.atLayer(l, p_.layers);
         perToken(T, ctx, [&](int64_t t) {

@@ -59,15 +59,17 @@ float dot(const float* a, const float* b, int64_t n) {
     return s;
 }
 
-void embedTokens(const gguf::TensorInfo& table, std::span<const int32_t> tokens, float* out, int64_t ld) {
-    const int64_t nEmbd = table.ne[0], nVocab = table.ne[1];
+void embedTokens(const tensor::MatrixView& table, std::span<const int32_t> tokens, float* out, int64_t ld) {
+    const int64_t nEmbd = table.cols, nVocab = table.rows;
+    std::vector<uint8_t> scratch(table.layout == tensor::RowLayout::File ? 0 : table.rowStride);
     for (size_t t = 0; t < tokens.size(); ++t) {
         const int32_t id = tokens[t];
         if (id < 0 || id >= nVocab)
             throw Error("model",
                         "token id " + std::to_string(id) + " is outside the vocabulary (" + std::to_string(nVocab) +
                             " tokens)");
-        tensor::dequantizeRow(table.type, table.row(id), out + int64_t(t) * ld, nEmbd);
+        tensor::dequantizeRow(table.type, tensor::fileLayoutRow(table, id, scratch.data()), out + int64_t(t) * ld,
+                              nEmbd);
     }
 }
 

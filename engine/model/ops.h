@@ -41,9 +41,10 @@ void addInPlace(float* y, const float* x, int64_t n);
 // Fixed-order dot product of two f32 vectors (8 partial sums, then combined in order).
 float dot(const float* a, const float* b, int64_t n);
 
-// Rows of the embedding table `table` ([n_embd, n_vocab]) for `tokens`, as f32,
-// `ld` floats apart. Throws cairn::Error for an id outside the vocabulary.
-void embedTokens(const gguf::TensorInfo& table, std::span<const int32_t> tokens, float* out, int64_t ld);
+// Rows of the embedding table `table` (n_vocab rows of n_embd, any row
+// layout) for `tokens`, as f32, `ld` floats apart. Throws cairn::Error for an
+// id outside the vocabulary.
+void embedTokens(const tensor::MatrixView& table, std::span<const int32_t> tokens, float* out, int64_t ld);
 
 // A 2-D weight of the mapping as a matmul operand (a view, nothing copied).
 // Throws cairn::Error when it is not 2-D or its type cannot be computed with.

@@ -29,8 +29,7 @@ std::vector<float> TensorBinder::table(const std::string& name, int64_t ne0, int
 
 VocabularyHead TensorBinder::vocabularyHead(int64_t embedding, const std::string& finalNorm) {
     VocabularyHead h;
-    h.tokenEmbd = &get("token_embd.weight");
-    const auto& te = *h.tokenEmbd;
+    const auto& te = get("token_embd.weight");
     if (te.nDims != 2 || te.ne[0] != embedding || te.ne[1] <= 0)
         throw Error("model", "token_embd.weight does not match embedding_length");
     if (!traits(te.type).supported)
@@ -39,7 +38,15 @@ VocabularyHead TensorBinder::vocabularyHead(int64_t embedding, const std::string
                         ", which Cairn cannot compute with");
     h.vocab = te.ne[1];
     h.outputNorm = vec(finalNorm, embedding);
-    h.output = has("output.weight") ? matrix("output.weight", embedding, h.vocab) : matrixView(te);
+    h.tokenEmbd = matrixView(te);
+    if (has("output.weight")) {
+        h.output = matrix("output.weight", embedding, h.vocab);
+    } else {
+        // Tied: the projection streams the whole table every token, so it is
+        // re-ordered like any weight, and the lookups read that one copy.
+        h.output = tiles_ ? tiles_->tile(file_, h.tokenEmbd) : h.tokenEmbd;
+        h.tokenEmbd = h.output;
+    }
     return h;
 }
 

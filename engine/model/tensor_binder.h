@@ -20,7 +20,9 @@ namespace cairn::model {
 // The token embedding table, the final RMSNorm and the output projection (the
 // embedding table itself when the file has no output.weight: tied embeddings).
 struct VocabularyHead {
-    const gguf::TensorInfo* tokenEmbd = nullptr;
+    // token_embd.weight ([n_embd, n_vocab]) for embedTokens: with tied
+    // embeddings the same view as `output`, so it may be in the Tiles16 layout.
+    tensor::MatrixView tokenEmbd;
     std::vector<float> outputNorm;
     tensor::MatrixView output;
     int64_t vocab = 0;

@@ -162,7 +162,7 @@ void TransformerModel::forward(Memory& mem, std::span<const int32_t> tokens, boo
                   vd = p_.kvHeads * p_.valueDim, od = p_.heads * p_.valueDim, ff = p_.feedForward;
     std::vector<float> x(size_t(T * e)), xn(size_t(T * e)), q(size_t(T * qd)), k(size_t(T * kd)), v(size_t(T * vd)),
         att(size_t(T * od)), gate(size_t(T * ff)), up(size_t(T * ff));
-    embedTokens(*head_.tokenEmbd, tokens, x.data(), e);
+    embedTokens(head_.tokenEmbd, tokens, x.data(), e);
 
     // cos/sin of every chunk position, computed once per pass.
     const int64_t pairs = p_.rope.dims / 2;

@@ -122,6 +122,12 @@ inline void decodeQ4_0Codes(const uint8_t* qs, uint8_t* u) {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(u + 16), _mm_and_si128(_mm_srli_epi16(q, 4), low4));
 }
 
+// A Q8_0 block's 32 code bytes at `qs` to its 32 unsigned codes (q + 128).
+inline void decodeQ8_0Codes(const uint8_t* qs, uint8_t* u) {
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(u), _mm256_xor_si256(q, _mm256_set1_epi8(char(0x80))));
+}
+
 // Decodes one row into unsigned codes u[cols], d[nb], m[nb].
 void decodeRow32(TensorType type, const uint8_t* row, int64_t nb, uint8_t* u, float* d, float* m) {
     switch (type) {
@@ -136,9 +142,7 @@ void decodeRow32(TensorType type, const uint8_t* row, int64_t nb, uint8_t* u, fl
     case TensorType::Q8_0:
         for (int64_t b = 0; b < nb; ++b) {
             const uint8_t* blk = row + b * 34;
-            const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(u + 32 * b),
-                                _mm256_xor_si256(q, _mm256_set1_epi8(char(0x80))));
+            decodeQ8_0Codes(blk + 2, u + 32 * b);
             d[b] = halfToFloat(load16(blk));
             m[b] = 0.f;
         }
@@ -156,11 +160,15 @@ void decodeRow32(TensorType type, const uint8_t* row, int64_t nb, uint8_t* u, fl
     }
 }
 
-// decodeRow32 for row i of a Q4_0 tile of a Tiles16 matrix (tensor/row_tiles.h).
-void decodeTileRowQ4_0(const uint8_t* tile, int i, int64_t nb, uint8_t* u, float* d, float* m) {
+// decodeRow32 for row i of a Q4_0 or Q8_0 tile of a Tiles16 matrix (tensor/row_tiles.h).
+void decodeTileRow32(TensorType type, const uint8_t* tile, int i, int64_t nb, uint8_t* u, float* d, float* m) {
+    const bool q8 = type == TensorType::Q8_0;
+    const int64_t blockBytes = int64_t(q8 ? kQ8_0TileBlock : kQ4_0TileBlock);
+    const size_t codesAt = q8 ? q8_0TileCodesAt(i) : q4_0TileCodesAt(i);
     for (int64_t b = 0; b < nb; ++b) {
-        const uint8_t* blk = tile + b * int64_t(kQ4_0TileBlock);
-        decodeQ4_0Codes(blk + q4_0TileCodesAt(i), u + 32 * b);
+        const uint8_t* blk = tile + b * blockBytes;
+        if (q8) decodeQ8_0Codes(blk + codesAt, u + 32 * b);
+        else decodeQ4_0Codes(blk + codesAt, u + 32 * b);
         d[b] = halfToFloat(load16(blk + 2 * i));
         m[b] = 0.f;
     }
@@ -234,7 +242,8 @@ void gemm32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, f
         const int nr = int(std::min<int64_t>(kChunkRows, r1 - rc));
         // A whole chunk of a Tiles16 matrix is one tile (r0 is a multiple of 16).
         if (w.layout == RowLayout::Tiles16 && nr == kChunkRows)
-            for (int i = 0; i < nr; ++i) decodeTileRowQ4_0(w.row(rc), i, nb, u + i * K, dw + i * nb, mw + i * nb);
+            for (int i = 0; i < nr; ++i)
+                decodeTileRow32(w.type, w.row(rc), i, nb, u + i * K, dw + i * nb, mw + i * nb);
         else
             for (int i = 0; i < nr; ++i) decodeRow32(w.type, w.row(rc + i), nb, u + i * K, dw + i * nb, mw + i * nb);
         for (int64_t g = 0; g < groups; g += 2) {
@@ -612,6 +621,39 @@ __attribute__((target("gfni"))) void matvecTileQ4_0(const uint8_t* tile, const i
     _mm512_storeu_ps(out, acc);
 }
 
+// Q8_0 decode of one token for one tile of a Tiles16 matrix (tensor/row_tiles.h):
+// per block, the 16 rows' d in one load and the codes in 8 loads, each
+// already the row pair matvec16Q8_0 assembles from two rows (no inserts, no
+// gather of the scales). Same integers and float chain as matvec16Q8_0.
+// Intel Xeon (family 6 model 207), `CAIRN_KERNELS=avx512vnni-l2pf cairn-cli
+// bench-kernels --types Q8_0 --rows 8192 --cols 2048 -p 1 -t 2 -r 7`,
+// interleaved with CAIRN_ROW_TILES=off, GB/s: 25.6 / 21.6, 26.2 / 24.5, 26.5 /
+// 25.1 (read loop 28-34); llama-1b Q8_0 tg128 (`bench -p 512 -n 128 -t 2 -r
+// 2`, its tied output tiled too), t/s: 23.21 / 18.14, 21.17 / 17.81, 20.29 /
+// 17.41.
+template <PrefetchTo PF>
+void matvecTileQ8_0(const uint8_t* tile, const int8_t* xq, const float* dx, const int32_t* xo, int64_t nb,
+                    float* out) {
+    constexpr int64_t kBlock = int64_t(kQ8_0TileBlock);
+    const __m512i flip = _mm512_set1_epi8(char(0x80));
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* blk = tile + b * kBlock;
+        prefetchLines<PF>(blk + kTilePrefetch, kBlock);
+        if constexpr (PF == PrefetchTo::L2) prefetchLines<PrefetchTo::L1>(blk + kTileNearPrefetch, kBlock);
+        const __m512i xx = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + 32 * b)));
+        __m512i z[8];
+        for (int p = 0; p < 8; ++p) {
+            const __m512i codes = _mm512_loadu_si512(blk + q8_0TileCodesAt(p < 4 ? p : p + 4));  // rows A_p, B_p
+            z[p] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_xor_si512(codes, flip), xx);
+        }
+        const __m512i isum = _mm512_sub_epi32(reduceRows16(z), _mm512_set1_epi32(xo[b]));
+        const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk)));
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(dw, _mm512_set1_ps(dx[b])), acc);
+    }
+    _mm512_storeu_ps(out, acc);
+}
+
 // Horizontal sum of int32 lanes (exact).
 inline int32_t hsum(__m256i v) {
     __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
@@ -667,8 +709,10 @@ void matvec32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a,
     // the last block starts up to 14 bytes before it, inside the row (nb >= 2).
     const bool fast = w.rowStride * 16 < (1u << 31) && nb >= 2;
     const Matvec16Fn tile = matvec16For<PF>(w.type);
-    const bool rowTiles = w.layout == RowLayout::Tiles16;  // Q4_0 (readsRowTiles)
-    const auto q4_0Tile = kHasGfni ? matvecTileQ4_0<true, PF> : matvecTileQ4_0<false, PF>;
+    const bool rowTiles = w.layout == RowLayout::Tiles16;  // Q4_0, Q8_0 (readsRowTiles)
+    const auto rowTile = w.type == TensorType::Q8_0 ? matvecTileQ8_0<PF>
+        : kHasGfni                                  ? matvecTileQ4_0<true, PF>
+                                                    : matvecTileQ4_0<false, PF>;
     for (int64_t t = 0; t < a.nTokens; ++t) {
         const int8_t* xq = a.q + t * a.cols;
         const float* dx = a.d + t * nb;
@@ -677,7 +721,7 @@ void matvec32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a,
         float* yt = y + t * ldy;
         int64_t r = r0;
         if (rowTiles)
-            for (; r + 16 <= r1; r += 16) q4_0Tile(w.row(r), xq, dx, xo, nb, yt + r);
+            for (; r + 16 <= r1; r += 16) rowTile(w.row(r), xq, dx, xo, nb, yt + r);
         else if (fast)
             for (; r + 16 <= r1; r += 16) tile(w, r, xq, dx, xo, sx, nb, yt + r);
         for (; r < r1; ++r) yt[r] = matvecRow32(w.type, w.row(r), xq, dx, xo, sx, nb, min);
@@ -1678,9 +1722,9 @@ void rows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, flo
     }
 }
 
-// The matvec (matvecTileQ4_0) and the GEMM (decodeTileRowQ4_0) read Q4_0's
-// Tiles16 layout themselves.
-bool readsRowTiles(TensorType type, int64_t) { return type == TensorType::Q4_0; }
+// The matvecs (matvecTileQ4_0, matvecTileQ8_0) and the GEMM (decodeTileRow32)
+// read the Tiles16 layout of Q4_0 and Q8_0 themselves.
+bool readsRowTiles(TensorType type, int64_t) { return type == TensorType::Q4_0 || type == TensorType::Q8_0; }
 
 }  // namespace
 

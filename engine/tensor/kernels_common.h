@@ -43,6 +43,15 @@ constexpr int kMaxMatmulNesting = 4;
 constexpr size_t kQ4_0TileBlock = 16 * sizeof(BlockQ4_0);
 constexpr size_t q4_0TileCodesAt(int row) { return 32 + 64 * size_t(row % 4) + 16 * size_t(row / 4); }
 
+// The Q8_0 tiles, per block column: the 16 rows' d, then row i's 32 code
+// bytes at q8_0TileCodesAt(i), so that 64-byte chunk p holds rows A_p (low
+// half) and B_p (high half), A = 0-3, 8-11 and B = 4-7, 12-15: the pairs
+// whose dot products reduceRows16 sums into row order.
+constexpr size_t kQ8_0TileBlock = 16 * sizeof(BlockQ8_0);
+constexpr size_t q8_0TileCodesAt(int row) {
+    return 32 + 64 * size_t(row / 8 * 4 + row % 4) + 32 * size_t(row % 8 / 4);
+}
+
 // Per-type facts for the integer dot products.
 struct QuantInfo {
     int blockSize;  // 32 or 256 (0: float type)

@@ -15,9 +15,19 @@ namespace cairn::tensor {
 
 namespace {
 
-using kernels::kQ4_0TileBlock;
-using kernels::q4_0TileCodesAt;
-constexpr size_t kQ4_0Block = sizeof(BlockQ4_0);  // 18: fp16 d, 16 code bytes
+// Where one block column of a tile keeps its rows' blocks: each block is a
+// 2-byte d and its codes (kernels_common.h has the code positions).
+struct TileBlock {
+    size_t fileBlock;  // bytes of one row's block in the file
+    size_t tileBlock;  // bytes of the 16 rows' blocks in a tile
+    size_t (*codesAt)(int row);
+};
+
+TileBlock tileBlock(TensorType type) {
+    if (type == TensorType::Q8_0)
+        return {sizeof(BlockQ8_0), kernels::kQ8_0TileBlock, [](int i) { return kernels::q8_0TileCodesAt(i); }};
+    return {sizeof(BlockQ4_0), kernels::kQ4_0TileBlock, [](int i) { return kernels::q4_0TileCodesAt(i); }};
+}
 
 // Whether path `ks` reads the Tiles16 layout of `type` for `nTokens` itself.
 bool readsTiles(const kernels::KernelSet* ks, TensorType type, int64_t nTokens) {
@@ -28,9 +38,20 @@ void requireRowTiles(TensorType type) {
     if (!hasRowTiles(type)) throw Error("row tiles", "no tile layout for " + std::string(tensorTypeName(type)));
 }
 
+// Row i of a tile into `row` (file layout).
+void unpackTileRow(const TileBlock& tb, const uint8_t* tile, int i, size_t rowBytes, uint8_t* row) {
+    const size_t nb = rowBytes / tb.fileBlock;
+    for (size_t b = 0; b < nb; ++b) {
+        const uint8_t* t = tile + b * tb.tileBlock;
+        uint8_t* block = row + b * tb.fileBlock;
+        std::memcpy(block, t + 2 * i, 2);
+        std::memcpy(block + 2, t + tb.codesAt(i), tb.fileBlock - 2);
+    }
+}
+
 }  // namespace
 
-bool hasRowTiles(TensorType type) { return type == TensorType::Q4_0; }
+bool hasRowTiles(TensorType type) { return type == TensorType::Q4_0 || type == TensorType::Q8_0; }
 
 bool decodeReadsRowTiles(TensorType type) { return readsTiles(&kernels::activeKernels(type, 1), type, 1); }
 
@@ -45,28 +66,29 @@ bool rowTilesWanted(TensorType type) {
 
 void packRowTile(TensorType type, const uint8_t* rows, size_t rowBytes, uint8_t* tile) {
     requireRowTiles(type);
-    const size_t nb = rowBytes / kQ4_0Block;
+    const TileBlock tb = tileBlock(type);
+    const size_t nb = rowBytes / tb.fileBlock;
     for (size_t b = 0; b < nb; ++b) {
-        uint8_t* t = tile + b * kQ4_0TileBlock;
+        uint8_t* t = tile + b * tb.tileBlock;
         for (int i = 0; i < kTileRows; ++i) {
-            const uint8_t* block = rows + size_t(i) * rowBytes + b * kQ4_0Block;
+            const uint8_t* block = rows + size_t(i) * rowBytes + b * tb.fileBlock;
             std::memcpy(t + 2 * i, block, 2);
-            std::memcpy(t + q4_0TileCodesAt(i), block + 2, 16);
+            std::memcpy(t + tb.codesAt(i), block + 2, tb.fileBlock - 2);
         }
     }
 }
 
 void unpackRowTile(TensorType type, const uint8_t* tile, size_t rowBytes, uint8_t* rows) {
     requireRowTiles(type);
-    const size_t nb = rowBytes / kQ4_0Block;
-    for (size_t b = 0; b < nb; ++b) {
-        const uint8_t* t = tile + b * kQ4_0TileBlock;
-        for (int i = 0; i < kTileRows; ++i) {
-            uint8_t* block = rows + size_t(i) * rowBytes + b * kQ4_0Block;
-            std::memcpy(block, t + 2 * i, 2);
-            std::memcpy(block + 2, t + q4_0TileCodesAt(i), 16);
-        }
-    }
+    const TileBlock tb = tileBlock(type);
+    for (int i = 0; i < kTileRows; ++i) unpackTileRow(tb, tile, i, rowBytes, rows + size_t(i) * rowBytes);
+}
+
+const uint8_t* fileLayoutRow(const MatrixView& w, int64_t r, uint8_t* scratch) {
+    if (w.layout == RowLayout::File || r >= w.rows / kTileRows * kTileRows) return w.row(r);
+    requireRowTiles(w.type);
+    unpackTileRow(tileBlock(w.type), w.row(r / kTileRows * kTileRows), int(r % kTileRows), w.rowStride, scratch);
+    return scratch;
 }
 
 MatrixView tileRows(const MatrixView& w, uint8_t* out, ExecContext& ctx) {

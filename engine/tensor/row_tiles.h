@@ -13,6 +13,15 @@
 //   bytes 0-31: the 16 rows' d (fp16), row order;
 //   bytes 32 + 64 j + 16 q .. + 15: the 16 code bytes of row 4 q + j (j, q = 0..3),
 //   so that code chunk j holds rows j, 4 + j, 8 + j, 12 + j in its 128-bit lanes.
+//
+// Q8_0, per block column b (16 rows x 34 bytes = 544 bytes, at b * 544):
+//   bytes 0-31: the 16 rows' d (fp16), row order;
+//   bytes 32 + 64 p .. + 31: the 32 code bytes of row A_p, and the next 32
+//   those of row B_p (p = 0..7, A = 0-3, 8-11, B = 4-7, 12-15): the row pairs
+//   whose sums the AVX-512 tile's reduction puts in row order.
+// Tied embeddings are tiled too (the projection streams the whole table every
+// token); their lookups gather a row back with fileLayoutRow.
+//
 // A tile has the same bytes as the 16 file rows it replaces, so a Tiles16
 // matrix has the file layout's size and its tiles start where the rows did.
 #pragma once
@@ -51,6 +60,11 @@ bool rowTilesWanted(TensorType type);
 void packRowTile(TensorType type, const uint8_t* rows, size_t rowBytes, uint8_t* tile);
 // One tile back into 16 rows of the file layout, `rowBytes` apart.
 void unpackRowTile(TensorType type, const uint8_t* tile, size_t rowBytes, uint8_t* rows);
+
+// Row r of `w` in the file layout: where it is stored, or for a row inside a
+// whole tile of a Tiles16 matrix, its bytes gathered into `scratch` (one row
+// long). For lookups of single rows (the embedding table of tied embeddings).
+const uint8_t* fileLayoutRow(const MatrixView& w, int64_t r, uint8_t* scratch);
 
 // Writes `w` (File layout, rows stored contiguously) to `out` (rows * rowStride
 // bytes) in the Tiles16 layout, tiles in parallel on `ctx`, and returns the

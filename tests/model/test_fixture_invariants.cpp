@@ -79,15 +79,27 @@ private slots:
 
     // Weights re-ordered into 16-row tiles at load (tensor/row_tiles.h, on
     // CPUs whose decode kernels read them) give the bits of the file's
-    // layout, in decode steps and in prefill, on every kernel path.
+    // layout, in decode steps and in prefill, on every kernel path; tied
+    // embeddings look their rows up in the tiles.
+    void tiledWeightsGiveTheFileLayoutsBits_data() {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<int>("type");
+        QTest::newRow("llama-spm-q4_0") << "llama-spm-q4_0" << int(TensorType::Q4_0);
+        QTest::newRow("llama-spm-q8_0") << "llama-spm-q8_0" << int(TensorType::Q8_0);
+        QTest::newRow("llama-bpe-q8_0 (own output matrix)") << "llama-bpe-q8_0" << int(TensorType::Q8_0);
+        QTest::newRow("gemma3-q8_0") << "gemma3-q8_0" << int(TensorType::Q8_0);
+        QTest::newRow("mamba-q8_0") << "mamba-q8_0" << int(TensorType::Q8_0);
+    }
     void tiledWeightsGiveTheFileLayoutsBits() {
-        const std::string path = test::sharedPath("fixtures/llama-spm-q4_0.gguf");
+        QFETCH(QString, name);
+        QFETCH(int, type);
+        const std::string path = test::sharedPath("fixtures/" + name.toStdString() + ".gguf");
         qputenv("CAIRN_ROW_TILES", "off");
         const auto plain = Model::load(path);
         qunsetenv("CAIRN_ROW_TILES");
         const auto tiled = Model::load(path);
         QCOMPARE(plain->tiledWeightBytes(), size_t(0));
-        QCOMPARE(tiled->tiledWeightBytes() > 0, tensor::rowTilesWanted(TensorType::Q4_0));
+        QCOMPARE(tiled->tiledWeightBytes() > 0, tensor::rowTilesWanted(TensorType(type)));
         if (tiled->tiledWeightBytes() == 0) QSKIP("this CPU's decode kernels do not read 16-row tiles");
         const auto tokens = plain->tokenizer().encode("Tiles or rows, the weights are the same numbers.", true, true);
         const size_t V = size_t(plain->info().vocabSize), n = tokens.size();

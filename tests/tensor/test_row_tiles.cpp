@@ -51,20 +51,33 @@ private slots:
     void cleanupTestCase() { forceKernelPath(availableKernelPaths().front()); }
 
     // Where packRowTile puts each byte (row_tiles.h), and unpackRowTile undoes it.
-    void q4_0TileLayoutAndRoundTrip() {
+    void tileLayoutAndRoundTrip_data() {
+        QTest::addColumn<int>("type");
+        QTest::newRow("Q4_0") << int(TensorType::Q4_0);
+        QTest::newRow("Q8_0") << int(TensorType::Q8_0);
+    }
+    void tileLayoutAndRoundTrip() {
+        QFETCH(int, type);
+        const auto t = TensorType(type);
+        const bool q8 = t == TensorType::Q8_0;
+        const size_t block = q8 ? 34 : 18, codes = block - 2;
         const int64_t cols = 96;  // 3 blocks
-        Weights w = makeWeights(TensorType::Q4_0, kTileRows, cols, 7);
+        Weights w = makeWeights(t, kTileRows, cols, 7);
         const size_t rb = w.view.rowStride;
         std::vector<uint8_t> tile(kTileRows * rb, 0), back(kTileRows * rb, 0);
-        packRowTile(TensorType::Q4_0, w.view.data, rb, tile.data());
+        packRowTile(t, w.view.data, rb, tile.data());
         for (int64_t b = 0; b < 3; ++b)
             for (int i = 0; i < kTileRows; ++i) {
-                const uint8_t* block = w.view.row(i) + b * 18;
-                const uint8_t* t = tile.data() + b * 288;
-                QVERIFY(std::memcmp(t + 2 * i, block, 2) == 0);
-                QVERIFY(std::memcmp(t + 32 + 64 * (i % 4) + 16 * (i / 4), block + 2, 16) == 0);
+                const uint8_t* fileBlock = w.view.row(i) + b * block;
+                const uint8_t* column = tile.data() + b * 16 * block;
+                // Q4_0: chunk j holds rows j, 4+j, 8+j, 12+j (16 bytes each);
+                // Q8_0: chunk p holds rows A_p, B_p (32 bytes each), A = 0-3, 8-11.
+                const size_t at = q8 ? 32 + 64 * (i / 8 * 4 + i % 4) + 32 * (i % 8 / 4)
+                                     : 32 + 64 * (i % 4) + 16 * (i / 4);
+                QVERIFY(std::memcmp(column + 2 * i, fileBlock, 2) == 0);
+                QVERIFY(std::memcmp(column + at, fileBlock + 2, codes) == 0);
             }
-        unpackRowTile(TensorType::Q4_0, tile.data(), rb, back.data());
+        unpackRowTile(t, tile.data(), rb, back.data());
         QVERIFY(std::memcmp(back.data(), w.view.data, back.size()) == 0);
     }
 
@@ -81,6 +94,10 @@ private slots:
         std::vector<uint8_t> back(16 * rb);
         unpackRowTile(TensorType::Q4_0, t.bytes.data() + 16 * rb, rb, back.data());
         QVERIFY(std::memcmp(back.data(), w.view.row(16), back.size()) == 0);
+        // Single rows in the file layout (the lookups of tied embeddings).
+        std::vector<uint8_t> scratch(rb);
+        for (int64_t r = 0; r < 37; ++r)
+            QVERIFY(std::memcmp(fileLayoutRow(t.view, r, scratch.data()), w.view.row(r), rb) == 0);
         // Tiles in parallel (16 tiles a task): the same bytes on any thread count.
         Weights big = makeWeights(TensorType::Q4_0, 16 * 70 + 3, 64, 10);
         QVERIFY(tiled(big.view, 1).bytes == tiled(big.view, 3).bytes);
@@ -93,22 +110,24 @@ private slots:
         struct Shape {
             int64_t rows, cols;
         };
-        for (const Shape sh : {Shape{16, 32}, Shape{9, 64}, Shape{37, 64}, Shape{83, 768}, Shape{48, 2048}}) {
-            Weights w = makeWeights(TensorType::Q4_0, sh.rows, sh.cols, 40 + uint32_t(sh.rows));
-            const Tiled t = tiled(w.view);
-            for (int64_t tokens : {1, 3, 8, 21}) {
-                const auto x = makeActivations(tokens, sh.cols, 50 + uint32_t(tokens));
-                QVERIFY(forceKernelPath("scalar"));
-                const auto reference = run(w.view, x, tokens, 1);
-                for (const std::string& path : availableKernelPaths()) {
-                    QVERIFY(forceKernelPath(path));
-                    const std::string what = path + " " + std::to_string(sh.rows) + "x" + std::to_string(sh.cols) +
-                        ", " + std::to_string(tokens) + " tokens";
-                    for (int threads : {1, 2, 3})
-                        QVERIFY2(sameBits(run(t.view, x, tokens, threads), reference), what.c_str());
+        for (const TensorType type : {TensorType::Q4_0, TensorType::Q8_0})
+            for (const Shape sh : {Shape{16, 32}, Shape{9, 64}, Shape{37, 64}, Shape{83, 768}, Shape{48, 2048}}) {
+                Weights w = makeWeights(type, sh.rows, sh.cols, 40 + uint32_t(sh.rows));
+                const Tiled t = tiled(w.view);
+                for (int64_t tokens : {1, 3, 8, 21}) {
+                    const auto x = makeActivations(tokens, sh.cols, 50 + uint32_t(tokens));
+                    QVERIFY(forceKernelPath("scalar"));
+                    const auto reference = run(w.view, x, tokens, 1);
+                    for (const std::string& path : availableKernelPaths()) {
+                        QVERIFY(forceKernelPath(path));
+                        const std::string what = path + " " + std::string(tensorTypeName(type)) + " " +
+                            std::to_string(sh.rows) + "x" + std::to_string(sh.cols) + ", " + std::to_string(tokens) +
+                            " tokens";
+                        for (int threads : {1, 2, 3})
+                            QVERIFY2(sameBits(run(t.view, x, tokens, threads), reference), what.c_str());
+                    }
                 }
             }
-        }
     }
 
     // The model tiles a weight only where the decode path reads the tiles
@@ -118,25 +137,29 @@ private slots:
         QVERIFY(!decodeReadsRowTiles(TensorType::Q4_0));
         for (const std::string& path : availableKernelPaths()) {
             QVERIFY(forceKernelPath(path));
-            QCOMPARE(decodeReadsRowTiles(TensorType::Q4_0), path.rfind("avx512", 0) == 0);
-            QVERIFY(!decodeReadsRowTiles(TensorType::Q8_0));
+            const bool avx512 = path.rfind("avx512", 0) == 0;
+            QCOMPARE(decodeReadsRowTiles(TensorType::Q4_0), avx512);
+            QCOMPARE(decodeReadsRowTiles(TensorType::Q8_0), avx512);
+            QVERIFY(!decodeReadsRowTiles(TensorType::Q4_K));
             QVERIFY(!decodeReadsRowTiles(TensorType::F16));
             // What the calibration asks per path, whichever path is active.
-            for (int64_t tokens : {1, 64})
-                QCOMPARE(pathReadsRowTiles(path, TensorType::Q4_0, tokens), path.rfind("avx512", 0) == 0);
+            for (int64_t tokens : {1, 64}) {
+                QCOMPARE(pathReadsRowTiles(path, TensorType::Q4_0, tokens), avx512);
+                QCOMPARE(pathReadsRowTiles(path, TensorType::Q8_0, tokens), avx512);
+            }
             QVERIFY(!pathReadsRowTiles(path, TensorType::Q4_K, 1));
         }
         QVERIFY(!pathReadsRowTiles("no-such-path", TensorType::Q4_0, 1));
     }
 
     void badTiledViewsAreErrors() {
-        Weights q8 = makeWeights(TensorType::Q8_0, 16, 64, 3);
-        std::vector<uint8_t> out(q8.bytes.size());
+        Weights q4k = makeWeights(TensorType::Q4_K, 16, 256, 3);
+        std::vector<uint8_t> out(q4k.bytes.size());
         ExecContext one(1);
-        QVERIFY_THROWS_EXCEPTION(Error, tileRows(q8.view, out.data(), one));
-        MatrixView fake = q8.view;
+        QVERIFY_THROWS_EXCEPTION(Error, tileRows(q4k.view, out.data(), one));
+        MatrixView fake = q4k.view;
         fake.layout = RowLayout::Tiles16;
-        QVERIFY_THROWS_EXCEPTION(Error, run(fake, makeActivations(1, 64, 1), 1, 1));
+        QVERIFY_THROWS_EXCEPTION(Error, run(fake, makeActivations(1, 256, 1), 1, 1));
 
         Weights q4 = makeWeights(TensorType::Q4_0, 16, 64, 4);
         MatrixView strided = q4.view;  // rows 2 apart: not contiguous
