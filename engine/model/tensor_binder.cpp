@@ -38,13 +38,14 @@ VocabularyHead TensorBinder::vocabularyHead(int64_t embedding, const std::string
                         ", which Cairn cannot compute with");
     h.vocab = te.ne[1];
     h.outputNorm = vec(finalNorm, embedding);
-    h.tokenEmbd = matrixView(te);
     if (has("output.weight")) {
+        h.tokenEmbd = matrixView(te);
         h.output = matrix("output.weight", embedding, h.vocab);
     } else {
         // Tied: the projection streams the whole table every token, so it is
-        // re-ordered like any weight, and the lookups read that one copy.
-        h.output = tiles_ ? tiles_->tile(file_, h.tokenEmbd) : h.tokenEmbd;
+        // bound like any weight (re-ordered where tiles pay), and the lookups
+        // read that one copy.
+        h.output = matrix("token_embd.weight", embedding, h.vocab);
         h.tokenEmbd = h.output;
     }
     return h;

@@ -1,9 +1,9 @@
 // Weights re-ordered at load into the Tiles16 row layout (tensor/row_tiles.h),
 // owned by the model: where this CPU's decode kernels read that layout, decode
-// reads them faster (docs/PERFORMANCE.md, "Q4_0 in 16-row tiles"). The mapped
-// file pages they replace are released, so a tiled weight takes no more
-// memory than a mapped one — but memory the system cannot drop and read
-// again from the file, hence the budget.
+// reads them faster (docs/PERFORMANCE.md, "Q4_0 in 16-row tiles", "Q8_0 in
+// 16-row tiles"). The mapped file pages they replace are released, so a
+// tiled weight takes no more memory than a mapped one — but memory the
+// system cannot drop and read again from the file, hence the budget.
 #pragma once
 
 #include "cairn/exec.h"
