@@ -160,23 +160,48 @@ void decodeRow32(TensorType type, const uint8_t* row, int64_t nb, uint8_t* u, fl
     }
 }
 
-// decodeRow32 for row i of a Q4_0 or Q8_0 tile of a Tiles16 matrix (tensor/row_tiles.h).
-void decodeTileRow32(TensorType type, const uint8_t* tile, int i, int64_t nb, uint8_t* u, float* d, float* m) {
+// Where gemm32Tile finds codes 4k..4k+3 of block b of row r (unsigned, as
+// dpbusd multiplies them): rows one after another, `stride` (K) bytes apart,
+// or a tile's lanes (row_tiles.h), row r in int32 lane r of the block's
+// 64-byte chunk k, block columns `stride` bytes apart.
+template <bool LANES>
+struct CodeRows {
+    const uint8_t* base;
+    int64_t stride;
+    const uint8_t* block(int64_t b) const { return base + b * (LANES ? stride : 32); }
+    const uint8_t* word(const uint8_t* blk, int r, int k) const {
+        return LANES ? blk + 4 * r + 64 * k : blk + r * stride + 4 * k;
+    }
+    CodeRows from(int r) const { return {LANES ? base + 4 * r : base + r * stride, stride}; }
+};
+
+// The d of a Q4_0 or Q8_0 tile's 16 rows into dw[i * nb + b] (m zero), and
+// for Q4_0 its nibbles into `u` as the lanes of 8 chunks a block column (512
+// bytes). Q8_0's tile codes are already the unsigned codes gemm32Tile reads.
+void decodeTile32(TensorType type, const uint8_t* tile, int64_t nb, uint8_t* u, float* dw, float* mw) {
     const bool q8 = type == TensorType::Q8_0;
     const int64_t blockBytes = int64_t(q8 ? kQ8_0TileBlock : kQ4_0TileBlock);
-    const size_t codesAt = q8 ? q8_0TileCodesAt(i) : q4_0TileCodesAt(i);
+    const __m512i low4 = _mm512_set1_epi8(0x0F);
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* blk = tile + b * blockBytes;
-        if (q8) decodeQ8_0Codes(blk + codesAt, u + 32 * b);
-        else decodeQ4_0Codes(blk + codesAt, u + 32 * b);
-        d[b] = halfToFloat(load16(blk + 2 * i));
-        m[b] = 0.f;
+        alignas(64) float d[16];
+        _mm512_store_ps(d, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk))));
+        for (int i = 0; i < 16; ++i) {
+            dw[i * nb + b] = d[i];
+            mw[i * nb + b] = 0.f;
+        }
+        if (q8) continue;
+        for (int j = 0; j < 4; ++j) {
+            const __m512i codes = _mm512_loadu_si512(blk + tileCodeWordAt(0, j));
+            _mm512_storeu_si512(u + 512 * b + 64 * j, _mm512_and_si512(codes, low4));
+            _mm512_storeu_si512(u + 512 * b + 64 * (4 + j), _mm512_and_si512(_mm512_srli_epi16(codes, 4), low4));
+        }
     }
 }
 
 // R rows x NG token groups: acc[r][g] (16 token lanes) over all blocks.
-template <int R, int NG, bool MIN>
-void gemm32Tile(const uint8_t* u, int64_t K, const float* dw, const float* mw, int64_t nb, const uint8_t* px,
+template <int R, int NG, bool MIN, bool LANES>
+void gemm32Tile(CodeRows<LANES> codes, const float* dw, const float* mw, int64_t nb, const uint8_t* px,
                 size_t groupStride, __m512* out) {
     __m512 acc[R][NG];
     for (int r = 0; r < R; ++r)
@@ -187,12 +212,12 @@ void gemm32Tile(const uint8_t* u, int64_t K, const float* dw, const float* mw, i
             for (int g = 0; g < NG; ++g) is[r][g] = _mm512_setzero_si512();
         const uint8_t* xb[NG];
         for (int g = 0; g < NG; ++g) xb[g] = px + g * groupStride + b * kPack32;
-        const uint8_t* ub = u + b * 32;
+        const uint8_t* ub = codes.block(b);
         for (int k4 = 0; k4 < 8; ++k4) {
             __m512i xv[NG];
             for (int g = 0; g < NG; ++g) xv[g] = _mm512_load_si512(xb[g] + k4 * 64);
             for (int r = 0; r < R; ++r) {
-                const __m512i wv = _mm512_set1_epi32(load32(ub + r * K + 4 * k4));
+                const __m512i wv = _mm512_set1_epi32(load32(codes.word(ub, r, k4)));
                 for (int g = 0; g < NG; ++g) is[r][g] = _mm512_dpbusd_epi32(is[r][g], wv, xv[g]);
             }
         }
@@ -211,11 +236,11 @@ void gemm32Tile(const uint8_t* u, int64_t K, const float* dw, const float* mw, i
         for (int g = 0; g < NG; ++g) out[r * NG + g] = acc[r][g];
 }
 
-template <int R, int NG>
-void gemm32Dispatch(bool min, const uint8_t* u, int64_t K, const float* dw, const float* mw, int64_t nb,
+template <int R, int NG, bool LANES>
+void gemm32Dispatch(bool min, CodeRows<LANES> codes, const float* dw, const float* mw, int64_t nb,
                     const uint8_t* px, size_t gs, __m512* out) {
-    if (min) gemm32Tile<R, NG, true>(u, K, dw, mw, nb, px, gs, out);
-    else gemm32Tile<R, NG, false>(u, K, dw, mw, nb, px, gs, out);
+    if (min) gemm32Tile<R, NG, true>(codes, dw, mw, nb, px, gs, out);
+    else gemm32Tile<R, NG, false>(codes, dw, mw, nb, px, gs, out);
 }
 
 // Rows per GEMM tile: 4 rows x 2 token groups = 8 int + 8 float accumulators,
@@ -231,49 +256,60 @@ constexpr int kTileRows = 4;
 // nothing (its 1 MiB of packed activations stays in L2 either way).
 constexpr int kChunkRows = 16;
 
-void gemm32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
-    const int64_t K = a.cols, nb = a.nBlocks, groups = (a.nTokens + 15) / 16;
-    const bool min = quantInfo(w.type).hasMin;
+// Rows [rc, rc + nr) of y: their codes, d (dw[i * nb + b]) and m against every token group.
+template <bool LANES>
+void gemm32Chunk(bool min, CodeRows<LANES> codes, int nr, const float* dw, const float* mw, const Activations& a,
+                 int64_t rc, float* y, int64_t ldy) {
+    const int64_t nb = a.nBlocks, groups = (a.nTokens + 15) / 16;
     const size_t gs = size_t(nb) * kPack32;
+    for (int64_t g = 0; g < groups; g += 2) {
+        const int ng = int(std::min<int64_t>(2, groups - g));
+        const uint8_t* px = a.packed + size_t(g) * gs;
+        for (int rt = 0; rt < nr; rt += kTileRows) {
+            const int rr = std::min(kTileRows, nr - rt);
+            const CodeRows<LANES> ct = codes.from(rt);
+            const float* dt = dw + rt * nb;
+            const float* mt = mw + rt * nb;
+            __m512 out[kTileRows * 2];
+            if (ng == 2) {
+                switch (rr) {
+                case 4: gemm32Dispatch<4, 2>(min, ct, dt, mt, nb, px, gs, out); break;
+                case 3: gemm32Dispatch<3, 2>(min, ct, dt, mt, nb, px, gs, out); break;
+                case 2: gemm32Dispatch<2, 2>(min, ct, dt, mt, nb, px, gs, out); break;
+                default: gemm32Dispatch<1, 2>(min, ct, dt, mt, nb, px, gs, out); break;
+                }
+            } else {
+                switch (rr) {
+                case 4: gemm32Dispatch<4, 1>(min, ct, dt, mt, nb, px, gs, out); break;
+                case 3: gemm32Dispatch<3, 1>(min, ct, dt, mt, nb, px, gs, out); break;
+                case 2: gemm32Dispatch<2, 1>(min, ct, dt, mt, nb, px, gs, out); break;
+                default: gemm32Dispatch<1, 1>(min, ct, dt, mt, nb, px, gs, out); break;
+                }
+            }
+            for (int i = 0; i < rr; ++i)
+                for (int gi = 0; gi < ng; ++gi) storeTokens(out[i * ng + gi], (g + gi) * 16, a.nTokens, y, ldy, rc + rt + i);
+        }
+    }
+}
+
+void gemm32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
+    const int64_t K = a.cols, nb = a.nBlocks;
+    const bool min = quantInfo(w.type).hasMin;
     uint8_t* u = scratch(1, size_t(kChunkRows * K));
     auto* dw = reinterpret_cast<float*>(scratch(2, size_t(2 * kChunkRows * nb) * 4));
     float* mw = dw + kChunkRows * nb;
     for (int64_t rc = r0; rc < r1; rc += kChunkRows) {
         const int nr = int(std::min<int64_t>(kChunkRows, r1 - rc));
         // A whole chunk of a Tiles16 matrix is one tile (r0 is a multiple of 16).
-        if (w.layout == RowLayout::Tiles16 && nr == kChunkRows)
-            for (int i = 0; i < nr; ++i)
-                decodeTileRow32(w.type, w.row(rc), i, nb, u + i * K, dw + i * nb, mw + i * nb);
-        else
+        if (w.layout == RowLayout::Tiles16 && nr == kChunkRows) {
+            decodeTile32(w.type, w.row(rc), nb, u, dw, mw);
+            const CodeRows<true> codes = w.type == TensorType::Q8_0
+                ? CodeRows<true>{w.row(rc) + tileCodeWordAt(0, 0), int64_t(kQ8_0TileBlock)}
+                : CodeRows<true>{u, 512};
+            gemm32Chunk(min, codes, nr, dw, mw, a, rc, y, ldy);
+        } else {
             for (int i = 0; i < nr; ++i) decodeRow32(w.type, w.row(rc + i), nb, u + i * K, dw + i * nb, mw + i * nb);
-        for (int64_t g = 0; g < groups; g += 2) {
-            const int ng = int(std::min<int64_t>(2, groups - g));
-            const uint8_t* px = a.packed + size_t(g) * gs;
-            for (int rt = 0; rt < nr; rt += kTileRows) {
-                const int rr = std::min(kTileRows, nr - rt);
-                const uint8_t* ut = u + rt * K;
-                const float* dt = dw + rt * nb;
-                const float* mt = mw + rt * nb;
-                __m512 out[kTileRows * 2];
-                if (ng == 2) {
-                    switch (rr) {
-                    case 4: gemm32Dispatch<4, 2>(min, ut, K, dt, mt, nb, px, gs, out); break;
-                    case 3: gemm32Dispatch<3, 2>(min, ut, K, dt, mt, nb, px, gs, out); break;
-                    case 2: gemm32Dispatch<2, 2>(min, ut, K, dt, mt, nb, px, gs, out); break;
-                    default: gemm32Dispatch<1, 2>(min, ut, K, dt, mt, nb, px, gs, out); break;
-                    }
-                } else {
-                    switch (rr) {
-                    case 4: gemm32Dispatch<4, 1>(min, ut, K, dt, mt, nb, px, gs, out); break;
-                    case 3: gemm32Dispatch<3, 1>(min, ut, K, dt, mt, nb, px, gs, out); break;
-                    case 2: gemm32Dispatch<2, 1>(min, ut, K, dt, mt, nb, px, gs, out); break;
-                    default: gemm32Dispatch<1, 1>(min, ut, K, dt, mt, nb, px, gs, out); break;
-                    }
-                }
-                for (int i = 0; i < rr; ++i)
-                    for (int gi = 0; gi < ng; ++gi)
-                        storeTokens(out[i * ng + gi], (g + gi) * 16, a.nTokens, y, ldy, rc + rt + i);
-            }
+            gemm32Chunk(min, CodeRows<false>{u, K}, nr, dw, mw, a, rc, y, ldy);
         }
     }
 }
@@ -568,16 +604,15 @@ __attribute__((target("gfni"))) void matvec16Nibbles(const MatrixView& w, int64_
     _mm512_storeu_ps(out, acc);
 }
 
-// Q4_0 decode of one token for one tile of a Tiles16 matrix (tensor/row_tiles.h):
-// per block, the 16 rows' d in one load and code chunk j (rows j, 4+j, 8+j,
-// 12+j in its 128-bit lanes) in one load each, already where the dpbusd and
-// the transpose-add of nibbleBlock want them, so no permutes.
+// The decode kernels of Tiles16 matrices (tensor/row_tiles.h), matvecTileQ4_0
+// and matvecTileQ8_0 below.
 //
 // The tile is one stream in address order, and the next tile follows it, so
 // it is prefetched kTilePrefetch bytes ahead of the block being read.
 // Intel Xeon (family 6 model 207), `cairn-cli bench-kernels --types Q4_0
 // --rows 8192 --cols 2048 -p 16 -t 2 -r 7` (from memory), interleaved with
-// CAIRN_ROW_TILES=off: this tile 29.9 / 31.9 / 32.4 GB/s, the file layout's
+// CAIRN_ROW_TILES=off: the first tile layout (f12ae94, rows in 128-bit lanes)
+// 29.9 / 31.9 / 32.4 GB/s, the file layout's
 // tile 29.2 / 29.1 / 29.9 (read loop 34-36); from L2 (`--rows 512 -t 1
 // --decode-mib 1`, l2pf) 52.6 against 26.5. Prefetch distance, l2pf, three
 // rounds: 4 KiB 29.8-31.3, 8 KiB 30.5-31.7, 16 KiB 27.6-32.1, 32 KiB
@@ -613,54 +648,62 @@ inline __m512 tileChainStep(__m512 acc, __m512i isum, const uint8_t* d16, float 
     return _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(dw, _mm512_set1_ps(dxb)), acc);
 }
 
-template <bool GFNI, PrefetchTo PF>
-__attribute__((target("gfni"))) void matvecTileQ4_0(const uint8_t* tile, const int8_t* xq, const float* dx,
-                                                    const int32_t* xo, int64_t nb, float* out) {
+// Rows in int32 lanes against the first tile layout (rows in 128-bit lanes,
+// a 4x4 or 16x16 transpose-add a block: 9 or 21 shuffles and adds), Intel
+// Xeon (family 6 model 207), slow stretch of the host, interleaved, from L2
+// (`CAIRN_KERNELS=avx512vnni-l2pf bench-kernels --types Q4_0,Q8_0 --rows 512
+// --cols 2048 -p 1 -t 1 -r 200 --decode-mib 1`), GB/s, before / after: Q4_0
+// 20.3 / 24.5, 23.4 / 29.5, 23.9 / 24.7; Q8_0 25.9 / 35.1, 30.7 / 35.9, 30.6 /
+// 35.4. llama-1b tg128 in docs/PERFORMANCE.md ("Tiles with a lane per row").
+
+// 4 activation bytes in every int32 lane.
+inline __m512i broadcastWord(const int8_t* x) { return _mm512_set1_epi32(int32_t(load32(x))); }
+
+// Q4_0 decode of one token for one tile of a Tiles16 matrix: chunk j (code
+// bytes 4j..4j+3 of each row, row i in lane i) meets activation bytes 4j..4j+3
+// in its low nibbles and 16+4j.. in its high ones. The high nibbles are
+// masked in place (x 16, exact) rather than shifted down: an AND runs on
+// either vector port, and the one arithmetic shift of their sum is exact.
+template <PrefetchTo PF>
+void matvecTileQ4_0(const uint8_t* tile, const int8_t* xq, const float* dx, const int32_t* xo, int64_t nb,
+                    float* out) {
     constexpr int64_t kBlock = int64_t(kQ4_0TileBlock);
-    const __m512i low4 = _mm512_set1_epi8(0x0F);
+    const __m512i low4 = _mm512_set1_epi8(0x0F), high4 = _mm512_set1_epi8(char(0xF0));
     __m512 acc = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* blk = tile + b * kBlock;
         prefetchTileColumn<PF>(blk, kBlock);
-        const __m512i xlo = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + 32 * b)));
-        const __m512i xhi = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xq + 32 * b + 16)));
-        __m512i d[4];
+        const int8_t* x = xq + 32 * b;
+        __m512i lo = _mm512_setzero_si512(), hi16 = _mm512_setzero_si512();
         for (int j = 0; j < 4; ++j) {
-            const __m512i codes = _mm512_loadu_si512(blk + q4_0TileCodesAt(j));  // rows j, 4+j, 8+j, 12+j
-            d[j] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_and_si512(codes, low4), xlo),
-                                       highNibbles<GFNI>(codes), xhi);
+            const __m512i codes = _mm512_loadu_si512(blk + tileCodeWordAt(0, j));
+            lo = _mm512_dpbusd_epi32(lo, _mm512_and_si512(codes, low4), broadcastWord(x + 4 * j));
+            hi16 = _mm512_dpbusd_epi32(hi16, _mm512_and_si512(codes, high4), broadcastWord(x + 16 + 4 * j));
         }
-        acc = tileChainStep(acc, _mm512_sub_epi32(sumQuads(d), _mm512_set1_epi32(xo[b])), blk, dx[b]);
+        const __m512i isum = _mm512_add_epi32(lo, _mm512_srai_epi32(hi16, 4));
+        acc = tileChainStep(acc, _mm512_sub_epi32(isum, _mm512_set1_epi32(xo[b])), blk, dx[b]);
     }
     _mm512_storeu_ps(out, acc);
 }
 
-// Q8_0 decode of one token for one tile of a Tiles16 matrix (tensor/row_tiles.h):
-// per block, the 16 rows' d in one load and the codes in 8 loads, each
-// already the row pair matvec16Q8_0 assembles from two rows (no inserts, no
-// gather of the scales). Same integers and float chain as matvec16Q8_0.
-// Intel Xeon (family 6 model 207), `CAIRN_KERNELS=avx512vnni-l2pf cairn-cli
-// bench-kernels --types Q8_0 --rows 8192 --cols 2048 -p 1 -t 2 -r 7`,
-// interleaved with CAIRN_ROW_TILES=off, GB/s: 25.6 / 21.6, 26.2 / 24.5, 26.5 /
-// 25.1 (read loop 28-34); llama-1b Q8_0 tg128 (`bench -p 512 -n 128 -t 2 -r
-// 2`, its tied output tiled too), t/s: 23.21 / 18.14, 21.17 / 17.81, 20.29 /
-// 17.41.
+// Q8_0 decode of one token for one tile of a Tiles16 matrix: 8 chunks of
+// stored unsigned codes, row i in lane i, against 4 broadcast activation bytes
+// each, in two chains. Same integers and float chain as matvec16Q8_0.
 template <PrefetchTo PF>
 void matvecTileQ8_0(const uint8_t* tile, const int8_t* xq, const float* dx, const int32_t* xo, int64_t nb,
                     float* out) {
     constexpr int64_t kBlock = int64_t(kQ8_0TileBlock);
-    const __m512i flip = _mm512_set1_epi8(char(0x80));
     __m512 acc = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* blk = tile + b * kBlock;
         prefetchTileColumn<PF>(blk, kBlock);
-        const __m512i xx = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + 32 * b)));
-        __m512i z[8];
-        for (int p = 0; p < 8; ++p) {
-            const __m512i codes = _mm512_loadu_si512(blk + q8_0TileCodesAt(p < 4 ? p : p + 4));  // rows A_p, B_p
-            z[p] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_xor_si512(codes, flip), xx);
-        }
-        acc = tileChainStep(acc, _mm512_sub_epi32(reduceRows16(z), _mm512_set1_epi32(xo[b])), blk, dx[b]);
+        const int8_t* x = xq + 32 * b;
+        __m512i s[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+        for (int j = 0; j < 8; ++j)
+            s[j & 1] =
+                _mm512_dpbusd_epi32(s[j & 1], _mm512_loadu_si512(blk + tileCodeWordAt(0, j)), broadcastWord(x + 4 * j));
+        const __m512i isum = _mm512_add_epi32(s[0], s[1]);
+        acc = tileChainStep(acc, _mm512_sub_epi32(isum, _mm512_set1_epi32(xo[b])), blk, dx[b]);
     }
     _mm512_storeu_ps(out, acc);
 }
@@ -721,9 +764,7 @@ void matvec32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a,
     const bool fast = w.rowStride * 16 < (1u << 31) && nb >= 2;
     const Matvec16Fn tile = matvec16For<PF>(w.type);
     const bool rowTiles = w.layout == RowLayout::Tiles16;  // Q4_0, Q8_0 (readsRowTiles)
-    const auto rowTile = w.type == TensorType::Q8_0 ? matvecTileQ8_0<PF>
-        : kHasGfni                                  ? matvecTileQ4_0<true, PF>
-                                                    : matvecTileQ4_0<false, PF>;
+    const auto rowTile = w.type == TensorType::Q8_0 ? matvecTileQ8_0<PF> : matvecTileQ4_0<PF>;
     for (int64_t t = 0; t < a.nTokens; ++t) {
         const int8_t* xq = a.q + t * a.cols;
         const float* dx = a.d + t * nb;

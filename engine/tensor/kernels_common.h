@@ -37,20 +37,17 @@ constexpr int kCallSlots = 8;
 constexpr int kUnpackedTileSlot = 4;
 constexpr int kMaxMatmulNesting = 4;
 
-// The Q4_0 tiles of the Tiles16 row layout (tensor/row_tiles.h), per block
-// column: the 16 rows' d, then row i's 16 code bytes at q4_0TileCodesAt(i),
-// so that 64-byte chunk j holds rows j, 4 + j, 8 + j, 12 + j.
-constexpr size_t kQ4_0TileBlock = 16 * sizeof(BlockQ4_0);
-constexpr size_t q4_0TileCodesAt(int row) { return 32 + 64 * size_t(row % 4) + 16 * size_t(row / 4); }
-
-// The Q8_0 tiles, per block column: the 16 rows' d, then row i's 32 code
-// bytes at q8_0TileCodesAt(i), so that 64-byte chunk p holds rows A_p (low
-// half) and B_p (high half), A = 0-3, 8-11 and B = 4-7, 12-15: the pairs
-// whose dot products reduceRows16 sums into row order.
-constexpr size_t kQ8_0TileBlock = 16 * sizeof(BlockQ8_0);
-constexpr size_t q8_0TileCodesAt(int row) {
-    return 32 + 64 * size_t(row / 8 * 4 + row % 4) + 32 * size_t(row % 8 / 4);
-}
+// The tiles of the Tiles16 row layout (tensor/row_tiles.h) for Q4_0 and Q8_0,
+// per block column: the 16 rows' d (fp16, row order), then the codes in
+// 64-byte chunks, chunk j holding code bytes 4j..4j+3 of row i at 4i. Each
+// row has its own int32 lane: a dpbusd against 4 activation bytes broadcast
+// to every lane sums the 16 rows side by side, and a block's sums need no
+// reduction across lanes.
+constexpr size_t kQ4_0TileBlock = 16 * sizeof(BlockQ4_0);  // d, then 4 chunks
+constexpr size_t kQ8_0TileBlock = 16 * sizeof(BlockQ8_0);  // d, then 8 chunks
+constexpr size_t tileCodeWordAt(int row, int chunk) { return 32 + 64 * size_t(chunk) + 4 * size_t(row); }
+// Q8_0's codes are stored as the unsigned codes dpbusd multiplies (q + 128, q ^ 0x80).
+constexpr uint8_t kQ8_0TileCodeFlip = 0x80;
 
 // Per-type facts for the integer dot products.
 struct QuantInfo {

@@ -20,13 +20,28 @@ namespace {
 struct TileBlock {
     size_t fileBlock;  // bytes of one row's block in the file
     size_t tileBlock;  // bytes of the 16 rows' blocks in a tile
-    size_t (*codesAt)(int row);
+    uint8_t codeFlip;  // xor between a file code byte and its tile byte
+    int chunks() const { return int(fileBlock - 2) / 4; }
 };
 
 TileBlock tileBlock(TensorType type) {
-    if (type == TensorType::Q8_0)
-        return {sizeof(BlockQ8_0), kernels::kQ8_0TileBlock, [](int i) { return kernels::q8_0TileCodesAt(i); }};
-    return {sizeof(BlockQ4_0), kernels::kQ4_0TileBlock, [](int i) { return kernels::q4_0TileCodesAt(i); }};
+    if (type == TensorType::Q8_0) return {sizeof(BlockQ8_0), kernels::kQ8_0TileBlock, kernels::kQ8_0TileCodeFlip};
+    return {sizeof(BlockQ4_0), kernels::kQ4_0TileBlock, 0};
+}
+
+// Row i's block of a block column (`column`, tile layout) to or from `block`
+// (file layout).
+void blockToTile(const TileBlock& tb, const uint8_t* block, int i, uint8_t* column) {
+    std::memcpy(column + 2 * i, block, 2);
+    for (int j = 0; j < tb.chunks(); ++j)
+        for (int k = 0; k < 4; ++k)
+            column[kernels::tileCodeWordAt(i, j) + k] = uint8_t(block[2 + 4 * j + k] ^ tb.codeFlip);
+}
+void blockFromTile(const TileBlock& tb, const uint8_t* column, int i, uint8_t* block) {
+    std::memcpy(block, column + 2 * i, 2);
+    for (int j = 0; j < tb.chunks(); ++j)
+        for (int k = 0; k < 4; ++k)
+            block[2 + 4 * j + k] = uint8_t(column[kernels::tileCodeWordAt(i, j) + k] ^ tb.codeFlip);
 }
 
 // Whether path `ks` reads the Tiles16 layout of `type` for `nTokens` itself.
@@ -41,12 +56,7 @@ void requireRowTiles(TensorType type) {
 // Row i of a tile into `row` (file layout).
 void unpackTileRow(const TileBlock& tb, const uint8_t* tile, int i, size_t rowBytes, uint8_t* row) {
     const size_t nb = rowBytes / tb.fileBlock;
-    for (size_t b = 0; b < nb; ++b) {
-        const uint8_t* t = tile + b * tb.tileBlock;
-        uint8_t* block = row + b * tb.fileBlock;
-        std::memcpy(block, t + 2 * i, 2);
-        std::memcpy(block + 2, t + tb.codesAt(i), tb.fileBlock - 2);
-    }
+    for (size_t b = 0; b < nb; ++b) blockFromTile(tb, tile + b * tb.tileBlock, i, row + b * tb.fileBlock);
 }
 
 }  // namespace
@@ -68,14 +78,9 @@ void packRowTile(TensorType type, const uint8_t* rows, size_t rowBytes, uint8_t*
     requireRowTiles(type);
     const TileBlock tb = tileBlock(type);
     const size_t nb = rowBytes / tb.fileBlock;
-    for (size_t b = 0; b < nb; ++b) {
-        uint8_t* t = tile + b * tb.tileBlock;
-        for (int i = 0; i < kTileRows; ++i) {
-            const uint8_t* block = rows + size_t(i) * rowBytes + b * tb.fileBlock;
-            std::memcpy(t + 2 * i, block, 2);
-            std::memcpy(t + tb.codesAt(i), block + 2, tb.fileBlock - 2);
-        }
-    }
+    for (size_t b = 0; b < nb; ++b)
+        for (int i = 0; i < kTileRows; ++i)
+            blockToTile(tb, rows + size_t(i) * rowBytes + b * tb.fileBlock, i, tile + b * tb.tileBlock);
 }
 
 void unpackRowTile(TensorType type, const uint8_t* tile, size_t rowBytes, uint8_t* rows) {

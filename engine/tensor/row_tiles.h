@@ -9,16 +9,13 @@
 // model 207, see docs/PERFORMANCE.md), which is what lets decode run at the
 // memory's speed.
 //
-// Q4_0, per block column b of a tile (16 rows x 18 bytes = 288 bytes, at b * 288):
+// Per block column b of a tile (16 rows' blocks, at b * 16 * block bytes):
 //   bytes 0-31: the 16 rows' d (fp16), row order;
-//   bytes 32 + 64 j + 16 q .. + 15: the 16 code bytes of row 4 q + j (j, q = 0..3),
-//   so that code chunk j holds rows j, 4 + j, 8 + j, 12 + j in its 128-bit lanes.
-//
-// Q8_0, per block column b (16 rows x 34 bytes = 544 bytes, at b * 544):
-//   bytes 0-31: the 16 rows' d (fp16), row order;
-//   bytes 32 + 64 p .. + 31: the 32 code bytes of row A_p, and the next 32
-//   those of row B_p (p = 0..7, A = 0-3, 8-11, B = 4-7, 12-15): the row pairs
-//   whose sums the AVX-512 tile's reduction puts in row order.
+//   then 64-byte chunks (Q4_0: 4, Q8_0: 8), chunk j holding code bytes
+//   4j..4j+3 of row i at 32 + 64 j + 4 i: one int32 lane per row, so the
+//   kernel's dpbusd against 4 broadcast activation bytes sums the 16 rows in
+//   their own lanes and needs no reduction across lanes;
+//   Q8_0 codes stored as the unsigned codes the kernels multiply (q ^ 0x80).
 // Tied embeddings are tiled too (the projection streams the whole table every
 // token); their lookups gather a row back with fileLayoutRow.
 //

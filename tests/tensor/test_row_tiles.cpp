@@ -61,6 +61,7 @@ private slots:
         const auto t = TensorType(type);
         const bool q8 = t == TensorType::Q8_0;
         const size_t block = q8 ? 34 : 18, codes = block - 2;
+        const uint8_t flip = q8 ? 0x80 : 0;  // Q8_0 keeps its unsigned codes
         const int64_t cols = 96;  // 3 blocks
         Weights w = makeWeights(t, kTileRows, cols, 7);
         const size_t rb = w.view.rowStride;
@@ -70,12 +71,10 @@ private slots:
             for (int i = 0; i < kTileRows; ++i) {
                 const uint8_t* fileBlock = w.view.row(i) + b * block;
                 const uint8_t* column = tile.data() + b * 16 * block;
-                // Q4_0: chunk j holds rows j, 4+j, 8+j, 12+j (16 bytes each);
-                // Q8_0: chunk p holds rows A_p, B_p (32 bytes each), A = 0-3, 8-11.
-                const size_t at = q8 ? 32 + 64 * (i / 8 * 4 + i % 4) + 32 * (i % 8 / 4)
-                                     : 32 + 64 * (i % 4) + 16 * (i / 4);
                 QVERIFY(std::memcmp(column + 2 * i, fileBlock, 2) == 0);
-                QVERIFY(std::memcmp(column + at, fileBlock + 2, codes) == 0);
+                // code byte k of row i: 64-byte chunk k / 4, int32 lane i, byte k % 4
+                for (size_t k = 0; k < codes; ++k)
+                    QCOMPARE(column[32 + 64 * (k / 4) + 4 * i + k % 4], uint8_t(fileBlock[2 + k] ^ flip));
             }
         unpackRowTile(t, tile.data(), rb, back.data());
         QVERIFY(std::memcmp(back.data(), w.view.data, back.size()) == 0);
@@ -114,7 +113,7 @@ private slots:
             for (const Shape sh : {Shape{16, 32}, Shape{9, 64}, Shape{37, 64}, Shape{83, 768}, Shape{48, 2048}}) {
                 Weights w = makeWeights(type, sh.rows, sh.cols, 40 + uint32_t(sh.rows));
                 const Tiled t = tiled(w.view);
-                for (int64_t tokens : {1, 3, 8, 21}) {
+                for (int64_t tokens : {1, 3, 8, 21, 37}) {
                     const auto x = makeActivations(tokens, sh.cols, 50 + uint32_t(tokens));
                     QVERIFY(forceKernelPath("scalar"));
                     const auto reference = run(w.view, x, tokens, 1);
