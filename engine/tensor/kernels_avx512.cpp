@@ -1786,7 +1786,7 @@ void rows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, flo
     }
 }
 
-// The matvecs (matvecTileQ4_0, matvecTileQ8_0) and the GEMM (decodeTileRow32)
+// The matvecs (matvecTileQ4_0, matvecTileQ8_0) and the GEMM (decodeTile32)
 // read the Tiles16 layout of Q4_0 and Q8_0 themselves.
 bool readsRowTiles(TensorType type, int64_t) { return type == TensorType::Q4_0 || type == TensorType::Q8_0; }
 
