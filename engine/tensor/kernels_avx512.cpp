@@ -179,11 +179,12 @@ struct CodeRows {
 };
 
 // A Q4_0 or Q8_0 tile for gemm32Tile: its 16 rows' d into dw[i * nb + b] (m
-// zero), and its unsigned codes (Q4_0's nibbles split) into `u` as
-// CodeRows<true>{u, nb * 128}.
-void decodeTile32(TensorType type, const uint8_t* tile, int64_t nb, uint8_t* u, float* dw, float* mw) {
+// zero), and its unsigned codes (Q4_0's nibbles split) into `u`, in the 4-row
+// groups of the CodeRows it returns.
+CodeRows<true> decodeTile32(TensorType type, const uint8_t* tile, int64_t nb, uint8_t* u, float* dw, float* mw) {
     const bool q8 = type == TensorType::Q8_0;
     const int64_t blockBytes = int64_t(q8 ? kQ8_0TileBlock : kQ4_0TileBlock);
+    const int64_t g = nb * 128;  // bytes of one 4-row group
     const __m512i low4 = _mm512_set1_epi8(0x0F);
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* blk = tile + b * blockBytes;
@@ -196,7 +197,6 @@ void decodeTile32(TensorType type, const uint8_t* tile, int64_t nb, uint8_t* u, 
         // codes 4k..4k+3 of the 16 rows (row i in lane i) to the 4 groups
         uint8_t* ub = u + 128 * b;
         auto put = [&](__m512i v, int k) {
-            const int64_t g = nb * 128;
             _mm_storeu_si128(reinterpret_cast<__m128i*>(ub + 16 * k), _mm512_castsi512_si128(v));
             _mm_storeu_si128(reinterpret_cast<__m128i*>(ub + g + 16 * k), _mm512_extracti32x4_epi32(v, 1));
             _mm_storeu_si128(reinterpret_cast<__m128i*>(ub + 2 * g + 16 * k), _mm512_extracti32x4_epi32(v, 2));
@@ -212,6 +212,7 @@ void decodeTile32(TensorType type, const uint8_t* tile, int64_t nb, uint8_t* u, 
             }
         }
     }
+    return {u, g};
 }
 
 // R rows x NG token groups: acc[r][g] (16 token lanes) over all blocks.
@@ -317,8 +318,7 @@ void gemm32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, f
         const int nr = int(std::min<int64_t>(kChunkRows, r1 - rc));
         // A whole chunk of a Tiles16 matrix is one tile (r0 is a multiple of 16).
         if (w.layout == RowLayout::Tiles16 && nr == kChunkRows) {
-            decodeTile32(w.type, w.row(rc), nb, u, dw, mw);
-            gemm32Chunk(min, CodeRows<true>{u, nb * 128}, nr, dw, mw, a, rc, y, ldy);
+            gemm32Chunk(min, decodeTile32(w.type, w.row(rc), nb, u, dw, mw), nr, dw, mw, a, rc, y, ldy);
         } else {
             for (int i = 0; i < nr; ++i) decodeRow32(w.type, w.row(rc + i), nb, u + i * K, dw + i * nb, mw + i * nb);
             gemm32Chunk(min, CodeRows<false>{u, K}, nr, dw, mw, a, rc, y, ldy);
