@@ -1133,23 +1133,31 @@ inline __m512i scalePairIndex(int first, int second) {
 // 17.3).
 constexpr int64_t kKRowPrefetch = 3072;
 
+// With the L1 hint: the address-order sweep, once per block step.
 template <PrefetchTo PF>
-inline void prefetchKTile(const uint8_t* base, int64_t stride, int64_t b, int64_t blockBytes, int64_t step) {
+inline void prefetchKSweep(const uint8_t* base, int64_t b, int64_t step) {
+    if constexpr (PF == PrefetchTo::L1) prefetchLines<PF>(base + kPrefetchAhead + b * step, step);
+}
+
+// With the L2 hint: row r's stream kKRowPrefetch ahead of block b. Called
+// just before the kernel reads that row's block, so the 16 rows' prefetches
+// spread over the block's work; all 48-64 at the start of each block were
+// slower from memory, where the rows' arithmetic then ran with none issued
+// (tools/kernel-ab, medians of 12 alternating rounds, 2026-12-06, Intel Xeon
+// family 6 model 207, GB/s at the block start / spread: Q6_K 22.4 / 25.0,
+// 20.3 / 23.6; Q4_K 21.4 / 23.3, 23.7 / 22.9, 22.1 / 25.8, 23.5 / 26.5; a
+// loads-only Q6_K tile of the same layout streams at the read loop's speed).
+// ceil(blockBytes / 64) prefetches 64 bytes apart instead of prefetchLines'
+// loop over the line starts in the block: every line of the row's stream
+// still gets one (some two), with no trip count that changes from block to
+// block. From L1 (one 16-row tile aliased, as tools/kernel-ab does), ns per
+// 16-row block, best of 30 rounds, loop / fixed: Q6_K 105.6 / 98.0, 107.5 /
+// 94.6, 106.5 / 96.1; Q4_K 80.1 / 77.3, 79.3 / 75.2, 79.4 / 76.3.
+template <PrefetchTo PF>
+inline void prefetchKRow(const uint8_t* base, int64_t stride, int64_t b, int64_t blockBytes, int r) {
     if constexpr (PF == PrefetchTo::L2) {
-        const int64_t ahead = b * blockBytes + kKRowPrefetch;
-        const int64_t at = rowStreamOffset(ahead, stride, 16);
-        // ceil(blockBytes / 64) prefetches 64 bytes apart per row instead of
-        // prefetchLines' loop over the line starts in the block: every line of
-        // the row's stream still gets one (some two), with no trip count that
-        // changes from block to block. From L1 (tools/kernel-ab), ns per 16-row block,
-        // best of 30 rounds, loop / fixed: Q6_K 105.6 / 98.0, 107.5 / 94.6,
-        // 106.5 / 96.1; Q4_K 80.1 / 77.3, 79.3 / 75.2, 79.4 / 76.3.
-        for (int r = 0; r < 16; ++r) {
-            const uint8_t* p = base + r * stride + at;
-            for (int64_t o = 0; o < blockBytes; o += 64) prefetchLine<PF>(p + o);
-        }
-    } else {
-        prefetchLines<PF>(base + kPrefetchAhead + b * step, step);
+        const uint8_t* p = base + r * stride + rowStreamOffset(b * blockBytes + kKRowPrefetch, stride, 16);
+        for (int64_t o = 0; o < blockBytes; o += 64) prefetchLine<PF>(p + o);
     }
 }
 
@@ -1254,7 +1262,7 @@ inline __m512i q4kScales4(const uint8_t* const* p) {
 // against one vpermw + vpdpwssd per dot vector and a scale unpack per row.
 // Row pairs (reduceRowPairs) instead of one sum vector per row reduced by
 // reduce16x16 save 24 of about 350 vector instructions a block; with the
-// prefetch of prefetchKTile, tools/kernel-ab against the kernel before both
+// fixed-count prefetch of prefetchKRow, tools/kernel-ab against the kernel before both
 // (2026-12-06, Intel Xeon family 6 model 207), GB/s before / after: compute
 // only 24.4 / 26.2, 23.3 / 26.4, 26.1 / 28.5; from memory 21.0 / 20.5, 18.3 /
 // 19.3, 21.9 / 20.6 (the same: see PERFORMANCE.md on what bounds K decode).
@@ -1276,7 +1284,7 @@ __attribute__((target("gfni"))) void matvec16Q4K(const MatrixView& w, int64_t r0
     const int64_t step = 16 * int64_t(w.rowStride) / nb;
     __m512 acc = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
-        prefetchKTile<PF>(base, int64_t(w.rowStride), b, int64_t(bb), step);
+        prefetchKSweep<PF>(base, b, step);
         const int8_t* x = xr + 256 * b;
         const __m512i xv[4] = {_mm512_loadu_si512(x), _mm512_loadu_si512(x + 64), _mm512_loadu_si512(x + 128),
                                _mm512_loadu_si512(x + 192)};
@@ -1302,6 +1310,8 @@ __attribute__((target("gfni"))) void matvec16Q4K(const MatrixView& w, int64_t r0
                 _mm512_castsi512_si256(_mm512_permutexvar_epi64(_mm512_setr_epi64(1, 3, 5, 7, 1, 3, 5, 7), u4)));
             mq[q] = _mm512_dpwssd_epi32(_mm512_setzero_si512(), mins, bs4);
             for (int h = 0; h < 2; ++h) {
+                prefetchKRow<PF>(base, int64_t(w.rowStride), b, int64_t(bb), 4 * q + 2 * h);
+                prefetchKRow<PF>(base, int64_t(w.rowStride), b, int64_t(bb), 4 * q + 2 * h + 1);
                 const uint8_t* rowA = blk[2 * h];
                 const uint8_t* rowB = blk[2 * h + 1];
                 const __m512i a0 = _mm512_loadu_si512(rowA + 16), a1 = _mm512_loadu_si512(rowA + 80);
@@ -1344,7 +1354,8 @@ __attribute__((target("gfni"))) inline void q6kCodes(const BlockQ6_K* blk, int n
     } else {
         const int64_t four = 0x0004000400040004, two = 0x0002000200020002;
         const __m512i bits45 = _mm512_set1_epi8(0x30);
-        hb0 = _mm512_and_si512(_mm512_sllv_epi16(h, _mm512_set_epi64(two, two, two, two, four, four, four, four)), bits45);
+        hb0 = _mm512_and_si512(_mm512_sllv_epi16(h, _mm512_set_epi64(two, two, two, two, four, four, four, four)),
+                               bits45);
         hb1 = _mm512_and_si512(_mm512_srlv_epi16(h, _mm512_set_epi64(two, two, two, two, 0, 0, 0, 0)), bits45);
     }
     // (l & 0x0F) | hi bits: ternary-logic 0xEA = (A & B) | C
@@ -1357,7 +1368,7 @@ __attribute__((target("gfni"))) inline void q6kCodes(const BlockQ6_K* blk, int n
 // packed to int16 together and scaled by one vpdpwssd, and the pair's offset
 // (-32 * sum_j s_j bsum_j) is one more vpdpwssd of 32 * s_j against -bsum_j
 // (before: a vpmaddwd, shift and subtract per row). About 48 of 430 vector
-// instructions a block fewer; with the prefetch of prefetchKTile,
+// instructions a block fewer; with the fixed-count prefetch of prefetchKRow,
 // tools/kernel-ab against the kernel before both (2026-12-06, Intel Xeon
 // family 6 model 207), GB/s before / after: compute only 28.8 / 35.4, 29.1 /
 // 34.3, 31.1 / 38.4; from memory 20.3 / 20.5, 17.7 / 17.4, 24.3 / 25.3.
@@ -1384,7 +1395,7 @@ __attribute__((target("gfni"))) void matvec16Q6K(const MatrixView& w, int64_t r0
     const int64_t step = 16 * int64_t(w.rowStride) / nb;
     __m512 acc = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
-        prefetchKTile<PF>(base, int64_t(w.rowStride), b, int64_t(bb), step);
+        prefetchKSweep<PF>(base, b, step);
         const int8_t* x = xq + 256 * b;
         __m512i xv[4];
         for (int c = 0; c < 4; ++c) xv[c] = _mm512_loadu_si512(x + 64 * c);
@@ -1395,9 +1406,11 @@ __attribute__((target("gfni"))) void matvec16Q6K(const MatrixView& w, int64_t r0
         for (int p = 0; p < 8; ++p) {
             const auto* blkA = reinterpret_cast<const BlockQ6_K*>(base + size_t(2 * p) * w.rowStride + b * bb);
             const auto* blkB = reinterpret_cast<const BlockQ6_K*>(base + size_t(2 * p + 1) * w.rowStride + b * bb);
+            prefetchKRow<PF>(base, int64_t(w.rowStride), b, int64_t(bb), 2 * p);
+            prefetchKRow<PF>(base, int64_t(w.rowStride), b, int64_t(bb), 2 * p + 1);
             // the 16 scales of A (words 0-15) and B (16-31)
-            const __m512i sw = _mm512_cvtepi8_epi16(_mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(blkB->scales),
-                                                                        reinterpret_cast<const __m128i*>(blkA->scales)));
+            const __m512i sw = _mm512_cvtepi8_epi16(_mm256_loadu2_m128i(
+                reinterpret_cast<const __m128i*>(blkB->scales), reinterpret_cast<const __m128i*>(blkA->scales)));
             // isum = sum_j s_j dot_j - 32 sum_j s_j bsum_j, all exact int32 (32 s_j fits int16)
             __m512i sums = _mm512_dpwssd_epi32(_mm512_setzero_si512(),
                                                _mm512_slli_epi16(_mm512_permutexvar_epi16(offIdx, sw), 5), negBsum);
