@@ -5,8 +5,8 @@
 // KERNELS_A and KERNELS_B; each is included in its own namespace
 // (`kernels` renamed by a macro), so their file-local kernels can be called.
 //
-// For one 16-row decode kernel (Q4_K or Q6_K, the AVX-512 L2-prefetch
-// instantiation), per version:
+// For the decode of one K format (Q2_K .. Q6_K) on the AVX-512 path with
+// L2 prefetches (its `rows`, whichever kernel that picks), per version:
 //   - compute only: one thread, every row of a large matrix aliasing one
 //     16-row tile (row stride 0), so every byte comes from L1;
 //   - from memory: two threads streaming 768 MiB of blocks, each half of the rows.
@@ -45,8 +45,7 @@ namespace {
 
 using namespace cairn;
 using namespace cairn::tensor;
-using kernels::PrefetchTo;
-using Kernel = void (*)(const MatrixView&, int64_t, const int8_t*, const int16_t*, const float*, int64_t, float*);
+using Rows = void (*)(const MatrixView&, int64_t, int64_t, const kernels::Activations&, float*, int64_t);
 using Clock = std::chrono::steady_clock;
 
 double seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
@@ -56,20 +55,33 @@ double median(std::vector<double> v) {
     return v[v.size() / 2];
 }
 
+struct Format {
+    const char* name;
+    TensorType type;
+    size_t blockBytes;
+    std::vector<size_t> halves;  // byte offsets of the block's half-float scales
+};
+
+Format format(const std::string& name) {
+    if (name == "Q2_K") return {"Q2_K", TensorType::Q2_K, sizeof(BlockQ2_K), {80, 82}};
+    if (name == "Q3_K") return {"Q3_K", TensorType::Q3_K, sizeof(BlockQ3_K), {108}};
+    if (name == "Q4_K") return {"Q4_K", TensorType::Q4_K, sizeof(BlockQ4_K), {0, 2}};
+    if (name == "Q5_K") return {"Q5_K", TensorType::Q5_K, sizeof(BlockQ5_K), {0, 2}};
+    if (name == "Q6_K") return {"Q6_K", TensorType::Q6_K, sizeof(BlockQ6_K), {208}};
+    return {};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    const std::string type = argc > 1 ? argv[1] : "Q6_K";
-    if (type != "Q4_K" && type != "Q6_K") {
-        std::fprintf(stderr, "usage: kernel_ab Q4_K|Q6_K\n");
+    const Format f = format(argc > 1 ? argv[1] : "Q6_K");
+    if (!f.name) {
+        std::fprintf(stderr, "usage: kernel_ab Q2_K|Q3_K|Q4_K|Q5_K|Q6_K\n");
         return 2;
     }
-    const bool q6 = type == "Q6_K";
-    const Kernel a = q6 ? Kernel(&kernels_a::matvec16Q6K<true, PrefetchTo::L2>)
-                        : Kernel(&kernels_a::matvec16Q4K<true, PrefetchTo::L2>);
-    const Kernel b = q6 ? Kernel(&kernels_b::matvec16Q6K<true, PrefetchTo::L2>)
-                        : Kernel(&kernels_b::matvec16Q4K<true, PrefetchTo::L2>);
-    const size_t blockBytes = q6 ? sizeof(BlockQ6_K) : sizeof(BlockQ4_K);
+    constexpr auto L2 = kernels::PrefetchTo::L2;
+    const Rows a = &kernels_a::rows<L2>, b = &kernels_b::rows<L2>;
+    const size_t blockBytes = f.blockBytes;
     const int64_t nb = 8, cols = 256 * nb;  // llama-1b's 2048-wide rows
     const size_t rowBytes = blockBytes * size_t(nb);
     const size_t rows = (size_t(768) << 20) / rowBytes / 32 * 32;
@@ -81,41 +93,38 @@ int main(int argc, char** argv) {
         std::memcpy(&data[i], &v, 8);
     }
     const uint16_t half = 0x2000;
-    for (size_t blk = 0; blk < rows * size_t(nb); ++blk) {
-        uint8_t* p = &data[blk * blockBytes];
-        if (q6) std::memcpy(p + 208, &half, 2);
-        else {
-            std::memcpy(p, &half, 2);
-            std::memcpy(p + 2, &half, 2);
-        }
-    }
+    for (size_t blk = 0; blk < rows * size_t(nb); ++blk)
+        for (size_t at : f.halves) std::memcpy(&data[blk * blockBytes + at], &half, 2);
     alignas(64) int8_t x[256 * 8];
     for (int i = 0; i < 256 * nb; ++i) x[i] = int8_t(i * 37);
     alignas(64) int16_t bsum[16 * 8] = {};
     const float dx[8] = {1, 1, 1, 1, 1, 1, 1, 1};
-    const MatrixView w{q6 ? TensorType::Q6_K : TensorType::Q4_K, data.data(), int64_t(rows), cols, rowBytes};
+    kernels::Activations act;
+    act.weightType = f.type;
+    act.cols = cols;
+    act.nTokens = 1;
+    act.blockSize = 256;
+    act.nBlocks = nb;
+    act.q = x;
+    act.d = dx;
+    act.bsum = bsum;
+    const MatrixView w{f.type, data.data(), int64_t(rows), cols, rowBytes};
 
-    auto fromL1 = [&](Kernel k) {
+    const int64_t l1Rows = 16384;
+    std::vector<float> y(std::max<size_t>(rows, size_t(l1Rows)));
+    auto fromL1 = [&](Rows k) {
         MatrixView aliased = w;
         aliased.rowStride = 0;
-        alignas(64) float out[16];
-        const int calls = 20000;
         const auto t0 = Clock::now();
-        for (int c = 0; c < calls; ++c) {
-            k(aliased, 0, x, bsum, dx, nb, out);
-            __asm__ volatile("" ::: "memory");
-        }
-        return 16.0 * double(rowBytes) * calls / seconds(t0) / 1e9;
+        k(aliased, 0, l1Rows, act, y.data(), 0);
+        return double(l1Rows) * double(rowBytes) / seconds(t0) / 1e9;
     };
-    auto fromMemory = [&](Kernel k) {
+    auto fromMemory = [&](Rows k) {
         std::vector<std::thread> threads;
         const auto t0 = Clock::now();
+        const int64_t half = int64_t(rows) / 2;
         for (int t = 0; t < 2; ++t)
-            threads.emplace_back([&, t] {
-                alignas(64) float out[16];
-                const int64_t half = int64_t(rows) / 2;
-                for (int64_t r = half * t; r + 16 <= half * (t + 1); r += 16) k(w, r, x, bsum, dx, nb, out);
-            });
+            threads.emplace_back([&, t] { k(w, half * t, half * (t + 1), act, y.data(), 0); });
         for (auto& th : threads) th.join();
         return double(rows * rowBytes) / seconds(t0) / 1e9;
     };
@@ -136,5 +145,5 @@ int main(int argc, char** argv) {
     }
     std::printf("%s compute only (L1, 1 thread): A %.1f  B %.1f GB/s | from memory (2 threads): A %.1f  B %.1f GB/s, "
                 "B faster in %d of 12 rounds\n",
-                type.c_str(), median(l1A), median(l1B), median(memA), median(memB), bFaster);
+                f.name, median(l1A), median(l1B), median(memA), median(memB), bFaster);
 }

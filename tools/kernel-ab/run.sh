@@ -2,10 +2,10 @@
 # In-process A/B of the AVX-512 K-format decode kernels at two revisions
 # (kernel_ab.cpp says what it measures). Needs a build (tools/dev.sh test or
 # cmake) in BUILD_DIR (default build) for the engine's libraries.
-#   tools/kernel-ab/run.sh REV_A REV_B [Q4_K|Q6_K]   (REV: a commit, or WORKTREE for the files on disk)
+#   tools/kernel-ab/run.sh REV_A REV_B [Q2_K|Q3_K|Q4_K|Q5_K|Q6_K]   (REV: a commit, or WORKTREE for the files on disk)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-[[ $# -ge 2 ]] || { echo "usage: $0 REV_A REV_B [Q4_K|Q6_K]" >&2; exit 2; }
+[[ $# -ge 2 ]] || { echo "usage: $0 REV_A REV_B [Q2_K|Q3_K|Q4_K|Q5_K|Q6_K]" >&2; exit 2; }
 build="${BUILD_DIR:-build}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
