@@ -1253,8 +1253,58 @@ inline __m512i q4kScales4(const uint8_t* const* p) {
     return _mm512_ternarylogic_epi32(low, _mm512_srli_epi16(b, 2), _mm512_set1_epi8(0x30), 0xF8);
 }
 
-// 16 rows of Q4_K against one token; xr: the activations in q4kActivationOrder.
-// Per 4 rows the scale bytes are unpacked in one zmm. Two rows go together:
+// The 4 code vectors of one Q4_K or Q5_K row's block, in the order of
+// q4kActivationOrder: lo(q[0,64)), hi(q[0,64)), lo(q[64,128)), hi(q[64,128)).
+// Q5_K adds bit 4 from qh: byte l of each 32-byte quarter of qs takes qh[l]
+// bit 2c (low nibble) or 2c + 1 (high nibble) for its 64-element chunk c, so
+// with qh in both 256-bit halves, vector k takes bits (k % 2) + 4 (k / 2) in
+// the low half and 2 more in the high half. Q5_K ran on the generic
+// matvec16K before (a row at a time, 256-bit code inserts, reduce16x16 and a
+// second reduction for the mins): tools/kernel-ab, 2026-12-06, Intel Xeon
+// family 6 model 207, GB/s generic / this: compute only 12.2 / 21.4, 11.5 /
+// 20.0; from memory 14.0 / 21.4, 13.1 / 19.9 (12 of 12 rounds faster).
+template <TensorType T, bool GFNI>
+__attribute__((target("gfni"))) inline void q45kCodes(const uint8_t* blk, __m512i* codes) {
+    const __m512i low4 = _mm512_set1_epi8(0x0F);
+    if constexpr (T == TensorType::Q4_K) {
+        const __m512i q0 = _mm512_loadu_si512(blk + 16), q1 = _mm512_loadu_si512(blk + 80);
+        codes[0] = _mm512_and_si512(q0, low4);
+        codes[1] = highNibbles<GFNI>(q0);
+        codes[2] = _mm512_and_si512(q1, low4);
+        codes[3] = highNibbles<GFNI>(q1);
+    } else {
+        static_assert(T == TensorType::Q5_K);
+        const __m512i q0 = _mm512_loadu_si512(blk + 48), q1 = _mm512_loadu_si512(blk + 112);
+        const __m512i h = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 16)));
+        __m512i bit4[4];  // qh's bit for vector k at bit 4 of each byte, the rest zero
+        for (int k = 0; k < 4; ++k) {
+            const int lowBit = k % 2 + 4 * (k / 2), highBit = lowBit + 2;
+            if constexpr (GFNI) {
+                // result bit 4 = source bit n: matrix byte 3 = 1 << n
+                const int64_t lo = int64_t(1) << (24 + lowBit), hi = int64_t(1) << (24 + highBit);
+                bit4[k] = _mm512_gf2p8affine_epi64_epi8(h, _mm512_set_epi64(hi, hi, hi, hi, lo, lo, lo, lo), 0);
+            } else {
+                // 16-bit shifts by at most 4: bit 4 of each byte comes from its own
+                // byte. The count in every word of a 64-bit lane: c * 0x0001000100010001.
+                const int64_t words = 0x0001000100010001;
+                const bool left = highBit <= 4;
+                const int64_t lo = (left ? 4 - lowBit : lowBit - 4) * words,
+                              hi = (left ? 4 - highBit : highBit - 4) * words;
+                const __m512i count = _mm512_set_epi64(hi, hi, hi, hi, lo, lo, lo, lo);
+                const __m512i t = left ? _mm512_sllv_epi16(h, count) : _mm512_srlv_epi16(h, count);
+                bit4[k] = _mm512_and_si512(t, _mm512_set1_epi8(0x10));
+            }
+        }
+        // (x & 0x0F) | bit4: ternary-logic 0xEA = (A & B) | C
+        codes[0] = _mm512_ternarylogic_epi32(q0, low4, bit4[0], 0xEA);
+        codes[1] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(q0, 4), low4, bit4[1], 0xEA);
+        codes[2] = _mm512_ternarylogic_epi32(q1, low4, bit4[2], 0xEA);
+        codes[3] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(q1, 4), low4, bit4[3], 0xEA);
+    }
+}
+
+// 16 rows of Q4_K or Q5_K against one token; xr: the activations in
+// q4kActivationOrder. Per 4 rows the scale bytes are unpacked in one zmm. Two rows go together:
 // each of their 4 dot vectors (each dot of 4 codes <= 4 * 15 * 128) is
 // packed to int16 with the other row's and scaled by one vpdpwssd into the
 // pair's sums; the mins of 4 rows meet the 32-element activation sums in
@@ -1266,10 +1316,10 @@ inline __m512i q4kScales4(const uint8_t* const* p) {
 // (2026-12-06, Intel Xeon family 6 model 207), GB/s before / after: compute
 // only 24.4 / 26.2, 23.3 / 26.4, 26.1 / 28.5; from memory 21.0 / 20.5, 18.3 /
 // 19.3, 21.9 / 20.6 (the same: see PERFORMANCE.md on what bounds K decode).
-template <bool GFNI, PrefetchTo PF>
-__attribute__((target("gfni"))) void matvec16Q4K(const MatrixView& w, int64_t r0, const int8_t* xr, const int16_t* bsum,
-                                                 const float* dx, int64_t nb, float* out) {
-    constexpr size_t bb = sizeof(BlockQ4_K);
+template <TensorType T, bool GFNI, PrefetchTo PF>
+__attribute__((target("gfni"))) void matvec16Q45K(const MatrixView& w, int64_t r0, const int8_t* xr,
+                                                  const int16_t* bsum, const float* dx, int64_t nb, float* out) {
+    constexpr size_t bb = sizeof(typename KFormat<T>::Blk);
     const __m512i gidx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                             _mm512_set1_epi32(int32_t(w.rowStride)));
     // Dot vector k of a row: lo(q[0,64)) holds sub-blocks 0 | 2 (int32 lanes
@@ -1279,7 +1329,6 @@ __attribute__((target("gfni"))) void matvec16Q4K(const MatrixView& w, int64_t r0
     for (int k = 0; k < 4; ++k) scaleIdx[k] = rowPairScaleIndex([k](int L) { return kSub[k][L < 2 ? 0 : 1]; });
     // lane 4q + k of the 4x4 transpose-add below is row 4k + q
     const __m512i rowOrder = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-    const __m512i low4 = _mm512_set1_epi8(0x0F);
     const uint8_t* base = w.row(r0);
     const int64_t step = 16 * int64_t(w.rowStride) / nb;
     __m512 acc = _mm512_setzero_ps();
@@ -1312,14 +1361,9 @@ __attribute__((target("gfni"))) void matvec16Q4K(const MatrixView& w, int64_t r0
             for (int h = 0; h < 2; ++h) {
                 prefetchKRow<PF>(base, int64_t(w.rowStride), b, int64_t(bb), 4 * q + 2 * h);
                 prefetchKRow<PF>(base, int64_t(w.rowStride), b, int64_t(bb), 4 * q + 2 * h + 1);
-                const uint8_t* rowA = blk[2 * h];
-                const uint8_t* rowB = blk[2 * h + 1];
-                const __m512i a0 = _mm512_loadu_si512(rowA + 16), a1 = _mm512_loadu_si512(rowA + 80);
-                const __m512i b0 = _mm512_loadu_si512(rowB + 16), b1 = _mm512_loadu_si512(rowB + 80);
-                const __m512i codesA[4] = {_mm512_and_si512(a0, low4), highNibbles<GFNI>(a0),
-                                           _mm512_and_si512(a1, low4), highNibbles<GFNI>(a1)};
-                const __m512i codesB[4] = {_mm512_and_si512(b0, low4), highNibbles<GFNI>(b0),
-                                           _mm512_and_si512(b1, low4), highNibbles<GFNI>(b1)};
+                __m512i codesA[4], codesB[4];
+                q45kCodes<T, GFNI>(blk[2 * h], codesA);
+                q45kCodes<T, GFNI>(blk[2 * h + 1], codesB);
                 const __m512i z = _mm512_setzero_si512();
                 __m512i sums = z;
                 for (int k = 0; k < 4; ++k) {
@@ -1445,12 +1489,12 @@ void matvecKRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations&
         float* yt = y + t * ldy;
         int64_t r = r0;
         if (fast && r + 16 <= r1) {
-            if constexpr (T == TensorType::Q4_K) {
+            if constexpr (T == TensorType::Q4_K || T == TensorType::Q5_K) {
                 auto* xr = reinterpret_cast<int8_t*>(scratch(3, size_t(a.cols)));
                 for (int64_t b = 0; b < nb; ++b) q4kActivationOrder(xq + 256 * b, xr + 256 * b);
                 for (; r + 16 <= r1; r += 16)
-                    kHasGfni ? matvec16Q4K<true, PF>(w, r, xr, bsum, dx, nb, yt + r)
-                             : matvec16Q4K<false, PF>(w, r, xr, bsum, dx, nb, yt + r);
+                    kHasGfni ? matvec16Q45K<T, true, PF>(w, r, xr, bsum, dx, nb, yt + r)
+                             : matvec16Q45K<T, false, PF>(w, r, xr, bsum, dx, nb, yt + r);
             } else if constexpr (T == TensorType::Q6_K) {
                 for (; r + 16 <= r1; r += 16)
                     kHasGfni ? matvec16Q6K<true, PF>(w, r, xq, bsum, dx, nb, yt + r)
