@@ -1049,69 +1049,7 @@ inline __m512i reduce16x16(const __m512i* v) {
     return lanes(lanes(u[0], u[1]), lanes(u[2], u[3]));
 }
 
-// 16 rows of a K format against one token, the float chain with rows in lanes.
-// Measured 1024x2048 from L2, 1 thread (us per call): Q4_K 116 -> 68,
-// Q6_K 103 -> 81, against one row at a time with horizontal sums.
-template <TensorType T, PrefetchTo PF>
-void matvec16K(const MatrixView& w, int64_t r0, const int8_t* xq, const int16_t* bsum, const float* dx, int64_t nb,
-               float* out) {
-    using F = KFormat<T>;
-    constexpr size_t bb = sizeof(typename F::Blk);
-    const __m512i gidx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                            _mm512_set1_epi32(int32_t(w.rowStride)));
-    const uint8_t* base = w.row(r0);
-    const int64_t step = 16 * int64_t(w.rowStride) / nb;  // tile bytes per block step
-    __m512 acc = _mm512_setzero_ps();
-    for (int64_t b = 0; b < nb; ++b) {
-        prefetchLines<PF>(base + kPrefetchAhead + b * step, step);
-        const int8_t* x = xq + 256 * b;
-        const int16_t* bs = bsum + 16 * b;
-        __m512i is[16];
-        __m256i aux[16];
-        for (int r = 0; r < 16; ++r) kSums<T>(base + size_t(r) * w.rowStride + b * bb, x, bs, is[r], aux[r]);
-        __m512i pairs[8];  // rows A_p | B_p as reduceRows16 expects
-        for (int p = 0; p < 8; ++p) {
-            const int A = p < 4 ? p : p + 4, B = p < 4 ? p + 4 : p + 8;
-            pairs[p] = _mm512_inserti64x4(_mm512_castsi256_si512(aux[A]), aux[B], 1);
-        }
-        const __m512i isum = reduce16x16(is), auxSum = reduceRows16(pairs);
-        const __m512i sc = _mm512_i32gather_epi32(gidx, base + b * bb + F::scaleAt, 1);
-        const __m512 dxv = _mm512_set1_ps(dx[b]);
-        if constexpr (F::min) {
-            const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(sc));
-            const __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(sc, 16)));
-            acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(d, dxv), acc);
-            const __m512 negMin = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(_mm512_mul_ps(dmin, dxv)),
-                                                                       _mm512_set1_epi32(int32_t(0x80000000u))));
-            acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(auxSum), negMin, acc);
-        } else {
-            const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(sc, 16)));
-            const __m512i total = _mm512_sub_epi32(isum, _mm512_slli_epi32(auxSum, F::offShift));
-            acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(total), _mm512_mul_ps(d, dxv), acc);
-        }
-    }
-    _mm512_storeu_ps(out, acc);
-}
-
-// ---- Decode kernels for Q4_K and Q6_K with fewer instructions per block.
-// Same exact integers and the same float chain as matvec16K, but the codes
-// come from whole 64-byte loads (no 256-bit inserts), the sub-block scales are
-// applied with vpdpwssd against scale vectors made by one vpermw each, and the
-// mins / offset sums are folded in without scalar unpacking.
-
-// Word lanes for vpermw: lane 2i takes word `first` (i < 8) or `second`
-// (i >= 8) of the source, lane 2i + 1 takes word 16 (a zero word: the source
-// is a ymm zero-extended), so each int32 lane holds one scale as (s, 0).
-inline __m512i scalePairIndex(int first, int second) {
-    alignas(64) int16_t idx[32];
-    for (int i = 0; i < 16; ++i) {
-        idx[2 * i] = int16_t(i < 8 ? first : second);
-        idx[2 * i + 1] = 16;
-    }
-    return _mm512_load_si512(idx);
-}
-
-// The Q4_K and Q6_K tiles' prefetch. With the L2 hint (avx512vnni-l2pf)
+// The K-format tiles' prefetch. With the L2 hint (avx512vnni-l2pf)
 // each row is its own stream, prefetched kKRowPrefetch bytes ahead of where
 // the tile reads it and on into the same row of the next tile, as the nibble
 // tiles do; the address-order sweep kPrefetchAhead ahead (kept with the L1
@@ -1159,6 +1097,76 @@ inline void prefetchKRow(const uint8_t* base, int64_t stride, int64_t b, int64_t
         const uint8_t* p = base + r * stride + rowStreamOffset(b * blockBytes + kKRowPrefetch, stride, 16);
         for (int64_t o = 0; o < blockBytes; o += 64) prefetchLine<PF>(p + o);
     }
+}
+
+// 16 rows of a K format against one token, the float chain with rows in lanes.
+// Measured 1024x2048 from L2, 1 thread (us per call): Q4_K 116 -> 68,
+// Q6_K 103 -> 81, against one row at a time with horizontal sums.
+template <TensorType T, PrefetchTo PF>
+void matvec16K(const MatrixView& w, int64_t r0, const int8_t* xq, const int16_t* bsum, const float* dx, int64_t nb,
+               float* out) {
+    using F = KFormat<T>;
+    constexpr size_t bb = sizeof(typename F::Blk);
+    const __m512i gidx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                            _mm512_set1_epi32(int32_t(w.rowStride)));
+    const uint8_t* base = w.row(r0);
+    const int64_t step = 16 * int64_t(w.rowStride) / nb;  // tile bytes per block step
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        prefetchKSweep<PF>(base, b, step);
+        const int8_t* x = xq + 256 * b;
+        const int16_t* bs = bsum + 16 * b;
+        __m512i is[16];
+        __m256i aux[16];
+        // Each row's prefetch just before its sums, as in the Q4_K/Q6_K tiles:
+        // tools/kernel-ab, from memory, GB/s block start / per row: Q3_K 9.6 /
+        // 10.5, 9.1 / 9.8 (10 and 12 of 12 rounds), Q2_K 18.0 / 18.0, 15.9 /
+        // 15.9. Both are bound by this kernel's arithmetic (from L1: Q3_K 5.7,
+        // Q2_K 10.0 GB/s on one thread), Intel Xeon family 6 model 207.
+        for (int r = 0; r < 16; ++r) {
+            prefetchKRow<PF>(base, int64_t(w.rowStride), b, int64_t(bb), r);
+            kSums<T>(base + size_t(r) * w.rowStride + b * bb, x, bs, is[r], aux[r]);
+        }
+        __m512i pairs[8];  // rows A_p | B_p as reduceRows16 expects
+        for (int p = 0; p < 8; ++p) {
+            const int A = p < 4 ? p : p + 4, B = p < 4 ? p + 4 : p + 8;
+            pairs[p] = _mm512_inserti64x4(_mm512_castsi256_si512(aux[A]), aux[B], 1);
+        }
+        const __m512i isum = reduce16x16(is), auxSum = reduceRows16(pairs);
+        const __m512i sc = _mm512_i32gather_epi32(gidx, base + b * bb + F::scaleAt, 1);
+        const __m512 dxv = _mm512_set1_ps(dx[b]);
+        if constexpr (F::min) {
+            const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(sc));
+            const __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(sc, 16)));
+            acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(d, dxv), acc);
+            const __m512 negMin = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(_mm512_mul_ps(dmin, dxv)),
+                                                                       _mm512_set1_epi32(int32_t(0x80000000u))));
+            acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(auxSum), negMin, acc);
+        } else {
+            const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(sc, 16)));
+            const __m512i total = _mm512_sub_epi32(isum, _mm512_slli_epi32(auxSum, F::offShift));
+            acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(total), _mm512_mul_ps(d, dxv), acc);
+        }
+    }
+    _mm512_storeu_ps(out, acc);
+}
+
+// ---- Decode kernels for Q4_K and Q6_K with fewer instructions per block.
+// Same exact integers and the same float chain as matvec16K, but the codes
+// come from whole 64-byte loads (no 256-bit inserts), the sub-block scales are
+// applied with vpdpwssd against scale vectors made by one vpermw each, and the
+// mins / offset sums are folded in without scalar unpacking.
+
+// Word lanes for vpermw: lane 2i takes word `first` (i < 8) or `second`
+// (i >= 8) of the source, lane 2i + 1 takes word 16 (a zero word: the source
+// is a ymm zero-extended), so each int32 lane holds one scale as (s, 0).
+inline __m512i scalePairIndex(int first, int second) {
+    alignas(64) int16_t idx[32];
+    for (int i = 0; i < 16; ++i) {
+        idx[2 * i] = int16_t(i < 8 ? first : second);
+        idx[2 * i + 1] = 16;
+    }
+    return _mm512_load_si512(idx);
 }
 
 // Q4_K's 12 scale bytes (the 16 bytes at `p`, last 4 ignored) to 16 words:
