@@ -1151,36 +1151,12 @@ void matvec16K(const MatrixView& w, int64_t r0, const int8_t* xq, const int16_t*
     _mm512_storeu_ps(out, acc);
 }
 
-// ---- Decode kernels for Q4_K and Q6_K with fewer instructions per block.
-// Same exact integers and the same float chain as matvec16K, but the codes
-// come from whole 64-byte loads (no 256-bit inserts), the sub-block scales are
-// applied with vpdpwssd against scale vectors made by one vpermw each, and the
-// mins / offset sums are folded in without scalar unpacking.
-
-// Word lanes for vpermw: lane 2i takes word `first` (i < 8) or `second`
-// (i >= 8) of the source, lane 2i + 1 takes word 16 (a zero word: the source
-// is a ymm zero-extended), so each int32 lane holds one scale as (s, 0).
-inline __m512i scalePairIndex(int first, int second) {
-    alignas(64) int16_t idx[32];
-    for (int i = 0; i < 16; ++i) {
-        idx[2 * i] = int16_t(i < 8 ? first : second);
-        idx[2 * i + 1] = 16;
-    }
-    return _mm512_load_si512(idx);
-}
-
-// Q4_K's 12 scale bytes (the 16 bytes at `p`, last 4 ignored) to 16 words:
-// sc[0..7], m[0..7] (get_scale_min_k4 of the reference, vectorized).
-inline __m256i q4kScaleWords(const uint8_t* p) {
-    const __m128i s = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    const __m128i a = _mm_shuffle_epi8(s, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
-    const __m128i b = _mm_shuffle_epi8(s, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7));
-    const __m128i m1 = _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0);
-    const __m128i m2 = _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15);
-    const __m128i low = _mm_or_si128(_mm_and_si128(a, m1), _mm_and_si128(_mm_srli_epi16(a, 4), m2));
-    const __m128i high = _mm_and_si128(_mm_srli_epi16(b, 2), _mm_set1_epi8(0x30));
-    return _mm256_cvtepu8_epi16(_mm_or_si128(low, high));
-}
+// ---- Decode kernels for Q4_K, Q5_K and Q6_K with fewer instructions per
+// block. Same exact integers and the same float chain as matvec16K, but the
+// codes come from whole 64-byte loads (no 256-bit inserts), two rows share
+// each packed vector of dots, the sub-block scales are applied with vpdpwssd
+// against scale vectors made by one vpermw each, and the mins / offset sums
+// are folded in without scalar unpacking.
 
 // Activations of one Q8_K block reordered to meet Q4_K's nibbles: a 64-byte
 // load of qs holds elements [0,32) and [64,96) in its low nibbles and [32,64),
