@@ -1289,7 +1289,7 @@ __attribute__((target("gfni"))) inline void q45kCodes(const uint8_t* blk, __m512
 
 // 16 rows of Q4_K or Q5_K against one token; xr: the activations in
 // q4kActivationOrder. Per 4 rows the scale bytes are unpacked in one zmm. Two rows go together:
-// each of their 4 dot vectors (each dot of 4 codes <= 4 * 15 * 128) is
+// each of their 4 dot vectors (each dot of 4 codes <= 4 * 31 * 128) is
 // packed to int16 with the other row's and scaled by one vpdpwssd into the
 // pair's sums; the mins of 4 rows meet the 32-element activation sums in
 // one vpdpwssd. Measured 1024x2048 from L2, 1 thread: 19.3 -> 26.0 GB/s
@@ -1366,10 +1366,10 @@ __attribute__((target("gfni"))) void matvec16Q45K(const MatrixView& w, int64_t r
 }
 
 // The codes (0..63) of one Q6_K row's 128-element half n: chunks 2n, 2n + 1
-// of `c`. The high bits go to bits 4-5: elements [0,32) of a half take qh
+// of `c` (the values q6kCodes gives the row paths, from one broadcast of qh). The high bits go to bits 4-5: elements [0,32) of a half take qh
 // bits 0-1, [32,64) bits 2-3 (shift left 4 / 2); [64,96) bits 4-5, [96,128) 6-7.
 template <bool GFNI>
-__attribute__((target("gfni"))) inline void q6kCodes(const BlockQ6_K* blk, int n, __m512i* c) {
+__attribute__((target("gfni"))) inline void q6kHalfCodes(const BlockQ6_K* blk, int n, __m512i* c) {
     const __m512i low4 = _mm512_set1_epi8(0x0F);
     const __m512i l = _mm512_loadu_si512(blk->ql + 64 * n);
     const __m512i h = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qh + 32 * n)));
@@ -1392,7 +1392,7 @@ __attribute__((target("gfni"))) inline void q6kCodes(const BlockQ6_K* blk, int n
 }
 
 // 16 rows of Q6_K against one token (activations in natural order), two
-// rows at a time as in matvec16Q4K: each chunk's dot vectors of the pair are
+// rows at a time as in matvec16Q45K: each chunk's dot vectors of the pair are
 // packed to int16 together and scaled by one vpdpwssd, and the pair's offset
 // (-32 * sum_j s_j bsum_j) is one more vpdpwssd of 32 * s_j against -bsum_j
 // (before: a vpmaddwd, shift and subtract per row). About 48 of 430 vector
@@ -1444,8 +1444,8 @@ __attribute__((target("gfni"))) void matvec16Q6K(const MatrixView& w, int64_t r0
                                                _mm512_slli_epi16(_mm512_permutexvar_epi16(offIdx, sw), 5), negBsum);
             __m512i cA[4], cB[4];
             for (int n = 0; n < 2; ++n) {
-                q6kCodes<GFNI>(blkA, n, cA);
-                q6kCodes<GFNI>(blkB, n, cB);
+                q6kHalfCodes<GFNI>(blkA, n, cA);
+                q6kHalfCodes<GFNI>(blkB, n, cB);
             }
             const __m512i z = _mm512_setzero_si512();
             for (int c = 0; c < 4; ++c) {
