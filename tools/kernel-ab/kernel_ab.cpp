@@ -1,4 +1,5 @@
-// Two versions of engine/tensor/kernels_avx512.cpp in one process, timed in
+// Two versions of engine/tensor/kernels_avx512.cpp (or, built with
+// KERNEL_AB_AVX2, kernels_avx2.cpp) in one process, timed in
 // alternation, so that a host whose speed drifts by tens of per cent between
 // runs (the shared development VMs) still shows which one is faster. Built
 // and run by run.sh, which compiles this file with the versions' paths in
@@ -6,14 +7,17 @@
 // (`kernels` renamed by a macro), so their file-local kernels can be called.
 //
 // For the decode of one K format (Q2_K .. Q6_K) on the AVX-512 path with
-// L2 prefetches (its `rows`, whichever kernel that picks), per version:
+// L2 prefetches or on the AVX2 path (the file's `rows`, whichever kernel that
+// picks), per version:
 //   - compute only: one thread, every row of a large matrix aliasing one
-//     16-row tile (row stride 0), so every byte comes from L1;
+//     row tile (row stride 0), so every byte comes from L1;
 //   - from memory: two threads streaming 768 MiB of blocks, each half of the rows.
 // Prints the medians of 12 alternating rounds and how often B was faster.
+#ifndef KERNEL_AB_AVX2
 #include "tensor/avx512_float_loads.h"
-#include "tensor/blocks.h"
 #include "tensor/float_gemm_avx512.h"
+#endif
+#include "tensor/blocks.h"
 #include "tensor/kernels_common.h"
 
 #include <immintrin.h>
@@ -79,8 +83,12 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "usage: kernel_ab Q2_K|Q3_K|Q4_K|Q5_K|Q6_K\n");
         return 2;
     }
+#ifdef KERNEL_AB_AVX2
+    const Rows a = &kernels_a::rows, b = &kernels_b::rows;
+#else
     constexpr auto L2 = kernels::PrefetchTo::L2;
     const Rows a = &kernels_a::rows<L2>, b = &kernels_b::rows<L2>;
+#endif
     const size_t blockBytes = f.blockBytes;
     const int64_t nb = 8, cols = 256 * nb;  // llama-1b's 2048-wide rows
     const size_t rowBytes = blockBytes * size_t(nb);

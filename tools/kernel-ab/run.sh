@@ -1,21 +1,33 @@
 #!/usr/bin/env bash
-# In-process A/B of the AVX-512 K-format decode kernels at two revisions
-# (kernel_ab.cpp says what it measures). Needs a build (tools/dev.sh test or
-# cmake) in BUILD_DIR (default build) for the engine's libraries.
-#   tools/kernel-ab/run.sh REV_A REV_B [Q2_K|Q3_K|Q4_K|Q5_K|Q6_K]   (REV: a commit, or WORKTREE for the files on disk)
+# In-process A/B of the K-format decode kernels of one x86 path at two
+# revisions (kernel_ab.cpp says what it measures). Needs a build (tools/dev.sh
+# test or cmake) in BUILD_DIR (default build) for the engine's libraries.
+#   [ISA=avx512|avx2] tools/kernel-ab/run.sh REV_A REV_B [Q2_K|Q3_K|Q4_K|Q5_K|Q6_K]
+# REV: a commit, WORKTREE for the file on disk, or the path of a copy of the
+# file (an experiment kept outside the tree); ISA (default avx512) picks
+# engine/tensor/kernels_$ISA.cpp and its compiler flags.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [[ $# -ge 2 ]] || { echo "usage: $0 REV_A REV_B [Q2_K|Q3_K|Q4_K|Q5_K|Q6_K]" >&2; exit 2; }
 build="${BUILD_DIR:-build}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-src=engine/tensor/kernels_avx512.cpp
+isa="${ISA:-avx512}"
+case "$isa" in
+  avx512) flags="-mavx2 -mfma -mf16c -mbmi2 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni" ;;
+  avx2) flags="-mavx2 -mfma -mf16c -mbmi2 -DKERNEL_AB_AVX2" ;;
+  *) echo "ISA must be avx512 or avx2" >&2; exit 2 ;;
+esac
+src=engine/tensor/kernels_$isa.cpp
 for side in A B; do
   rev="$1"; shift
-  if [[ "$rev" == WORKTREE ]]; then cp "$src" "$work/$side.cpp"; else git show "$rev:$src" > "$work/$side.cpp"; fi
+  if [[ "$rev" == WORKTREE ]]; then cp "$src" "$work/$side.cpp"
+  elif [[ -f "$rev" ]]; then cp "$rev" "$work/$side.cpp"
+  else git show "$rev:$src" > "$work/$side.cpp"; fi
 done
 libs=$(find "$build/engine" -name 'lib*.a' -not -path '*cross*')
-g++ -std=c++20 -O3 -mavx2 -mfma -mf16c -mbmi2 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni \
+# shellcheck disable=SC2086  # $flags is a list of options
+g++ -std=c++20 -O3 $flags \
   -Iengine -Iengine/include -DKERNELS_A="\"$work/A.cpp\"" -DKERNELS_B="\"$work/B.cpp\"" \
   tools/kernel-ab/kernel_ab.cpp -o "$work/kernel_ab" -Wl,--start-group $libs -Wl,--end-group -lpthread
 "$work/kernel_ab" "${1:-Q6_K}"
