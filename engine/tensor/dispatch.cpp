@@ -1,5 +1,5 @@
 // Run-time choice of the kernel path: the best one this CPU runs, or a lower
-// one named by CAIRN_KERNELS=scalar|avx2|avx512|neon|neon-dotprod (tests and benchmarks use
+// one named by CAIRN_KERNELS=scalar|avx2|avx2-vnni|avx512|neon|neon-dotprod (tests and benchmarks use
 // forceKernelPath to visit every path the machine supports). On top of that
 // base path, applyKernelChoice (the calibration's measured choice) may name
 // another path per weight family and regime.
@@ -20,6 +20,7 @@ namespace kernels {
 
 #if !(defined(__x86_64__) || defined(_M_X64))
 const KernelSet* avx2Kernels() { return nullptr; }
+const KernelSet* avx2VnniKernels() { return nullptr; }
 const KernelSet* avx512Kernels() { return nullptr; }
 const KernelSet* avx512L2PrefetchKernels() { return nullptr; }
 #endif
@@ -33,6 +34,16 @@ namespace {
 bool cpuHasAvx2() {
 #if defined(__x86_64__) && defined(__GNUC__)
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+#else
+    return false;
+#endif
+}
+
+// AVX-VNNI: the VEX-encoded 256-bit vpdpbusd/vpdpwssd (Intel Alder Lake and
+// later client cores, Sapphire Rapids, AMD Zen 5).
+bool cpuHasAvxVnni() {
+#if defined(__x86_64__) && defined(__GNUC__)
+    return cpuHasAvx2() && __builtin_cpu_supports("avxvnni");
 #else
     return false;
 #endif
@@ -63,6 +74,7 @@ std::vector<const KernelSet*> supported() {
     std::vector<const KernelSet*> out;
     if (avx512Kernels() && cpuHasAvx512()) out.push_back(avx512Kernels());
     if (avx512L2PrefetchKernels() && cpuHasAvx512()) out.push_back(avx512L2PrefetchKernels());
+    if (avx2VnniKernels() && cpuHasAvxVnni()) out.push_back(avx2VnniKernels());
     if (avx2Kernels() && cpuHasAvx2()) out.push_back(avx2Kernels());
     if (neonDotprodKernels() && cpuHasArmDotprod()) out.push_back(neonDotprodKernels());
     if (neonKernels()) out.push_back(neonKernels());
