@@ -1068,7 +1068,13 @@ inline __m512i reduce16x16(const __m512i* v) {
 // no faster (tools/kernel-ab, from memory, medians of 12 alternating rounds,
 // 3 KiB / other: Q6_K 24.9 / 24.1 and 21.8 / 19.2, Q4_K 22.0 / 21.7 and 22.8
 // / 22.8 GB/s), nor the same lines into L1 (Q6_K 18.9 / 18.1, Q4_K 19.4 /
-// 17.3).
+// 17.3). rowStreamOffset wraps only once, so where a row is shorter than half
+// this (Q4_K at 2048 columns: 1152 bytes) the line is the next tile's
+// following row, 768 bytes further than this block, not the same row two
+// tiles on; mapping it to that row instead was not faster (tools/kernel-ab,
+// 2026-12-06, medians of 12 alternating rounds, from memory, GB/s as it is /
+// mapped: Q4_K at 3 KiB 21.9 / 21.8, at 6 KiB 21.8 / 21.1; at 1.5 KiB, where
+// it then lands in the next tile's same row, 20.6 / 19.9).
 constexpr int64_t kKRowPrefetch = 3072;
 
 // With the L1 hint: the address-order sweep, once per block step.

@@ -165,7 +165,9 @@ static inline void prefetchLines(const uint8_t* from, int64_t n) {
 // For a decode tile that reads `tileRows` consecutive rows and prefetches each
 // row as its own stream: the offset from a row's start `ahead` bytes along
 // that stream, which past the row's end (`rowBytes`) goes on in the same row
-// of the next tile, `tileRows` rows on.
+// of the next tile, `tileRows` rows on. It wraps once: `ahead` of two rows or
+// more lands in a later row of the next tile (see kKRowPrefetch, which was
+// measured as it is).
 static inline int64_t rowStreamOffset(int64_t ahead, int64_t rowBytes, int64_t tileRows) {
     return ahead < rowBytes ? ahead : ahead + (tileRows - 1) * rowBytes;
 }
@@ -245,6 +247,7 @@ const KernelSet* kernelsNamed(std::string_view name);
 
 const KernelSet& scalarKernels();
 const KernelSet* avx2Kernels();  // nullptr when not compiled in
+const KernelSet* avx2VnniKernels();  // the same with AVX-VNNI; nullptr when not compiled in
 const KernelSet* avx512Kernels();  // nullptr when not compiled in
 const KernelSet* avx512L2PrefetchKernels();  // the same, decode prefetching to L2 (PrefetchTo)
 const KernelSet* neonKernels();  // nullptr when not compiled in
