@@ -1,5 +1,5 @@
 // Two versions of engine/tensor/kernels_avx512.cpp (or, built with
-// KERNEL_AB_AVX2, kernels_avx2.cpp) in one process, timed in
+// KERNEL_AB_AVX2, kernels_avx2_impl.h) in one process, timed in
 // alternation, so that a host whose speed drifts by tens of per cent between
 // runs (the shared development VMs) still shows which one is faster. Built
 // and run by run.sh, which compiles this file with the versions' paths in
