@@ -14,6 +14,7 @@
 
 #include "tensor/blocks.h"
 #include "tensor/kernels_common.h"
+#include "tensor/q4k_scales_x86.h"
 
 #include <immintrin.h>
 
@@ -297,20 +298,6 @@ void rows32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, f
 
 // ---------------------------------------------------------------------------
 // K formats.
-
-// Q4_K's twelve scale bytes (the 16 bytes at `scales`, the last 4 ignored)
-// as sc[0..7] (bytes 0-7) and m[0..7] (bytes 8-15): get_scale_min_k4 of the
-// reference, vectorized as the AVX-512 q4kScales4 does for 4 rows.
-inline __m128i q4kScales(const uint8_t* scales) {
-    const __m128i s = _mm_loadu_si128(reinterpret_cast<const __m128i*>(scales));
-    const __m128i a = _mm_shuffle_epi8(s, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
-    const __m128i b = _mm_shuffle_epi8(s, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7));
-    // (a & m1) | ((a >> 4) & m2) | ((b >> 2) & 0x30)
-    const __m128i m1 = _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0);
-    const __m128i m2 = _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15);
-    const __m128i low = _mm_or_si128(_mm_and_si128(a, m1), _mm_and_si128(_mm_srli_epi16(a, 4), m2));
-    return _mm_or_si128(low, _mm_and_si128(_mm_srli_epi16(b, 2), _mm_set1_epi8(0x30)));
-}
 
 // v's 16-bit words shifted left by n (right by -n when n < 0).
 inline __m256i shiftBits(__m256i v, int n) { return n >= 0 ? _mm256_slli_epi16(v, n) : _mm256_srli_epi16(v, -n); }

@@ -11,6 +11,7 @@
 #include "tensor/blocks.h"
 #include "tensor/float_gemm_avx512.h"
 #include "tensor/kernels_common.h"
+#include "tensor/q4k_scales_x86.h"
 
 #include <immintrin.h>
 
@@ -798,19 +799,6 @@ void matvec32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a,
 // Q4_K / Q6_K super-blocks unpacked with SIMD into the codes of 64 consecutive
 // elements per zmm (natural element order), for the matvec and the GEMM tiles.
 
-// Q4_K's twelve scale bytes to sc[0..7] (bytes 0-7) and m[0..7] (bytes 8-15).
-inline void q4kScales(const uint8_t* scales, uint8_t out[16]) {
-    uint32_t u[4];
-    std::memcpy(u, scales, 12);
-    const uint32_t kmask1 = 0x3f3f3f3f, kmask2 = 0x0f0f0f0f, kmask3 = 0x03030303;
-    u[3] = ((u[2] >> 4) & kmask2) | (((u[1] >> 6) & kmask3) << 4);
-    const uint32_t mins = u[1] & kmask1;
-    u[1] = (u[2] & kmask2) | (((u[0] >> 6) & kmask3) << 4);
-    u[2] = mins;
-    u[0] &= kmask1;
-    std::memcpy(out, u, 16);
-}
-
 // Codes of elements [64c, 64c + 64) of a Q4_K super-block.
 inline __m512i q4kCodes(const uint8_t* qs, int c) {
     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * c));
@@ -848,10 +836,9 @@ inline int32_t hsum512(__m512i v) { return _mm512_reduce_add_epi32(v); }
 // codes still fit int16).
 template <typename Blk>
 inline void q4kSums(const Blk* blk, const int8_t* x, const int16_t* bs, __m512i& is, __m256i& ms) {
-    alignas(16) uint8_t sm[16];
-    q4kScales(blk->scales, sm);
+    const __m128i sm = q4kScales(blk->scales);
     // lanes 0-7 of chunk c: scale sc[2c]; lanes 8-15: sc[2c + 1] (dots of 4 codes fit int16)
-    const __m512i sv = _mm512_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sm)));
+    const __m512i sv = _mm512_cvtepu8_epi32(sm);
     is = _mm512_setzero_si512();
     for (int c = 0; c < 4; ++c) {
         __m512i codes;
@@ -862,8 +849,7 @@ inline void q4kSums(const Blk* blk, const int8_t* x, const int16_t* bs, __m512i&
         is = _mm512_add_epi32(is, _mm512_madd_epi16(dot, _mm512_permutexvar_epi32(idx, sv)));
     }
     // msum = sum_j m_j * (bsum[2j] + bsum[2j + 1]): mins widened to 16 int16, one madd.
-    const __m128i mins = _mm_shuffle_epi8(_mm_load_si128(reinterpret_cast<const __m128i*>(sm)),
-                                          _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15));
+    const __m128i mins = _mm_shuffle_epi8(sm, _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15));
     ms = _mm256_madd_epi16(_mm256_cvtepu8_epi16(mins), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bs)));
 }
 
@@ -1519,8 +1505,8 @@ void decodeRowK(TensorType type, const uint8_t* row, int64_t nb, uint8_t* u, int
             // Q5_K has Q4_K's d, dmin, scales and qs at the same offsets, qh before qs.
             const auto* blk = reinterpret_cast<const BlockQ4_K*>(row + b * bb);
             const auto* blk5 = reinterpret_cast<const BlockQ5_K*>(row + b * bb);
-            uint8_t sm[16];
-            q4kScales(blk->scales, sm);
+            alignas(16) uint8_t sm[16];
+            _mm_store_si128(reinterpret_cast<__m128i*>(sm), q4kScales(blk->scales));
             for (int j = 0; j < 16; ++j) {
                 s[16 * b + j] = sm[j / 2];
                 mn[16 * b + j] = sm[8 + j / 2];

@@ -19,6 +19,7 @@
 #endif
 #include "tensor/blocks.h"
 #include "tensor/kernels_common.h"
+#include "tensor/q4k_scales_x86.h"  // before the renaming below: both versions use this one
 
 #include <immintrin.h>
 
