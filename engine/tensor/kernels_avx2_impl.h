@@ -61,13 +61,7 @@ inline __m256i dotAdd(__m256i acc, __m256i u, __m256i x) {
 }
 
 // sum u*x over 32 bytes, u unsigned <= 127 (no maddubs saturation), x signed.
-inline __m256i dotU(__m256i u, __m256i x) {
-#if CAIRN_AVX_VNNI
-    return dotAdd(_mm256_setzero_si256(), u, x);
-#else
-    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), _mm256_set1_epi16(1));
-#endif
-}
+inline __m256i dotU(__m256i u, __m256i x) { return dotAdd(_mm256_setzero_si256(), u, x); }
 
 // sum q*x over 32 bytes, both signed (|q| <= 128, |x| <= 127): sign trick.
 inline __m256i dotS(__m256i q, __m256i x) { return dotU(_mm256_sign_epi8(q, q), _mm256_sign_epi8(x, q)); }
