@@ -205,6 +205,7 @@ int runBench(Args& args) {
                             {"kernel_choice", choice},
                             {"kernel_calibration", calibration},
                             {"weights_per_token_mb", weightMb},
+                            {"owned_weights_mb", double(model->ownedWeightBytes()) / 1e6},
                             {"tiled_weights_mb", double(model->tiledWeightBytes()) / 1e6},
                             {"decode_gbs", decodeGBs}};
         if (readLoopMib > 0) {
@@ -219,8 +220,8 @@ int runBench(Args& args) {
         std::printf("pp%lld  %8.2f t/s  (%.2f t/s per CPU-second of each thread)\n", (long long)p, ppTps, ppTpsCpu);
         if (n > 0)
             std::printf("tg%lld  %8.2f t/s  (%.2f t/s per CPU-second of each thread)\n", (long long)n, tgTps, tgTpsCpu);
-        std::printf("peak RSS %.1f MiB (%.1f MB of it weights re-ordered for decode)\n", rss,
-                    double(model->tiledWeightBytes()) / 1e6);
+        std::printf("peak RSS %.1f MiB (%.1f MB of it weights copied from the file, %.1f MB of those in row tiles)\n",
+                    rss, double(model->ownedWeightBytes()) / 1e6, double(model->tiledWeightBytes()) / 1e6);
         if (n > 0) std::printf("decode reads %.1f MB of weights a token: %.1f GB/s\n", weightMb, decodeGBs);
         if (readLoopMib > 0) {
             std::printf("read loop (%.0f MiB, %d threads, 7 passes): best %.1f GB/s, median %.1f GB/s", readLoopMib,

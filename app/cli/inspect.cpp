@@ -270,11 +270,11 @@ void printHuman(const gguf::File& f, const Summary& s, const std::string& path) 
     if (s.sessionBytes) {
         row("RAM estimate",
             humanBytes(double(f.fileSize() + *s.sessionBytes)) + " at " + grouped(uint64_t(s.ctx)) +
-                " tokens: " + humanBytes(double(f.fileSize())) + " weights (mapped) + " +
+                " tokens: " + humanBytes(double(f.fileSize())) + " weights + " +
                 humanBytes(double(*s.sessionBytes)) + " " + s.sessionKind);
     } else {
         row("RAM estimate",
-            humanBytes(double(f.fileSize())) + " weights (mapped); session memory unknown for '" + s.arch + "'");
+            humanBytes(double(f.fileSize())) + " weights; session memory unknown for '" + s.arch + "'");
     }
 }
 

@@ -102,7 +102,7 @@ public:
         if (f.find(a + "final_logit_softcapping"))
             softcap_ = float(floatAbove(f, a + "final_logit_softcapping", 0.0, 0.0));
 
-        TensorBinder bind(f, tiledWeights_.get());
+        TensorBinder bind(f, ownedWeights_.get());
         head_ = bind.vocabularyHead(e_);
         layers_.resize(size_t(layers));
         for (int64_t l = 0; l < layers; ++l) {

@@ -63,7 +63,7 @@ public:
         shape_.keyDim = shape_.valueDim = attn_.headDim;
         if (anyRecurrent) shape_.recurrent = mamba2StateShape(mamba_, 0);
 
-        TensorBinder bind(f, tiledWeights_.get());
+        TensorBinder bind(f, ownedWeights_.get());
         head_ = bind.vocabularyHead(e_);
         layers_.resize(size_t(layers));
         mixers_.resize(size_t(layers));

@@ -60,7 +60,7 @@ public:
         shape_.keyDim = shape_.valueDim = attn_.headDim;
         shape_.recurrent = memory::RecurrentShape{0, e_, lCache_ - 1, 0, ssm::kLanes, 0};
 
-        TensorBinder bind(f, tiledWeights_.get());
+        TensorBinder bind(f, ownedWeights_.get());
         head_ = bind.vocabularyHead(e_, "token_embd_norm.weight");
         layers_.resize(size_t(layers));
         convs_.resize(size_t(layers));

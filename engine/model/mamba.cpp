@@ -51,7 +51,7 @@ void MambaModel::readParams() {
 }
 
 void MambaModel::bindTensors() {
-    TensorBinder bind(*file_, tiledWeights_.get());
+    TensorBinder bind(*file_, ownedWeights_.get());
 
     head_ = bind.vocabularyHead(p_.embedding);
     p_.vocab = head_.vocab;

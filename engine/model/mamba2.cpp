@@ -146,7 +146,7 @@ void Mamba2Model::readParams() {
 }
 
 void Mamba2Model::bindTensors() {
-    TensorBinder bind(*file_, tiledWeights_.get());
+    TensorBinder bind(*file_, ownedWeights_.get());
 
     head_ = bind.vocabularyHead(p_.embedding);
     p_.vocab = head_.vocab;

@@ -7,7 +7,7 @@
 #include "cairn/gguf.h"
 #include "cairn/tokenizer.h"
 #include "model/architectures.h"
-#include "model/tiled_weights.h"
+#include "model/owned_weights.h"
 
 #include <algorithm>
 #include <string_view>
@@ -39,14 +39,15 @@ constexpr Architecture kArchitectures[] = {
 
 // What every architecture shares: the file's name, architecture and parameter count.
 Model::Model(std::unique_ptr<gguf::File> file)
-    : file_(std::move(file)), tiledWeights_(std::make_unique<model::TiledWeights>()) {
+    : file_(std::move(file)), ownedWeights_(std::make_unique<model::OwnedWeights>()) {
     info_.architecture = file_->architecture();
     info_.name = std::string(file_->getString("general.name"));
     for (const auto& t : file_->tensors()) info_.parameters += uint64_t(t.elements());
 }
 Model::~Model() = default;
 
-size_t Model::tiledWeightBytes() const { return tiledWeights_->bytes(); }
+size_t Model::ownedWeightBytes() const { return ownedWeights_->bytes(); }
+size_t Model::tiledWeightBytes() const { return ownedWeights_->tiledBytes(); }
 
 std::unique_ptr<Model> Model::load(const std::string& path) {
     auto file = std::make_unique<gguf::File>(gguf::File::open(path));
@@ -62,7 +63,7 @@ std::unique_ptr<Model> Model::load(const std::string& path) {
     std::unique_ptr<Model> model;
     try {
         model = found->load(std::move(file));
-        model->tiledWeights_->finishLoading();
+        model->ownedWeights_->finishLoading();
         model->tokenizer_ = Tokenizer::fromGguf(*model->file_);
     } catch (const Error& e) {
         throw Error(path, e.what());

@@ -108,7 +108,7 @@ public:
         // layout is the delta rule's own, the state is only stored and copied).
         shape_.recurrent = memory::RecurrentShape{0, nv_ * dv_, conv_ - 1, dk_, ssm::kLanes, convChannels()};
 
-        TensorBinder bind(f, tiledWeights_.get());
+        TensorBinder bind(f, ownedWeights_.get());
         head_ = bind.vocabularyHead(e_);
         const int64_t cc = convChannels(), vd = nv_ * dv_;
         layers_.resize(size_t(layers));

@@ -16,7 +16,7 @@ tensor::MatrixView TensorBinder::matrix(const std::string& name, int64_t ne0, in
     const auto& t = get(name);
     checkShape(t, ne0, ne1);
     const tensor::MatrixView view = matrixView(t);
-    return tiles_ && tileable ? tiles_->tile(file_, view) : view;
+    return owned_ ? owned_->own(file_, view, tileable) : view;
 }
 
 std::vector<float> TensorBinder::vec(const std::string& name, int64_t n) { return vectorF32(get(name), n); }

@@ -5,7 +5,7 @@
 
 #include "cairn/exec.h"
 #include "cairn/gguf.h"
-#include "model/tiled_weights.h"
+#include "model/owned_weights.h"
 #include "tensor/matmul.h"
 
 #include <cstdint>
@@ -37,15 +37,16 @@ struct VocabularyHead {
 // the wrong shape; every tensor looked up is remembered for requireAllUsed().
 class TensorBinder {
 public:
-    // `tiles`: where matrices re-ordered for decode are kept (the model's);
+    // `owned`: where the matrices copied for decode are kept (the model's);
     // null: every matrix is a view of the mapping.
-    explicit TensorBinder(const gguf::File& file, TiledWeights* tiles = nullptr) : file_(file), tiles_(tiles) {}
+    explicit TensorBinder(const gguf::File& file, OwnedWeights* owned = nullptr) : file_(file), owned_(owned) {}
 
     bool has(const std::string& name) const { return file_.findTensor(name) != nullptr; }
     const gguf::TensorInfo& get(const std::string& name);
-    // A 2-D weight [ne0, ne1] as a matmul operand: a view of the mapping, or
-    // its Tiles16 copy (TiledWeights::tile) when `tileable` — false for a
-    // fused matrix split by rowSlice at rows that are not multiples of 16.
+    // A 2-D weight [ne0, ne1] as a matmul operand: its owned copy
+    // (OwnedWeights::own), or a view of the mapping past the budget. The copy
+    // may be in Tiles16 only when `tileable` — false for a fused matrix split
+    // by rowSlice at rows that are not multiples of 16.
     tensor::MatrixView matrix(const std::string& name, int64_t ne0, int64_t ne1, bool tileable = true);
     // A 1-D tensor of n values (norm weight, bias) as f32.
     std::vector<float> vec(const std::string& name, int64_t n);
@@ -64,7 +65,7 @@ public:
 
 private:
     const gguf::File& file_;
-    TiledWeights* tiles_;
+    OwnedWeights* owned_;
     std::set<std::string, std::less<>> used_;
 };
 

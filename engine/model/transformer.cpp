@@ -57,7 +57,7 @@ void TransformerModel::readParams() {
 }
 
 void TransformerModel::bindTensors() {
-    TensorBinder bind(*file_, tiledWeights_.get());
+    TensorBinder bind(*file_, ownedWeights_.get());
 
     head_ = bind.vocabularyHead(p_.embedding);
     p_.vocab = head_.vocab;

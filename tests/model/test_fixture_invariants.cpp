@@ -99,6 +99,7 @@ private slots:
         qunsetenv("CAIRN_ROW_TILES");
         const auto tiled = Model::load(path);
         QCOMPARE(plain->tiledWeightBytes(), size_t(0));
+        QVERIFY(plain->ownedWeightBytes() > 0);  // copied as the file lays them out
         QCOMPARE(tiled->tiledWeightBytes() > 0, tensor::rowTilesWanted(TensorType(type)));
         if (tiled->tiledWeightBytes() == 0) QSKIP("this CPU's decode kernels do not read 16-row tiles");
         const auto tokens = plain->tokenizer().encode("Tiles or rows, the weights are the same numbers.", true, true);
@@ -117,6 +118,36 @@ private slots:
                 QVERIFY2(test::sameBits(run(*tiled, chunk), run(*plain, chunk)), qPrintable(QString::fromStdString(p)));
         }
         tensor::forceKernelPath(paths.front());
+    }
+
+    // Weights copied into the model's memory at load (model/owned_weights.h)
+    // give the bits of the file's mapping, fused and split matrices included.
+    void ownedWeightsGiveTheMappedBits_data() {
+        QTest::addColumn<QString>("name");
+        QTest::newRow("llama-spm-f16") << "llama-spm-f16";
+        QTest::newRow("llama-spm-q4_k_m") << "llama-spm-q4_k_m";
+        QTest::newRow("phi3-q8_0 (fused qkv, gate+up)") << "phi3-q8_0";
+        QTest::newRow("mamba2-f16") << "mamba2-f16";
+    }
+    void ownedWeightsGiveTheMappedBits() {
+        QFETCH(QString, name);
+        const std::string path = test::sharedPath("fixtures/" + name.toStdString() + ".gguf");
+        qputenv("CAIRN_OWNED_WEIGHTS", "off");
+        const auto mapped = Model::load(path);
+        qunsetenv("CAIRN_OWNED_WEIGHTS");
+        const auto owned = Model::load(path);
+        QCOMPARE(mapped->ownedWeightBytes(), size_t(0));
+        QVERIFY(owned->ownedWeightBytes() > 0);
+        const auto tokens = mapped->tokenizer().encode("Mapped or owned, the weights are the same numbers.", true, true);
+        const size_t V = size_t(mapped->info().vocabSize), n = tokens.size();
+        auto run = [&](const Model& m, int64_t chunk) {
+            ExecContext ctx(2);
+            auto mem = m.newMemory({64, KvType::F16});
+            std::vector<float> all(n * V);
+            prefill(m, *mem, tokens, chunk, true, all.data(), ctx);
+            return all;
+        };
+        for (int64_t chunk : {1, 16}) QVERIFY(test::sameBits(run(*owned, chunk), run(*mapped, chunk)));
     }
 
     // Every kernel path this CPU runs gives the scalar path's bits, so the

@@ -6,7 +6,7 @@
 #include "model/attention.h"
 #include "model/ops.h"
 #include "model/rope.h"
-#include "model/tiled_weights.h"
+#include "model/owned_weights.h"
 #include "random_weights.h"
 #include "tensor/row_tiles.h"
 
@@ -177,26 +177,55 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(Error, rowSlice(w, 0, 20));
     }
 
-    // Re-ordered weights stay within their budget (the rest stays mapped),
-    // and a File over caller memory keeps its bytes (nothing is released).
-    void tiledWeightsStayWithinTheirBudget() {
-        if (!tensor::rowTilesWanted(TensorType::Q4_0)) QSKIP("this CPU's decode kernels do not read 16-row tiles");
-        const test::Weights a = test::makeWeights(TensorType::Q4_0, 32, 64, 1),
-                            b = test::makeWeights(TensorType::Q4_0, 32, 64, 2);
+    // Weights are copied within their budget (the rest stays mapped): with
+    // the file's bytes, into the model's memory; a File over caller memory
+    // keeps its bytes (nothing is released).
+    void ownedWeightsStayWithinTheirBudget() {
+        const test::Weights a = test::makeWeights(TensorType::F16, 32, 64, 1),
+                            b = test::makeWeights(TensorType::F16, 32, 64, 2);
         gguf::Writer writer;
-        writer.addTensor("a", TensorType::Q4_0, {64, 32}, a.bytes);
-        writer.addTensor("b", TensorType::Q4_0, {64, 32}, b.bytes);
+        writer.addTensor("a", TensorType::F16, {64, 32}, a.bytes);
+        writer.addTensor("b", TensorType::F16, {64, 32}, b.bytes);
         const std::vector<uint8_t> bytes = writer.toBytes();
         const gguf::File file = gguf::File::fromMemory(bytes.data(), bytes.size(), "in memory");
-        TiledWeights tiles(a.bytes.size() + 100);  // room for one matrix
-        const tensor::MatrixView ta = tiles.tile(file, matrixView(file.tensor("a")));
-        const tensor::MatrixView tb = tiles.tile(file, matrixView(file.tensor("b")));
-        QCOMPARE(int(ta.layout), int(tensor::RowLayout::Tiles16));
-        QCOMPARE(int(tb.layout), int(tensor::RowLayout::File));
-        QCOMPARE(tb.data, file.tensor("b").data);
-        QCOMPARE(tiles.bytes(), a.bytes.size());
+        OwnedWeights owned(a.bytes.size() + 100);  // room for one matrix
+        const tensor::MatrixView oa = owned.own(file, matrixView(file.tensor("a")));
+        const tensor::MatrixView ob = owned.own(file, matrixView(file.tensor("b")));
+        QVERIFY(oa.data != file.tensor("a").data);
+        QCOMPARE(int(oa.layout), int(tensor::RowLayout::File));
+        QCOMPARE(oa.rowStride, matrixView(file.tensor("a")).rowStride);
+        QVERIFY(std::memcmp(oa.data, a.bytes.data(), a.bytes.size()) == 0);
+        QCOMPARE(ob.data, file.tensor("b").data);
+        QCOMPARE(owned.bytes(), a.bytes.size());
+        QCOMPARE(owned.tiledBytes(), size_t(0));
         QVERIFY(std::memcmp(file.tensor("a").data, a.bytes.data(), a.bytes.size()) == 0);
-        QVERIFY(TiledWeights::defaultBudget() > 0);
+
+        OwnedWeights none(0);
+        QCOMPARE(none.own(file, matrixView(file.tensor("a"))).data, file.tensor("a").data);
+        QCOMPARE(none.bytes(), size_t(0));
+        QVERIFY(OwnedWeights::defaultBudget() > 0);
+        qputenv("CAIRN_OWNED_WEIGHTS", "off");
+        QCOMPARE(OwnedWeights::defaultBudget(), size_t(0));
+        qunsetenv("CAIRN_OWNED_WEIGHTS");
+    }
+
+    // Where this CPU's decode kernels read 16-row tiles the copy is tiled,
+    // unless the caller says the matrix will be split inside a tile.
+    void ownedWeightsAreTiledWhereDecodeReadsTiles() {
+        if (!tensor::rowTilesWanted(TensorType::Q4_0)) QSKIP("this CPU's decode kernels do not read 16-row tiles");
+        const test::Weights a = test::makeWeights(TensorType::Q4_0, 32, 64, 1);
+        gguf::Writer writer;
+        writer.addTensor("a", TensorType::Q4_0, {64, 32}, a.bytes);
+        const std::vector<uint8_t> bytes = writer.toBytes();
+        const gguf::File file = gguf::File::fromMemory(bytes.data(), bytes.size(), "in memory");
+        OwnedWeights owned;
+        const tensor::MatrixView tiled = owned.own(file, matrixView(file.tensor("a")));
+        const tensor::MatrixView rows = owned.own(file, matrixView(file.tensor("a")), false);
+        QCOMPARE(int(tiled.layout), int(tensor::RowLayout::Tiles16));
+        QCOMPARE(int(rows.layout), int(tensor::RowLayout::File));
+        QVERIFY(std::memcmp(rows.data, a.bytes.data(), a.bytes.size()) == 0);
+        QCOMPARE(owned.bytes(), 2 * a.bytes.size());
+        QCOMPARE(owned.tiledBytes(), a.bytes.size());
     }
 };
 

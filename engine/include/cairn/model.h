@@ -12,7 +12,7 @@ namespace cairn {
 class ExecContext;
 class Tokenizer;
 namespace model {
-class TiledWeights;
+class OwnedWeights;
 }
 namespace gguf {
 class File;
@@ -88,8 +88,10 @@ public:
     const ModelInfo& info() const { return info_; }
     const Tokenizer& tokenizer() const { return *tokenizer_; }
     const gguf::File& file() const { return *file_; }
-    // Bytes of weights kept re-ordered for this CPU's decode kernels in the
-    // model's own memory instead of mapped from the file (engine/model/tiled_weights.h).
+    // Bytes of weights copied into the model's own memory instead of read
+    // from the file's mapping (engine/model/owned_weights.h), and of those the
+    // ones re-ordered into 16-row tiles for this CPU's decode kernels.
+    size_t ownedWeightBytes() const;
     size_t tiledWeightBytes() const;
 
     virtual std::unique_ptr<Memory> newMemory(const MemoryOptions& options) const = 0;
@@ -105,8 +107,8 @@ public:
 protected:
     Model(std::unique_ptr<gguf::File> file);
     std::unique_ptr<gguf::File> file_;
-    // Weights re-ordered for decode (engine/model/tiled_weights.h), for the TensorBinder.
-    std::unique_ptr<model::TiledWeights> tiledWeights_;
+    // Weights copied for decode (engine/model/owned_weights.h), for the TensorBinder.
+    std::unique_ptr<model::OwnedWeights> ownedWeights_;
     std::unique_ptr<Tokenizer> tokenizer_;
     ModelInfo info_;
 };

@@ -1,0 +1,64 @@
+// Weights copied at load into memory the model owns, instead of read from the
+// file's mapping at every token: in the Tiles16 row layout (tensor/row_tiles.h)
+// where this CPU's decode kernels read it, otherwise as the file stores them.
+//
+// Why own them: decode streams every weight once a token, and memory the
+// process allocated streams faster than the page cache's pages behind a file
+// mapping, whose speed depends on how the kernel happened to cache the file.
+// On the Intel Xeon (family 6 model 207) KVM guest of 2026-12-06, a 1 GiB
+// AVX-512 read loop by two threads: 16–18 GB/s over the mapped, page-cached
+// llama-1b F16 file (fully PMD-mapped), 22–25 GB/s over an anonymous copy of
+// it; llama-1b F16 decode went from 17–18 to 22–24 GB/s (tg 7.0–7.4 →
+// 8.9–9.8 t/s), mamba-370m F16 +10–18 % (docs/PERFORMANCE.md, "Owned weights").
+//
+// The mapped pages a copy replaces are released, so an owned weight takes no
+// more memory than a mapped one — but memory the system cannot drop and read
+// again from the file, hence the budget (half of physical memory by default).
+// CAIRN_OWNED_WEIGHTS=off keeps every weight mapped.
+#pragma once
+
+#include "cairn/exec.h"
+#include "cairn/gguf.h"
+#include "tensor/matmul.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace cairn::model {
+
+class OwnedWeights {
+public:
+    // `budget`: the most bytes it copies; the weights past it stay mapped
+    // from the file, so a model larger than the budget still loads and runs.
+    explicit OwnedWeights(size_t budget = defaultBudget());
+    ~OwnedWeights();
+    // Half of physical memory, or 0 when CAIRN_OWNED_WEIGHTS=off.
+    static size_t defaultBudget();
+
+    // `w` (a view of `file`'s mapping) copied into owned memory when it fits
+    // the budget: in the Tiles16 layout when `tileable`, w has at least one
+    // whole tile and tensor::rowTilesWanted(w.type), else in the file's
+    // layout. Otherwise `w` itself.
+    tensor::MatrixView own(const gguf::File& file, const tensor::MatrixView& w, bool tileable = true);
+
+    size_t bytes() const { return bytes_; }  // owned, in either layout
+    size_t tiledBytes() const { return tiledBytes_; }  // of those, in Tiles16
+
+    // Ends the load: the threads that re-order the weights are let go.
+    void finishLoading() { team_.reset(); }
+
+private:
+    // Every core re-orders while the model loads (created at the first tile):
+    // llama-1b Q4_0's 547 MB re-ordered from the page cache took 0.33 s on
+    // one thread, 0.24 s on two.
+    std::unique_ptr<ExecContext> team_;
+    size_t budget_;
+    class Buffer;
+    std::vector<std::unique_ptr<Buffer>> buffers_;
+    size_t bytes_ = 0;
+    size_t tiledBytes_ = 0;
+};
+
+}  // namespace cairn::model
