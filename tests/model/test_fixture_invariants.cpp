@@ -18,6 +18,19 @@
 
 using namespace cairn;
 
+namespace {
+
+// Every position's logits of `tokens` prefilled in chunks of `chunk` on 2 threads.
+std::vector<float> allLogits(const Model& m, const std::vector<int32_t>& tokens, int64_t chunk) {
+    ExecContext ctx(2);
+    auto mem = m.newMemory({64, KvType::F16});
+    std::vector<float> all(tokens.size() * size_t(m.info().vocabSize));
+    prefill(m, *mem, tokens, chunk, true, all.data(), ctx);
+    return all;
+}
+
+}  // namespace
+
 class TestFixtureInvariants : public QObject {
     Q_OBJECT
 private slots:
@@ -103,19 +116,11 @@ private slots:
         QCOMPARE(tiled->tiledWeightBytes() > 0, tensor::rowTilesWanted(TensorType(type)));
         if (tiled->tiledWeightBytes() == 0) QSKIP("this CPU's decode kernels do not read 16-row tiles");
         const auto tokens = plain->tokenizer().encode("Tiles or rows, the weights are the same numbers.", true, true);
-        const size_t V = size_t(plain->info().vocabSize), n = tokens.size();
-        auto run = [&](const Model& m, int64_t chunk) {
-            ExecContext ctx(2);
-            auto mem = m.newMemory({64, KvType::F16});
-            std::vector<float> all(n * V);
-            prefill(m, *mem, tokens, chunk, true, all.data(), ctx);
-            return all;
-        };
         const auto paths = tensor::availableKernelPaths();
         for (const std::string& p : paths) {
             QVERIFY(tensor::forceKernelPath(p));
             for (int64_t chunk : {1, 16})
-                QVERIFY2(test::sameBits(run(*tiled, chunk), run(*plain, chunk)), qPrintable(QString::fromStdString(p)));
+                QVERIFY2(test::sameBits(allLogits(*tiled, tokens, chunk), allLogits(*plain, tokens, chunk)), qPrintable(QString::fromStdString(p)));
         }
         tensor::forceKernelPath(paths.front());
     }
@@ -139,15 +144,8 @@ private slots:
         QCOMPARE(mapped->ownedWeightBytes(), size_t(0));
         QVERIFY(owned->ownedWeightBytes() > 0);
         const auto tokens = mapped->tokenizer().encode("Mapped or owned, the weights are the same numbers.", true, true);
-        const size_t V = size_t(mapped->info().vocabSize), n = tokens.size();
-        auto run = [&](const Model& m, int64_t chunk) {
-            ExecContext ctx(2);
-            auto mem = m.newMemory({64, KvType::F16});
-            std::vector<float> all(n * V);
-            prefill(m, *mem, tokens, chunk, true, all.data(), ctx);
-            return all;
-        };
-        for (int64_t chunk : {1, 16}) QVERIFY(test::sameBits(run(*owned, chunk), run(*mapped, chunk)));
+        for (int64_t chunk : {1, 16})
+            QVERIFY(test::sameBits(allLogits(*owned, tokens, chunk), allLogits(*mapped, tokens, chunk)));
     }
 
     // Every kernel path this CPU runs gives the scalar path's bits, so the
