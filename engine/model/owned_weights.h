@@ -2,14 +2,15 @@
 // file's mapping at every token: in the Tiles16 row layout (tensor/row_tiles.h)
 // where this CPU's decode kernels read it, otherwise as the file stores them.
 //
-// Why own them: decode streams every weight once a token, and memory the
-// process allocated streams faster than the page cache's pages behind a file
-// mapping, whose speed depends on how the kernel happened to cache the file.
-// On the Intel Xeon (family 6 model 207) KVM guest of 2026-12-06, a 1 GiB
-// AVX-512 read loop by two threads: 16–18 GB/s over the mapped, page-cached
-// llama-1b F16 file (fully PMD-mapped), 22–25 GB/s over an anonymous copy of
-// it; llama-1b F16 decode went from 17–18 to 22–24 GB/s (tg 7.0–7.4 →
-// 8.9–9.8 t/s), mamba-370m F16 +10–18 % (docs/PERFORMANCE.md, "Owned weights").
+// Why own them: decode streams every weight once a token, and the page
+// cache's pages behind a file mapping stream at a speed that depends on how
+// the system happened to cache the file (folio sizes, where the pages lie);
+// memory the process allocates does not. On the Intel Xeon (family 6 model
+// 207) KVM guest of 2026-12-06, a 1 GiB AVX-512 read loop by two threads read
+// the page-cached llama-1b F16 file's mapping at 16–18 GB/s and an anonymous
+// copy at 22–25 for an hour (F16 decode tg 7.0–7.4 → 8.9–9.8 t/s owned,
+// mamba-370m F16 +10–18 %), then both alike; owned was never slower beyond
+// the noise (docs/PERFORMANCE.md, "Owned weights").
 //
 // The mapped pages a copy replaces are released, so an owned weight takes no
 // more memory than a mapped one — but memory the system cannot drop and read
