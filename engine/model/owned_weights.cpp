@@ -14,10 +14,10 @@ namespace cairn::model {
 
 // Anonymous memory of its own mapping, with a huge-page hint: its 2 MiB
 // aligned inside may be backed by huge pages, which makes the copy fault
-// 512 times less (llama-1b F16's 2.4 GB: a 1-token bench run took 1.3–1.5 s
-// with 4 KiB pages, 1.0–1.1 s with the hint, 0.47 s mapped; decode speed was
-// the same within the noise). Its own mapping, unlike a 2 MiB aligned
-// allocation, wastes nothing on the many small matrices.
+// 512 times less (llama-1b F16's 2.4 GB, copied on two threads: a 1-token
+// bench run took 1.3–1.5 s with 4 KiB pages, 1.0–1.1 s with the hint, 0.47 s
+// mapped; decode speed was the same within the noise). Its own mapping,
+// unlike a 2 MiB aligned allocation, wastes nothing on the small matrices.
 class OwnedWeights::Buffer {
 public:
     static std::unique_ptr<Buffer> allocate(size_t bytes) {
@@ -46,6 +46,28 @@ size_t OwnedWeights::defaultBudget() {
     return pages > 0 && pageSize > 0 ? size_t(pages) * size_t(pageSize) / 2 : 0;
 }
 
+ExecContext& OwnedWeights::team() {
+    if (!team_) team_ = std::make_unique<ExecContext>(int(std::max(1u, std::thread::hardware_concurrency())));
+    return *team_;
+}
+
+// Large matrices on every core: llama-1b F16 (2.4 GB, page-cached), a 1-token
+// bench run took 0.74–1.03 s copying on two threads, 1.12–1.51 s on one (0.48–
+// 0.51 s mapped), idle Intel Xeon, 2026-12-06. Small ones on the calling
+// thread: a team is not worth starting for them, and qemu-user here cannot
+// start a thread at all (tests/cross loads only tiny models).
+void OwnedWeights::copy(const uint8_t* from, size_t bytes, uint8_t* to) {
+    constexpr size_t kChunk = size_t(1) << 20;
+    if (bytes < 4 * kChunk) {
+        std::memcpy(to, from, bytes);
+        return;
+    }
+    team().parallelFor(int64_t((bytes + kChunk - 1) / kChunk), 1, [&](int64_t c0, int64_t c1) {
+        const size_t b0 = size_t(c0) * kChunk, b1 = std::min(bytes, size_t(c1) * kChunk);
+        std::memcpy(to + b0, from + b0, b1 - b0);
+    });
+}
+
 tensor::MatrixView OwnedWeights::own(const gguf::File& file, const tensor::MatrixView& w, bool tileable) {
     const size_t bytes = size_t(w.rows) * w.rowStride;
     if (bytes == 0 || bytes > budget_ - std::min(budget_, bytes_)) return w;  // stays mapped, evictable
@@ -53,15 +75,10 @@ tensor::MatrixView OwnedWeights::own(const gguf::File& file, const tensor::Matri
     if (!buffer) return w;
     tensor::MatrixView owned = w;
     if (tileable && w.rows >= tensor::kTileRows && tensor::rowTilesWanted(w.type)) {
-        if (!team_) team_ = std::make_unique<ExecContext>(int(std::max(1u, std::thread::hardware_concurrency())));
-        owned = tensor::tileRows(w, buffer->data(), *team_);
+        owned = tensor::tileRows(w, buffer->data(), team());
         tiledBytes_ += bytes;
     } else {
-        // On the calling thread: two threads copied no faster (llama-1b F16,
-        // 2.4 GB: a 1-token bench run 1.45–1.79 s with two, 1.48–1.60 with
-        // one), and a plain copy needs no team, which qemu-user here cannot
-        // start (tests/cross).
-        std::memcpy(buffer->data(), w.data, bytes);
+        copy(w.data, bytes, buffer->data());
         owned.data = buffer->data();
     }
     file.releasePages(w.data, bytes);

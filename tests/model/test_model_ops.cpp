@@ -209,6 +209,20 @@ private slots:
         qunsetenv("CAIRN_OWNED_WEIGHTS");
     }
 
+    // A matrix of several MiB is copied in parallel chunks: every byte arrives.
+    void largeOwnedWeightsAreCopiedWhole() {
+        const test::Weights big = test::makeWeights(TensorType::F16, 1100, 2048, 3);  // 4.3 MiB, 5 chunks
+        gguf::Writer writer;
+        writer.addTensor("big", TensorType::F16, {2048, 1100}, big.bytes);
+        const std::vector<uint8_t> bytes = writer.toBytes();
+        const gguf::File file = gguf::File::fromMemory(bytes.data(), bytes.size(), "in memory");
+        OwnedWeights owned;
+        const tensor::MatrixView w = owned.own(file, matrixView(file.tensor("big")));
+        QVERIFY(w.data != file.tensor("big").data);
+        QVERIFY(std::memcmp(w.data, big.bytes.data(), big.bytes.size()) == 0);
+        owned.finishLoading();
+    }
+
     // Where this CPU's decode kernels read 16-row tiles the copy is tiled,
     // unless the caller says the matrix will be split inside a tile.
     void ownedWeightsAreTiledWhereDecodeReadsTiles() {
