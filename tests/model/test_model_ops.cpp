@@ -20,6 +20,16 @@
 using namespace cairn;
 using namespace cairn::model;
 
+namespace {
+// A GGUF file built in memory: its bytes, and the File that reads them.
+struct InMemoryGguf {
+    std::vector<uint8_t> bytes;
+    gguf::File file;
+    explicit InMemoryGguf(const gguf::Writer& writer)
+        : bytes(writer.toBytes()), file(gguf::File::fromMemory(bytes.data(), bytes.size(), "in memory")) {}
+};
+}  // namespace
+
 class TestModelOps : public QObject {
     Q_OBJECT
 private slots:
@@ -186,8 +196,8 @@ private slots:
         gguf::Writer writer;
         writer.addTensor("a", TensorType::F16, {64, 32}, a.bytes);
         writer.addTensor("b", TensorType::F16, {64, 32}, b.bytes);
-        const std::vector<uint8_t> bytes = writer.toBytes();
-        const gguf::File file = gguf::File::fromMemory(bytes.data(), bytes.size(), "in memory");
+        const InMemoryGguf inMemory(writer);
+        const gguf::File& file = inMemory.file;
         OwnedWeights owned(a.bytes.size() + 100);  // room for one matrix
         const tensor::MatrixView oa = owned.own(file, matrixView(file.tensor("a")));
         const tensor::MatrixView ob = owned.own(file, matrixView(file.tensor("b")));
@@ -214,8 +224,8 @@ private slots:
         const test::Weights big = test::makeWeights(TensorType::F16, 1100, 2048, 3);  // 4.3 MiB, 5 chunks
         gguf::Writer writer;
         writer.addTensor("big", TensorType::F16, {2048, 1100}, big.bytes);
-        const std::vector<uint8_t> bytes = writer.toBytes();
-        const gguf::File file = gguf::File::fromMemory(bytes.data(), bytes.size(), "in memory");
+        const InMemoryGguf inMemory(writer);
+        const gguf::File& file = inMemory.file;
         OwnedWeights owned;
         const tensor::MatrixView w = owned.own(file, matrixView(file.tensor("big")));
         QVERIFY(w.data != file.tensor("big").data);
@@ -230,8 +240,8 @@ private slots:
         const test::Weights a = test::makeWeights(TensorType::Q4_0, 32, 64, 1);
         gguf::Writer writer;
         writer.addTensor("a", TensorType::Q4_0, {64, 32}, a.bytes);
-        const std::vector<uint8_t> bytes = writer.toBytes();
-        const gguf::File file = gguf::File::fromMemory(bytes.data(), bytes.size(), "in memory");
+        const InMemoryGguf inMemory(writer);
+        const gguf::File& file = inMemory.file;
         OwnedWeights owned;
         const tensor::MatrixView tiled = owned.own(file, matrixView(file.tensor("a")));
         const tensor::MatrixView rows = owned.own(file, matrixView(file.tensor("a")), false);
