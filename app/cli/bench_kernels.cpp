@@ -1,11 +1,13 @@
 // cairn-cli bench-kernels: speed of matmul per weight type on the kernel path
 // in use — prefill GEMM (GFLOP/s) and single-token decode (GB/s of weights).
 // Random weights; the decode figure cycles through enough copies of the matrix
-// (>= 512 MiB) that every call streams from memory, as a model's decode does.
+// (>= 512 MiB) that every call streams from memory, as a model's decode does,
+// from the kind of memory a model's owned weights live in.
 #include "command.h"
 
 #include "cairn/error.h"
 #include "cairn/exec.h"
+#include "tensor/huge_page_buffer.h"
 #include "tensor/matmul.h"
 #include "tensor/quant.h"
 #include "tensor/row_tiles.h"
@@ -136,7 +138,9 @@ int runBenchKernels(Args& args) {
         }
         // Decode: copies of the matrix totalling >= --decode-mib, one token each.
         const size_t copies = std::max<size_t>(1, size_t(decodeMiB * 1048576.0) / matBytes);
-        std::vector<uint8_t> big(matBytes * copies);
+        // The memory kind a model's owned weights live in (tensor/huge_page_buffer.h).
+        const tensor::HugePageBuffer big(matBytes * copies);
+        if (!big) throw Error("bench-kernels", "cannot allocate " + std::to_string(matBytes * copies) + " bytes");
         for (size_t c = 0; c < copies; ++c) std::memcpy(big.data() + c * matBytes, w0.data(), matBytes);
         std::vector<double> dec, decCpu;
         for (int i = 0; i < reps; ++i) {

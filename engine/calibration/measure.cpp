@@ -4,6 +4,7 @@
 #include "cairn/kernel_calibration.h"
 
 #include "calibration/cache_eviction.h"
+#include "tensor/huge_page_buffer.h"
 #include "tensor/matmul.h"
 #include "tensor/row_tiles.h"
 
@@ -76,21 +77,18 @@ uint64_t mix(uint64_t z) {  // splitmix64's finalizer: a fixed, stateless hash
 // (any bytes are; their half-float scales sit at even offsets), with no
 // infinities, NaNs or subnormals that could time differently.
 struct Weights {
-    struct Free {
-        void operator()(uint64_t* p) const { ::operator delete(p, std::align_val_t(64)); }
-    };
-    std::unique_ptr<uint64_t, Free> words;
+    tensor::HugePageBuffer memory;  // the kind a model's owned weights live in
     size_t bytes = 0;
 
-    Weights(size_t n, ExecContext& ctx) : bytes(n) {
-        words.reset(static_cast<uint64_t*>(::operator new(n, std::align_val_t(64))));
-        uint64_t* w = words.get();
+    Weights(size_t n, ExecContext& ctx) : memory(n), bytes(n) {
+        if (!memory) throw std::bad_alloc();
+        uint64_t* w = reinterpret_cast<uint64_t*>(memory.data());
         ctx.parallelFor(int64_t(n / 8), 1 << 16, [w](int64_t a, int64_t b) {
             for (int64_t i = a; i < b; ++i)
                 w[i] = (mix(0x5eed0000 + uint64_t(i)) & 0x83FF83FF83FF83FFull) | 0x3800380038003800ull;
         });
     }
-    const uint8_t* data() const { return reinterpret_cast<const uint8_t*>(words.get()); }
+    const uint8_t* data() const { return memory.data(); }
 };
 
 std::vector<float> activations(int64_t n) {

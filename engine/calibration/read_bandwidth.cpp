@@ -1,12 +1,13 @@
 #include "calibration/read_bandwidth.h"
 
 #include "calibration/cache_eviction.h"
+#include "tensor/huge_page_buffer.h"
 #include "tensor/vector_clones.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <memory>
+#include <new>
 #include <vector>
 
 namespace cairn::calibration {
@@ -40,8 +41,10 @@ CAIRN_VECTOR_CLONES uint64_t sumLines(const Line* from, const Line* to) {
 
 ReadBandwidth measureReadBandwidth(size_t bytes, int passes, ExecContext& ctx) {
     const int64_t lines = std::max<int64_t>(1, int64_t(bytes / sizeof(Line)));
-    std::unique_ptr<Line[]> buffer(new Line[size_t(lines)]);
-    Line* data = buffer.get();
+    // The memory kind a model's owned weights live in (tensor/huge_page_buffer.h).
+    tensor::HugePageBuffer buffer(size_t(lines) * sizeof(Line));
+    if (!buffer) throw std::bad_alloc();
+    Line* data = reinterpret_cast<Line*>(buffer.data());
     // Slices of 2 MiB claimed by the threads as they go, so a thread that is
     // descheduled for a moment does not hold the pass back (one slice a
     // thread read no faster).

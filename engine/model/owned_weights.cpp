@@ -1,8 +1,8 @@
 #include "model/owned_weights.h"
 
+#include "tensor/huge_page_buffer.h"
 #include "tensor/row_tiles.h"
 
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,31 +11,6 @@
 #include <thread>
 
 namespace cairn::model {
-
-// Anonymous memory of its own mapping, with a huge-page hint: its 2 MiB
-// aligned inside may be backed by huge pages, which makes the copy fault
-// 512 times less (llama-1b F16's 2.4 GB, copied on two threads: a 1-token
-// bench run took 1.3–1.5 s with 4 KiB pages, 1.0–1.1 s with the hint, 0.47 s
-// mapped; decode speed was the same within the noise). Its own mapping,
-// unlike a 2 MiB aligned allocation, wastes nothing on the small matrices.
-class OwnedWeights::Buffer {
-public:
-    static std::unique_ptr<Buffer> allocate(size_t bytes) {
-        void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED) return nullptr;
-        madvise(p, bytes, MADV_HUGEPAGE);  // a hint: ignored where THP is off
-        return std::unique_ptr<Buffer>(new Buffer(static_cast<uint8_t*>(p), bytes));
-    }
-    ~Buffer() { munmap(data_, bytes_); }
-    Buffer(const Buffer&) = delete;
-    Buffer& operator=(const Buffer&) = delete;
-    uint8_t* data() const { return data_; }
-
-private:
-    Buffer(uint8_t* data, size_t bytes) : data_(data), bytes_(bytes) {}
-    uint8_t* data_;
-    size_t bytes_;
-};
 
 OwnedWeights::OwnedWeights(size_t budget) : budget_(budget) {}
 OwnedWeights::~OwnedWeights() = default;
@@ -71,15 +46,21 @@ void OwnedWeights::copy(const uint8_t* from, size_t bytes, uint8_t* to) {
 tensor::MatrixView OwnedWeights::own(const gguf::File& file, const tensor::MatrixView& w, bool tileable) {
     const size_t bytes = size_t(w.rows) * w.rowStride;
     if (bytes == 0 || bytes > budget_ - std::min(budget_, bytes_)) return w;  // stays mapped, evictable
-    auto buffer = Buffer::allocate(bytes);
+    // Each matrix in its own mapping with the huge-page hint: its 2 MiB aligned
+    // inside may be backed by huge pages, which makes the copy fault 512 times
+    // less (llama-1b F16's 2.4 GB, copied on two threads: a 1-token bench run
+    // took 1.3–1.5 s with 4 KiB pages, 1.0–1.1 s with the hint, 0.47 s
+    // mapped), and unlike a 2 MiB aligned allocation it wastes nothing on the
+    // small matrices.
+    tensor::HugePageBuffer buffer(bytes);
     if (!buffer) return w;
     tensor::MatrixView owned = w;
     if (tileable && w.rows >= tensor::kTileRows && tensor::rowTilesWanted(w.type)) {
-        owned = tensor::tileRows(w, buffer->data(), team());
+        owned = tensor::tileRows(w, buffer.data(), team());
         tiledBytes_ += bytes;
     } else {
-        copy(w.data, bytes, buffer->data());
-        owned.data = buffer->data();
+        copy(w.data, bytes, buffer.data());
+        owned.data = buffer.data();
     }
     file.releasePages(w.data, bytes);
     bytes_ += bytes;

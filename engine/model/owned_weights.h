@@ -20,6 +20,7 @@
 
 #include "cairn/exec.h"
 #include "cairn/gguf.h"
+#include "tensor/huge_page_buffer.h"
 #include "tensor/matmul.h"
 
 #include <cstddef>
@@ -58,8 +59,7 @@ private:
     void copy(const uint8_t* from, size_t bytes, uint8_t* to);
     std::unique_ptr<ExecContext> team_;
     size_t budget_;
-    class Buffer;
-    std::vector<std::unique_ptr<Buffer>> buffers_;
+    std::vector<tensor::HugePageBuffer> buffers_;
     size_t bytes_ = 0;
     size_t tiledBytes_ = 0;
 };
