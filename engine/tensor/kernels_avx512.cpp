@@ -39,7 +39,17 @@ namespace {
 // 2048x2048, 1 thread, from L2 (ms per call): Q4_0 matvec 0.10/token vs GEMM
 // 0.72 at 4 and 8 tokens; Q8_0 0.16 vs 0.75; Q4_K 0.22 vs 0.80; F16 0.29 vs
 // 1.13 at 4 and 1.71 at 8 tokens. From memory the matvec side only gets slower.
-inline int64_t gemmMinTokens(int blockSize) { return blockSize == 32 ? 6 : 4; }
+// Q4_K in tiles (matvecTileQ4_K, about twice the file layout's matvec from
+// L2) runs the matvec below 32 tokens; from 32 its GEMM pays for gathering
+// each tile's rows back (unpackTileQ4_K). llama-1b Q4_K, Intel Xeon (family 6
+// model 207), 2026-12-06, `bench -p P -n 0 -t 2 -r 3`, interleaved rounds,
+// t/s, tiles with the GEMM from 4 / from 17 / file layout: pp4 19.4-28.2 /
+// 48.2-55.5 / 22.4-31.1, pp8 48.3-54.6 / 61.1-90.6 / 44.3-49.8; tiles with
+// the GEMM from 16 / from 33 / file layout: pp16 112-115 / 121-135 / 123-129,
+// pp24 117-127 / 143-146 / 130-138, pp32 159-162 / 154-157 / 165-175.
+inline int64_t gemmMinTokens(int blockSize, bool rowTiles = false) {
+    return blockSize == 32 ? 6 : rowTiles ? 32 : 4;
+}
 
 inline int32_t load32(const void* p) {
     int32_t v;
@@ -64,7 +74,7 @@ constexpr size_t kPackK = 4096 + 64 + 512;
 
 PackPlan packPlan(const Activations& a) {
     if (a.blockSize == 0) return avx512::floatPackPlan(a, gemmMinTokens(0));
-    if (a.nTokens < gemmMinTokens(a.blockSize)) return {};
+    if (a.nTokens < gemmMinTokens(a.blockSize, a.rowTiles)) return {};
     return {(a.nTokens + 15) / 16, size_t(a.nBlocks) * (a.blockSize == 32 ? kPack32 : kPackK)};
 }
 
@@ -1454,6 +1464,80 @@ __attribute__((target("gfni"))) void matvec16Q6K(const MatrixView& w, int64_t r0
     _mm512_storeu_ps(out, acc);
 }
 
+// Q4_K decode of one token for one tile of a Tiles16 matrix (kQ4_KTileBlock:
+// each row's block words in its own int32 lane). Per pair of sub-blocks
+// (2g, 2g + 1), chunk c of the pair's 32 code words meets activation bytes
+// 64g + 4c.. in its low nibbles and 64g + 32 + 4c.. in its high ones (masked
+// in place, x 16, shifted down once: exact); each sub-block's dot is scaled
+// by its row's 6-bit scale in its lane, and the mins meet the activations'
+// 32-element sums in 4 vpdpwssd. The same integers and float chain as
+// matvec16Q45K, with no shuffles or reductions across rows.
+// `bsPairs`: per block, 4 words of (sum of sub-block 2p, of 2p + 1) as int16.
+template <PrefetchTo PF>
+void matvecTileQ4_K(const uint8_t* tile, const int8_t* xq, const int32_t* bsPairs, const float* dx, int64_t nb,
+                    float* out) {
+    constexpr int64_t kBlock = int64_t(kQ4_KTileBlock);
+    const __m512i low4 = _mm512_set1_epi8(0x0F), high4 = _mm512_set1_epi8(char(0xF0));
+    const __m512i six = _mm512_set1_epi8(0x3F), four = _mm512_set1_epi8(0x0F), top2 = _mm512_set1_epi8(0x30);
+    // vpshufb picks bytes within a 128-bit lane: byte k of each int32 lane
+    // zero-extended (scales), and bytes 0, 1 or 2, 3 as two int16 words (mins).
+    auto lanes = [](int b0, int b1, int b2, int b3) {
+        alignas(16) int8_t idx[16];
+        for (int d = 0; d < 4; ++d) {
+            const int b[4] = {b0, b1, b2, b3};
+            for (int k = 0; k < 4; ++k) idx[4 * d + k] = int8_t(b[k] < 0 ? -128 : 4 * d + b[k]);
+        }
+        return _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(idx)));
+    };
+    const __m512i byteIdx[4] = {lanes(0, -1, -1, -1), lanes(1, -1, -1, -1), lanes(2, -1, -1, -1), lanes(3, -1, -1, -1)};
+    const __m512i words01 = lanes(0, -1, 1, -1), words23 = lanes(2, -1, 3, -1);
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* blk = tile + b * kBlock;
+        const int8_t* x = xq + 256 * b;
+        const __m512i hdr = _mm512_loadu_si512(blk);  // d | dmin << 16
+        const __m512i s0 = _mm512_loadu_si512(blk + tileWordAt(0, 1)), s1 = _mm512_loadu_si512(blk + tileWordAt(0, 2)),
+                      s2 = _mm512_loadu_si512(blk + tileWordAt(0, 3));
+        // get_scale_min_k4 in every lane: scales 0-3, 4-7 and mins 0-3, 4-7 as bytes
+        // ternary 0xF8 = A | (B & C)
+        const __m512i sc[2] = {_mm512_and_si512(s0, six),
+                               _mm512_ternarylogic_epi32(_mm512_and_si512(s2, four), _mm512_srli_epi32(s0, 2), top2, 0xF8)};
+        const __m512i mn[2] = {
+            _mm512_and_si512(s1, six),
+            _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi32(s2, 4), four), _mm512_srli_epi32(s1, 2), top2,
+                                      0xF8)};
+        // The 4 pairs' 8 dot chains side by side: one chain of 32 dpbusd
+        // would wait on each one's latency.
+        __m512i lo[4], hi16[4];
+        for (int g = 0; g < 4; ++g) lo[g] = hi16[g] = _mm512_setzero_si512();
+        for (int c = 0; c < 8; ++c) {
+            // An eighth of the block's prefetches at each step, as many lines
+            // a step as the Q4_0 tile's (a burst of 36 at the block's start
+            // streamed no faster than the file layout's kernel).
+            prefetchTileColumn<PF>(blk + c * (kBlock / 8), kBlock / 8);
+            for (int g = 0; g < 4; ++g) {
+                const __m512i codes = _mm512_loadu_si512(blk + tileWordAt(0, 4 + 8 * g + c));
+                lo[g] = _mm512_dpbusd_epi32(lo[g], _mm512_and_si512(codes, low4), broadcastWord(x + 64 * g + 4 * c));
+                hi16[g] =
+                    _mm512_dpbusd_epi32(hi16[g], _mm512_and_si512(codes, high4), broadcastWord(x + 64 * g + 32 + 4 * c));
+            }
+        }
+        __m512i isum = _mm512_setzero_si512();
+        for (int g = 0; g < 4; ++g) {
+            const __m512i scales = sc[g / 2];
+            isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(lo[g], _mm512_shuffle_epi8(scales, byteIdx[2 * (g % 2)])));
+            isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(_mm512_srai_epi32(hi16[g], 4),
+                                                             _mm512_shuffle_epi8(scales, byteIdx[2 * (g % 2) + 1])));
+        }
+        __m512i msum = _mm512_setzero_si512();
+        for (int p = 0; p < 4; ++p)
+            msum = _mm512_dpwssd_epi32(msum, _mm512_shuffle_epi8(mn[p / 2], p % 2 ? words23 : words01),
+                                       _mm512_set1_epi32(bsPairs[4 * b + p]));
+        acc = kChainStep<true>(acc, isum, msum, hdr, false, dx[b]);
+    }
+    _mm512_storeu_ps(out, acc);
+}
+
 template <TensorType T, PrefetchTo PF>
 void matvecKRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     const int64_t nb = a.nBlocks;
@@ -1464,7 +1548,18 @@ void matvecKRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations&
         const float* dx = a.d + t * nb;
         float* yt = y + t * ldy;
         int64_t r = r0;
-        if (fast && r + 16 <= r1) {
+        if constexpr (T == TensorType::Q4_K) {
+            if (w.layout == RowLayout::Tiles16 && r + 16 <= r1) {
+                // (sum of sub-block 2p, sum of 2p + 1) as int16 words, per block
+                auto* bsPairs = reinterpret_cast<int32_t*>(scratch(3, size_t(nb) * 16));
+                for (int64_t j = 0; j < 4 * nb; ++j) {
+                    const int32_t lo = bsum[4 * j] + bsum[4 * j + 1], hi = bsum[4 * j + 2] + bsum[4 * j + 3];
+                    bsPairs[j] = int32_t(uint32_t(uint16_t(lo)) | uint32_t(uint16_t(hi)) << 16);
+                }
+                for (; r + 16 <= r1; r += 16) matvecTileQ4_K<PF>(w.row(r), xq, bsPairs, dx, nb, yt + r);
+            }
+        }
+        if (fast && r + 16 <= r1 && w.layout == RowLayout::File) {
             if constexpr (T == TensorType::Q4_K || T == TensorType::Q5_K) {
                 auto* xr = reinterpret_cast<int8_t*>(scratch(3, size_t(a.cols)));
                 for (int64_t b = 0; b < nb; ++b) q4kActivationOrder(xq + 256 * b, xr + 256 * b);
@@ -1624,6 +1719,59 @@ GemmKFn pickK(bool min, bool small) {
     return small ? gemmKTile<R, NG, false, true> : gemmKTile<R, NG, false, false>;
 }
 
+// Words 4j..4j+3 of the 16 rows of a tile (v[0..3]: words 4j..4j+3, row p in
+// int32 lane p) as u[r]: 128-bit lane L holds row 4L + r's 4 words.
+inline void transposeWordQuads(const __m512i* v, __m512i* u) {
+    const __m512i t0 = _mm512_unpacklo_epi32(v[0], v[1]), t1 = _mm512_unpackhi_epi32(v[0], v[1]);
+    const __m512i t2 = _mm512_unpacklo_epi32(v[2], v[3]), t3 = _mm512_unpackhi_epi32(v[2], v[3]);
+    u[0] = _mm512_unpacklo_epi64(t0, t2);
+    u[1] = _mm512_unpackhi_epi64(t0, t2);
+    u[2] = _mm512_unpacklo_epi64(t1, t3);
+    u[3] = _mm512_unpackhi_epi64(t1, t3);
+}
+
+// A Q4_K tile's rows back in the file layout (`rowBytes` apart), for the GEMM:
+// per block column its 36 words transposed with shuffles, 16 words of each
+// row at a time and then the last 4. unpackRowTile's copy word by word made
+// short prefills of llama-1b Q4_K 15-30 % slower than the file layout (pp8
+// 37-47 against 53-68 t/s).
+void unpackTileQ4_K(const uint8_t* tile, int64_t nb, size_t rowBytes, uint8_t* rows) {
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* col = tile + b * int64_t(kQ4_KTileBlock);
+        uint8_t* out = rows + b * int64_t(sizeof(BlockQ4_K));
+        for (int h = 0; h < 2; ++h) {
+            __m512i quads[4][4];  // [word quad j][r]
+            for (int j = 0; j < 4; ++j) {
+                __m512i v[4];
+                for (int k = 0; k < 4; ++k) v[k] = _mm512_loadu_si512(col + tileWordAt(0, 16 * h + 4 * j + k));
+                transposeWordQuads(v, quads[j]);
+            }
+            for (int r = 0; r < 4; ++r) {
+                // 128-bit lane L of quads[j][r] is row 4L + r's words 16h + 4j..: one 4x4 lane transpose
+                const __m512i s0 = _mm512_shuffle_i32x4(quads[0][r], quads[1][r], 0x44),
+                              s1 = _mm512_shuffle_i32x4(quads[0][r], quads[1][r], 0xEE),
+                              s2 = _mm512_shuffle_i32x4(quads[2][r], quads[3][r], 0x44),
+                              s3 = _mm512_shuffle_i32x4(quads[2][r], quads[3][r], 0xEE);
+                const __m512i row[4] = {_mm512_shuffle_i32x4(s0, s2, 0x88), _mm512_shuffle_i32x4(s0, s2, 0xDD),
+                                        _mm512_shuffle_i32x4(s1, s3, 0x88), _mm512_shuffle_i32x4(s1, s3, 0xDD)};
+                for (int L = 0; L < 4; ++L) _mm512_storeu_si512(out + size_t(4 * L + r) * rowBytes + 64 * h, row[L]);
+            }
+        }
+        __m512i v[4], u[4];
+        for (int k = 0; k < 4; ++k) v[k] = _mm512_loadu_si512(col + tileWordAt(0, 32 + k));
+        transposeWordQuads(v, u);
+        for (int r = 0; r < 4; ++r) {
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(out + size_t(r) * rowBytes + 128), _mm512_castsi512_si128(u[r]));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(out + size_t(4 + r) * rowBytes + 128),
+                             _mm512_extracti32x4_epi32(u[r], 1));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(out + size_t(8 + r) * rowBytes + 128),
+                             _mm512_extracti32x4_epi32(u[r], 2));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(out + size_t(12 + r) * rowBytes + 128),
+                             _mm512_extracti32x4_epi32(u[r], 3));
+        }
+    }
+}
+
 void gemmK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     const QuantInfo info = quantInfo(w.type);
     const int64_t K = a.cols, nb = a.nBlocks, groups = (a.nTokens + 15) / 16;
@@ -1639,9 +1787,17 @@ void gemmK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, fl
     float* dmin = d + kChunkRows * nb;
     for (int64_t rc = r0; rc < r1; rc += kChunkRows) {
         const int nr = int(std::min<int64_t>(kChunkRows, r1 - rc));
+        // A whole chunk of a Tiles16 matrix (Q4_K) is one tile: its rows
+        // gathered back into the file layout first (r0 is a multiple of 16).
+        const uint8_t* rows = w.row(rc);
+        if (w.layout == RowLayout::Tiles16 && nr == kChunkRows) {
+            uint8_t* unpacked = scratch(kUnpackedTileSlot, size_t(kChunkRows) * w.rowStride);
+            unpackTileQ4_K(rows, nb, w.rowStride, unpacked);
+            rows = unpacked;
+        }
         for (int i = 0; i < nr; ++i)
-            decodeRowK(w.type, w.row(rc + i), nb, u + i * K, s + i * nb * 16, mn + i * nb * 16, d + i * nb,
-                       dmin + i * nb);
+            decodeRowK(w.type, rows + size_t(i) * w.rowStride, nb, u + i * K, s + i * nb * 16, mn + i * nb * 16,
+                       d + i * nb, dmin + i * nb);
         for (int64_t g = 0; g < groups; g += 2) {
             const int ng = int(std::min<int64_t>(2, groups - g));
             for (int rt = 0; rt < nr; rt += kTileRows) {
@@ -1885,7 +2041,9 @@ void rows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, flo
 
 // The matvecs (matvecTileQ4_0, matvecTileQ8_0) and the GEMM (decodeTile32)
 // read the Tiles16 layout of Q4_0 and Q8_0 themselves.
-bool readsRowTiles(TensorType type, int64_t) { return type == TensorType::Q4_0 || type == TensorType::Q8_0; }
+bool readsRowTiles(TensorType type, int64_t) {
+    return type == TensorType::Q4_0 || type == TensorType::Q8_0 || type == TensorType::Q4_K;
+}
 
 }  // namespace
 

@@ -48,6 +48,12 @@ constexpr size_t kQ8_0TileBlock = 16 * sizeof(BlockQ8_0);  // d, then 8 chunks
 constexpr size_t tileCodeWordAt(int row, int chunk) { return 32 + 64 * size_t(chunk) + 4 * size_t(row); }
 // Q8_0's codes are stored as the unsigned codes dpbusd multiplies (q + 128, q ^ 0x80).
 constexpr uint8_t kQ8_0TileCodeFlip = 0x80;
+// Q4_K's tile is its 16 rows' super-blocks word by word: dword k (bytes
+// 4k..4k+3 of the 144-byte block) of row i at 64k + 4i. So word 0 is the
+// rows' d | dmin << 16, words 1-3 their 12 scale bytes and words 4-35 their
+// codes, each row in its own int32 lane, as in the Q4_0 tile.
+constexpr size_t kQ4_KTileBlock = 16 * sizeof(BlockQ4_K);
+constexpr size_t tileWordAt(int row, int word) { return 64 * size_t(word) + 4 * size_t(row); }
 
 // Per-type facts for the integer dot products.
 struct QuantInfo {
@@ -60,6 +66,7 @@ QuantInfo quantInfo(TensorType type);
 // Activations prepared once per matmul call (by matmul.cpp, in the baseline TU).
 struct Activations {
     TensorType weightType = TensorType::F32;
+    bool rowTiles = false;  // the weight is stored in the Tiles16 layout
     int64_t cols = 0;
     int64_t nTokens = 0;
     // Float weights: the caller's activations.

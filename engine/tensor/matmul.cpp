@@ -142,6 +142,7 @@ void matmulWith(const kernels::KernelSet& ks, const MatrixView& w, const float* 
     Activations a;
     a.packSlot = kernels::kCallSlots + 2 * (depth - 1) + 1;
     a.weightType = w.type;
+    a.rowTiles = w.layout == RowLayout::Tiles16;
     a.cols = w.cols;
     a.nTokens = nTokens;
     a.x = x;

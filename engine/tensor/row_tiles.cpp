@@ -15,29 +15,43 @@ namespace cairn::tensor {
 
 namespace {
 
-// Where one block column of a tile keeps its rows' blocks: each block is a
-// 2-byte d and its codes (kernels_common.h has the code positions).
+// Where one block column of a tile keeps its rows' blocks: Q4_0 and Q8_0 as
+// a 2-byte d and code chunks (kernels_common.h has the code positions), Q4_K
+// as whole words (kernels::tileWordAt).
 struct TileBlock {
     size_t fileBlock;  // bytes of one row's block in the file
     size_t tileBlock;  // bytes of the 16 rows' blocks in a tile
     uint8_t codeFlip;  // xor between a file code byte and its tile byte
+    bool wordsOnly;  // every 4 bytes of a block are one word of its row's lane
     int chunks() const { return int(fileBlock - 2) / 4; }
 };
 
 TileBlock tileBlock(TensorType type) {
-    if (type == TensorType::Q8_0) return {sizeof(BlockQ8_0), kernels::kQ8_0TileBlock, kernels::kQ8_0TileCodeFlip};
-    return {sizeof(BlockQ4_0), kernels::kQ4_0TileBlock, 0};
+    if (type == TensorType::Q8_0)
+        return {sizeof(BlockQ8_0), kernels::kQ8_0TileBlock, kernels::kQ8_0TileCodeFlip, false};
+    if (type == TensorType::Q4_K) return {sizeof(BlockQ4_K), kernels::kQ4_KTileBlock, 0, true};
+    return {sizeof(BlockQ4_0), kernels::kQ4_0TileBlock, 0, false};
 }
 
 // Row i's block of a block column (`column`, tile layout) to or from `block`
 // (file layout).
 void blockToTile(const TileBlock& tb, const uint8_t* block, int i, uint8_t* column) {
+    if (tb.wordsOnly) {
+        for (size_t k = 0; k < tb.fileBlock / 4; ++k)
+            std::memcpy(column + kernels::tileWordAt(i, int(k)), block + 4 * k, 4);
+        return;
+    }
     std::memcpy(column + 2 * i, block, 2);
     for (int j = 0; j < tb.chunks(); ++j)
         for (int k = 0; k < 4; ++k)
             column[kernels::tileCodeWordAt(i, j) + k] = uint8_t(block[2 + 4 * j + k] ^ tb.codeFlip);
 }
 void blockFromTile(const TileBlock& tb, const uint8_t* column, int i, uint8_t* block) {
+    if (tb.wordsOnly) {
+        for (size_t k = 0; k < tb.fileBlock / 4; ++k)
+            std::memcpy(block + 4 * k, column + kernels::tileWordAt(i, int(k)), 4);
+        return;
+    }
     std::memcpy(block, column + 2 * i, 2);
     for (int j = 0; j < tb.chunks(); ++j)
         for (int k = 0; k < 4; ++k)
@@ -61,7 +75,9 @@ void unpackTileRow(const TileBlock& tb, const uint8_t* tile, int i, size_t rowBy
 
 }  // namespace
 
-bool hasRowTiles(TensorType type) { return type == TensorType::Q4_0 || type == TensorType::Q8_0; }
+bool hasRowTiles(TensorType type) {
+    return type == TensorType::Q4_0 || type == TensorType::Q8_0 || type == TensorType::Q4_K;
+}
 
 bool decodeReadsRowTiles(TensorType type) { return readsTiles(&kernels::activeKernels(type, 1), type, 1); }
 

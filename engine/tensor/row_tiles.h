@@ -16,6 +16,9 @@
 //   kernel's dpbusd against 4 broadcast activation bytes sums the 16 rows in
 //   their own lanes and needs no reduction across lanes;
 //   Q8_0 codes stored as the unsigned codes the kernels multiply (q ^ 0x80).
+// Q4_K's super-blocks are stored word by word instead: dword k of row i at
+// 64k + 4i (d | dmin, the 12 scale bytes, then the codes), so every part of a
+// row's block is in that row's int32 lane (kernels::tileWordAt).
 // Tied embeddings are tiled too (the projection streams the whole table every
 // token); their lookups gather a row back with fileLayoutRow.
 //
