@@ -45,7 +45,10 @@ constexpr int kMaxMatmulNesting = 4;
 // reduction across lanes.
 constexpr size_t kQ4_0TileBlock = 16 * sizeof(BlockQ4_0);  // d, then 4 chunks
 constexpr size_t kQ8_0TileBlock = 16 * sizeof(BlockQ8_0);  // d, then 8 chunks
-constexpr size_t tileCodeWordAt(int row, int chunk) { return 32 + 64 * size_t(chunk) + 4 * size_t(row); }
+// Word `word` of row `row` among a block column's 64-byte chunks of 16 row lanes.
+constexpr size_t tileWordAt(int row, int word) { return 64 * size_t(word) + 4 * size_t(row); }
+// Q4_0 and Q8_0: the chunks follow the 16 rows' d (32 bytes).
+constexpr size_t tileCodeWordAt(int row, int chunk) { return 32 + tileWordAt(row, chunk); }
 // Q8_0's codes are stored as the unsigned codes dpbusd multiplies (q + 128, q ^ 0x80).
 constexpr uint8_t kQ8_0TileCodeFlip = 0x80;
 // Q4_K's tile is its 16 rows' super-blocks word by word: dword k (bytes
@@ -53,7 +56,6 @@ constexpr uint8_t kQ8_0TileCodeFlip = 0x80;
 // rows' d | dmin << 16, words 1-3 their 12 scale bytes and words 4-35 their
 // codes, each row in its own int32 lane, as in the Q4_0 tile.
 constexpr size_t kQ4_KTileBlock = 16 * sizeof(BlockQ4_K);
-constexpr size_t tileWordAt(int row, int word) { return 64 * size_t(word) + 4 * size_t(row); }
 
 // Per-type facts for the integer dot products.
 struct QuantInfo {

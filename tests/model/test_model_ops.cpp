@@ -14,19 +14,29 @@
 
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <random>
+#include <utility>
 #include <vector>
 
 using namespace cairn;
 using namespace cairn::model;
 
 namespace {
-// A GGUF file built in memory: its bytes, and the File that reads them.
+// A GGUF file built in memory from named matrices (type and shape from each
+// matrix's view): its bytes, and the File that reads them.
 struct InMemoryGguf {
     std::vector<uint8_t> bytes;
     gguf::File file;
-    explicit InMemoryGguf(const gguf::Writer& writer)
-        : bytes(writer.toBytes()), file(gguf::File::fromMemory(bytes.data(), bytes.size(), "in memory")) {}
+    explicit InMemoryGguf(std::initializer_list<std::pair<const char*, const test::Weights&>> matrices)
+        : bytes(write(matrices)), file(gguf::File::fromMemory(bytes.data(), bytes.size(), "in memory")) {}
+
+private:
+    static std::vector<uint8_t> write(std::initializer_list<std::pair<const char*, const test::Weights&>> matrices) {
+        gguf::Writer writer;
+        for (const auto& [name, w] : matrices) writer.addTensor(name, w.view.type, {w.view.cols, w.view.rows}, w.bytes);
+        return writer.toBytes();
+    }
 };
 }  // namespace
 
@@ -193,10 +203,7 @@ private slots:
     void ownedWeightsStayWithinTheirBudget() {
         const test::Weights a = test::makeWeights(TensorType::F16, 32, 64, 1),
                             b = test::makeWeights(TensorType::F16, 32, 64, 2);
-        gguf::Writer writer;
-        writer.addTensor("a", TensorType::F16, {64, 32}, a.bytes);
-        writer.addTensor("b", TensorType::F16, {64, 32}, b.bytes);
-        const InMemoryGguf inMemory(writer);
+        const InMemoryGguf inMemory({{"a", a}, {"b", b}});
         const gguf::File& file = inMemory.file;
         OwnedWeights owned(a.bytes.size() + 100);  // room for one matrix
         const tensor::MatrixView oa = owned.own(file, matrixView(file.tensor("a")));
@@ -222,9 +229,7 @@ private slots:
     // A matrix of several MiB is copied in parallel chunks: every byte arrives.
     void largeOwnedWeightsAreCopiedWhole() {
         const test::Weights big = test::makeWeights(TensorType::F16, 1100, 2048, 3);  // 4.3 MiB, 5 chunks
-        gguf::Writer writer;
-        writer.addTensor("big", TensorType::F16, {2048, 1100}, big.bytes);
-        const InMemoryGguf inMemory(writer);
+        const InMemoryGguf inMemory({{"big", big}});
         const gguf::File& file = inMemory.file;
         OwnedWeights owned;
         const tensor::MatrixView w = owned.own(file, matrixView(file.tensor("big")));
@@ -238,9 +243,7 @@ private slots:
     void ownedWeightsAreTiledWhereDecodeReadsTiles() {
         if (!tensor::rowTilesWanted(TensorType::Q4_0)) QSKIP("this CPU's decode kernels do not read 16-row tiles");
         const test::Weights a = test::makeWeights(TensorType::Q4_0, 32, 64, 1);
-        gguf::Writer writer;
-        writer.addTensor("a", TensorType::Q4_0, {64, 32}, a.bytes);
-        const InMemoryGguf inMemory(writer);
+        const InMemoryGguf inMemory({{"a", a}});
         const gguf::File& file = inMemory.file;
         OwnedWeights owned;
         const tensor::MatrixView tiled = owned.own(file, matrixView(file.tensor("a")));
