@@ -48,6 +48,11 @@ void ExecContext::atLayer(int64_t layer, int64_t layers) const {
 }
 
 void ExecContext::parallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+    parallelFor(n, grain, fn, NextLoopReads{});
+}
+
+void ExecContext::parallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn,
+                              const NextLoopReads& next) {
     if (n <= 0) return;
     grain = std::max<int64_t>(1, grain);
     if (priority_ == ThreadPriority::Background) exec::lowerThisThreadOnce();
@@ -55,7 +60,7 @@ void ExecContext::parallelFor(int64_t n, int64_t grain, const std::function<void
         fn(0, n);
         return;
     }
-    if (team_->tryRun(n, grain, fn)) return;
+    if (team_->tryRun(n, grain, fn, next)) return;
     // The team is busy (a loop nested in one of its ranges, or another
     // calling thread): this thread runs the whole loop, range by range.
     for (int64_t b = 0; b < n; b += grain) fn(b, std::min(n, b + grain));

@@ -40,7 +40,13 @@ public:
     // then do not run). Returns false, running nothing, when the team is
     // already running a loop (a loop nested in one of its ranges, or a second
     // calling thread) or the loop has more than kMaxRanges ranges.
-    bool tryRun(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+    // `next` (when it has data) becomes the team's prefetch hint until a later
+    // loop brings another: a thread with no ranges left, in this loop or in
+    // the loops before the one that reads it, prefetches its part of the
+    // hint, resuming where it stopped (a worker until the next loop is
+    // published, the caller while the others still run ranges).
+    bool tryRun(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn,
+                const NextLoopReads& next = {});
 
 private:
     // One thread's block of the current loop: generation (20 bits) | next
@@ -50,14 +56,25 @@ private:
     struct alignas(64) Block {
         std::atomic<uint64_t> word{0};
     };
+    // One thread's copy of the prefetch hint and how far it got; only that
+    // thread touches it.
+    struct alignas(64) IdlePrefetch {
+        NextLoopReads reads;
+        uint64_t id = 0;
+        size_t done = 0;
+    };
 
     void workerLoop(int slot, ThreadPriority priority);
     void runRanges(int slot);
+    // Prefetches slot's part of its hint in steps, while keepGoing() holds.
+    template <class KeepGoing>
+    void prefetchPart(int slot, KeepGoing keepGoing);
     bool claim(Block& block, bool front, int64_t& range);
     void runRange(int64_t range);
 
     std::vector<std::thread> threads_;
     std::vector<Block> blocks_;  // [0] the caller's, [k + 1] worker k's
+    std::vector<IdlePrefetch> idle_;  // per slot, as blocks_
     std::atomic<bool> busy_{false};
     std::atomic<bool> stop_{false};
     uint64_t generation_ = 0;
@@ -69,6 +86,8 @@ private:
     int64_t n_ = 0;
     int64_t grain_ = 1;
     const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
+    NextLoopReads hint_;  // the latest loop's hint that had data, and its number
+    uint64_t hintId_ = 0;
     std::atomic<bool> failed_{false};
     std::mutex errorMutex_;
     std::exception_ptr error_;

@@ -5,6 +5,7 @@
 #include "cairn/error.h"
 #include "tensor/blocks.h"
 #include "tensor/kernels_common.h"
+#include "tensor/next_weights.h"
 #include "tensor/quant.h"
 #include "tensor/row_tiles.h"
 
@@ -171,11 +172,18 @@ void matmulWith(const kernels::KernelSet& ks, const MatrixView& w, const float* 
     const int64_t align = tiled ? std::max<int64_t>(ks.rowAlign, kTileRows) : ks.rowAlign;
     const int64_t units = (w.rows + align - 1) / align;
     const int64_t perThread = std::max<int64_t>(1, units / (4 * ctx.threads()));
-    ctx.parallelFor(units, perThread, [&](int64_t u0, int64_t u1) {
-        const int64_t r0 = u0 * align, r1 = std::min(w.rows, u1 * align);
-        if (unpack) rowsFromFileLayout(ks, w, r0, r1, a, y, ldy);
-        else ks.rows(w, r0, r1, a, y, ldy);
-    });
+    // One token: the threads prefetch the next matmul's weights when idle
+    // (next_weights.h). Per calling thread, the one that runs a session's steps.
+    thread_local NextWeights nextWeights(NextWeights::defaultHeadBytes());
+    const NextLoopReads next = nTokens == 1 && depth == 1 ? nextWeights.after(w) : NextLoopReads{};
+    ctx.parallelFor(
+        units, perThread,
+        [&](int64_t u0, int64_t u1) {
+            const int64_t r0 = u0 * align, r1 = std::min(w.rows, u1 * align);
+            if (unpack) rowsFromFileLayout(ks, w, r0, r1, a, y, ldy);
+            else ks.rows(w, r0, r1, a, y, ldy);
+        },
+        next);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // ExecContext::parallelFor: every index exactly once in ranges of at most
 // `grain` (one range on one thread), whichever thread runs it; workers asleep after a pause still wake
 // (a lost wake-up hangs the test); errors reach the caller; a loop nested in
-// another, and loops started by two threads at once, still cover everything.
+// another, and loops started by two threads at once, still cover everything;
+// a hint of what the next loop reads is prefetched, never read.
 #include "cairn/exec.h"
 
 #include <QtTest>
@@ -13,6 +14,8 @@
 #include <stdexcept>
 #include <thread>
 #include <vector>
+
+#include <sys/mman.h>
 
 #if defined(__linux__)
 #include <sys/resource.h>
@@ -44,7 +47,8 @@ void awaitSecondThread(std::mutex& m, const Set& seen, std::chrono::milliseconds
 // Runs one loop and checks its cover; returns the threads that ran a range.
 // With a patience, each range waits for a second thread (awaitSecondThread).
 std::set<std::thread::id> coverOnce(ExecContext& ctx, int64_t n, int64_t grain, bool& ok,
-                                    std::chrono::microseconds perItem = {}, std::chrono::milliseconds patience = {}) {
+                                    std::chrono::microseconds perItem = {}, std::chrono::milliseconds patience = {},
+                                    const NextLoopReads& next = {}) {
     std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
     std::mutex m;
     std::set<std::thread::id> threads;
@@ -64,7 +68,7 @@ std::set<std::thread::id> coverOnce(ExecContext& ctx, int64_t n, int64_t grain, 
             threads.insert(std::this_thread::get_id());
         }
         if (patience.count()) awaitSecondThread(m, threads, patience);
-    });
+    }, next);
     ok = !tooLong;
     for (auto& h : hits) ok = ok && h.load() == 1;
     return threads;
@@ -137,6 +141,27 @@ private slots:
         }
         ctx.atLayer(3, 4);  // the outer watch again, with no flag
         QCOMPARE(seen, (std::vector<int64_t>{1, 2, -3}));
+    }
+
+    // The next loop's reads are only a hint to prefetch: loops with one that
+    // points at memory no longer mapped, and the loops without one after them
+    // (the threads go on prefetching the last hint in those), still cover
+    // every index once, and nothing reads the memory (a load would fault).
+    void aNextLoopHintIsOnlyPrefetched() {
+        const size_t bytes = size_t(64) << 20;
+        void* gone = mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        QVERIFY(gone != MAP_FAILED);
+        QCOMPARE(munmap(gone, bytes), 0);
+        for (int threads : {2, 3}) {
+            ExecContext ctx(threads);
+            for (int i = 0; i < 30; ++i) {
+                const NextLoopReads next{gone, bytes, i % 3 == 2 ? 0 : size_t(1) << 20};
+                bool ok = false;
+                coverOnce(ctx, 6, 1, ok, std::chrono::microseconds(i % 2 ? 200 : 0), {},
+                          i % 2 ? next : NextLoopReads{});
+                QVERIFY2(ok, qPrintable(QStringLiteral("threads %1 loop %2").arg(threads).arg(i)));
+            }
+        }
     }
 
     void aNestedLoopCoversItsRange() {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -41,6 +42,17 @@ struct LayerWatch {
     std::function<void(int64_t layer, int64_t layers)> onLayer;  // before each layer but the first
 };
 
+// Memory that the loop after this one is expected to read, split into one
+// contiguous part per thread in order (thread 0, the caller, the first part),
+// as a decode matmul reads its weight rows. A thread with no ranges left in
+// the current loop prefetches the first `headBytes` of its part toward its
+// cache while it would otherwise wait; only a hint (see ThreadTeam).
+struct NextLoopReads {
+    const void* data = nullptr;
+    size_t bytes = 0;
+    size_t headBytes = 0;
+};
+
 class ExecContext {
 public:
     explicit ExecContext(int threads = 1, ThreadPriority priority = ThreadPriority::Normal);
@@ -56,6 +68,10 @@ public:
     // n <= grain). Callers write each output from exactly one range, so
     // results never depend on the split (no cross-thread reductions).
     void parallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+    // The same, with what the next loop will read for the idle threads to
+    // prefetch (nothing is prefetched on one thread).
+    void parallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn,
+                     const NextLoopReads& next);
 
     // The watch read by atLayer(), or none (nullptr); the caller keeps it alive
     // while it is set. Returns the previous one.
