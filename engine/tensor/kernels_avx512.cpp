@@ -41,12 +41,17 @@ namespace {
 // 1.13 at 4 and 1.71 at 8 tokens. From memory the matvec side only gets slower.
 // Q4_K in tiles (matvecTileQ4_K, about twice the file layout's matvec from
 // L2) runs the matvec below 32 tokens; from 32 its GEMM pays for gathering
-// each tile's rows back (unpackTileQ4_K). llama-1b Q4_K, Intel Xeon (family 6
+// each tile's rows back (unpackWordTile). llama-1b Q4_K, Intel Xeon (family 6
 // model 207), 2026-12-06, `bench -p P -n 0 -t 2 -r 3`, interleaved rounds,
 // t/s, tiles with the GEMM from 4 / from 17 / file layout: pp4 19.4-28.2 /
 // 48.2-55.5 / 22.4-31.1, pp8 48.3-54.6 / 61.1-90.6 / 44.3-49.8; tiles with
 // the GEMM from 16 / from 33 / file layout: pp16 112-115 / 121-135 / 123-129,
 // pp24 117-127 / 143-146 / 130-138, pp32 159-162 / 154-157 / 165-175.
+// Q6_K in tiles (matvecTileQ6_K) takes the same threshold; llama-1b Q4_K
+// (Q6_K in 40 % of its bytes), Q6_K tiled / not, `-r 3` and `-r 5`, t/s:
+// pp4 73.0 / 56.7, 70.9 / 57.5; pp8 99.6 / 96.0, 102.6 / 75.8; pp32 147.3 /
+// 141.6, 154.6 / 154.2, 154.4 / 157.3; pp64 192.1 / 188.6, 194.8 / 186.4,
+// 187.5 / 197.8; pp128 205.9 / 207.5, 207.5 / 209.1, 206.2 / 217.1.
 inline int64_t gemmMinTokens(int blockSize, bool rowTiles = false) {
     return blockSize == 32 ? 6 : rowTiles ? 32 : 4;
 }
@@ -1538,6 +1543,69 @@ void matvecTileQ4_K(const uint8_t* tile, const int8_t* xq, const int32_t* bsPair
     _mm512_storeu_ps(out, acc);
 }
 
+// Q6_K decode of one token for one tile of a Tiles16 matrix (kQ6_KTileBlock:
+// each row's 52 block words in its own int32 lane, then the rows' d). For
+// half n and chunk c, ql words 16n + c and 16n + 8 + c and qh word
+// 32 + 8n + c hold, in every lane, 4 codes of each of the half's 4 groups of
+// 32 elements (the reference's q1..q4); group k meets activation bytes
+// 128n + 32k + 4c.. and sums into sub-block 8n + 2k + c / 4. Then
+// isum = sum_j s_j (dot_j - 32 bsum_j) with each row's int8 scales in its
+// lane: the integers of matvec16Q6K, exact in int32, and its float chain.
+// `offsets`: per block, 32 * bsum_j of its 16 sub-blocks, as int32.
+template <bool GFNI, PrefetchTo PF>
+__attribute__((target("gfni"))) void matvecTileQ6_K(const uint8_t* tile, const int8_t* xq, const int32_t* offsets,
+                                                    const float* dx, int64_t nb, float* out) {
+    constexpr int64_t kBlock = int64_t(kQ6_KTileBlock);
+    const __m512i low4 = _mm512_set1_epi8(0x0F), bits45 = _mm512_set1_epi8(0x30);
+    // GFNI bit matrices: output bit i takes the source bits set in byte 7 - i.
+    const __m512i qh01 = _mm512_set1_epi64(0x01020000), qh23 = _mm512_set1_epi64(0x04080000),
+                  highNibble = _mm512_set1_epi64(int64_t(0x1020408000000000ull));
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* blk = tile + b * kBlock;
+        const int8_t* x = xq + 256 * b;
+        __m512i isum = _mm512_setzero_si512();
+        for (int n = 0; n < 2; ++n) {
+            __m512i dot[8];  // [2k + c / 4]: sub-block 8n + 2k + c / 4
+            for (auto& d : dot) d = _mm512_setzero_si512();
+            for (int c = 0; c < 8; ++c) {
+                // A sixteenth of the block's prefetches at each step (as the Q4_K tile).
+                prefetchTileColumn<PF>(blk + (8 * n + c) * (kBlock / 16), kBlock / 16);
+                const __m512i qlA = _mm512_loadu_si512(blk + tileWordAt(0, 16 * n + c));
+                const __m512i qlB = _mm512_loadu_si512(blk + tileWordAt(0, 16 * n + 8 + c));
+                const __m512i qh = _mm512_loadu_si512(blk + tileWordAt(0, 32 + 8 * n + c));
+                __m512i e[4];
+                // ternary 0xEA = (A & B) | C, 0xF8 = A | (B & C)
+                if constexpr (GFNI) {
+                    e[0] = _mm512_ternarylogic_epi32(qlA, low4, _mm512_gf2p8affine_epi64_epi8(qh, qh01, 0), 0xEA);
+                    e[1] = _mm512_ternarylogic_epi32(qlB, low4, _mm512_gf2p8affine_epi64_epi8(qh, qh23, 0), 0xEA);
+                    e[2] = _mm512_ternarylogic_epi32(_mm512_gf2p8affine_epi64_epi8(qlA, highNibble, 0), qh, bits45, 0xF8);
+                    e[3] = _mm512_ternarylogic_epi32(_mm512_gf2p8affine_epi64_epi8(qlB, highNibble, 0),
+                                                     _mm512_srli_epi16(qh, 2), bits45, 0xF8);
+                } else {
+                    e[0] = _mm512_ternarylogic_epi32(qlA, low4, _mm512_and_si512(_mm512_slli_epi16(qh, 4), bits45), 0xEA);
+                    e[1] = _mm512_ternarylogic_epi32(qlB, low4, _mm512_and_si512(_mm512_slli_epi16(qh, 2), bits45), 0xEA);
+                    e[2] = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(qlA, 4), low4), qh, bits45, 0xF8);
+                    e[3] = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(qlB, 4), low4),
+                                                     _mm512_srli_epi16(qh, 2), bits45, 0xF8);
+                }
+                for (int k = 0; k < 4; ++k)
+                    dot[2 * k + c / 4] =
+                        _mm512_dpbusd_epi32(dot[2 * k + c / 4], e[k], broadcastWord(x + 128 * n + 32 * k + 4 * c));
+            }
+            for (int j = 0; j < 8; ++j) {
+                // scale 8n + j: byte j % 4 of scale word 48 + 2n + j / 4, sign-extended in its lane
+                const __m512i words = _mm512_loadu_si512(blk + tileWordAt(0, 48 + 2 * n + j / 4));
+                const __m512i scale = _mm512_srai_epi32(_mm512_slli_epi32(words, 24 - 8 * (j % 4)), 24);
+                const __m512i centered = _mm512_sub_epi32(dot[j], _mm512_set1_epi32(offsets[16 * b + 8 * n + j]));
+                isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(centered, scale));
+            }
+        }
+        acc = tileChainStep(acc, isum, blk + kQ6_KTileD, dx[b]);
+    }
+    _mm512_storeu_ps(out, acc);
+}
+
 template <TensorType T, PrefetchTo PF>
 void matvecKRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     const int64_t nb = a.nBlocks;
@@ -1557,6 +1625,15 @@ void matvecKRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations&
                     bsPairs[j] = int32_t(uint32_t(uint16_t(lo)) | uint32_t(uint16_t(hi)) << 16);
                 }
                 for (; r + 16 <= r1; r += 16) matvecTileQ4_K<PF>(w.row(r), xq, bsPairs, dx, nb, yt + r);
+            }
+        }
+        if constexpr (T == TensorType::Q6_K) {
+            if (w.layout == RowLayout::Tiles16 && r + 16 <= r1) {
+                auto* offsets = reinterpret_cast<int32_t*>(scratch(3, size_t(nb) * 64));
+                for (int64_t j = 0; j < 16 * nb; ++j) offsets[j] = 32 * bsum[j];
+                for (; r + 16 <= r1; r += 16)
+                    kHasGfni ? matvecTileQ6_K<true, PF>(w.row(r), xq, offsets, dx, nb, yt + r)
+                             : matvecTileQ6_K<false, PF>(w.row(r), xq, offsets, dx, nb, yt + r);
             }
         }
         if (fast && r + 16 <= r1 && w.layout == RowLayout::File) {
@@ -1730,16 +1807,22 @@ inline void transposeWordQuads(const __m512i* v, __m512i* u) {
     u[3] = _mm512_unpackhi_epi64(t1, t3);
 }
 
-// A Q4_K tile's rows back in the file layout (`rowBytes` apart), for the GEMM:
-// per block column its 36 words transposed with shuffles, 16 words of each
-// row at a time and then the last 4. unpackRowTile's copy word by word made
-// short prefills of llama-1b Q4_K 15-30 % slower than the file layout (pp8
-// 37-47 against 53-68 t/s).
-void unpackTileQ4_K(const uint8_t* tile, int64_t nb, size_t rowBytes, uint8_t* rows) {
+// A word tile's rows (Q4_K, Q6_K) back in the file layout (`rowBytes`
+// apart), for the GEMM: per block column its words transposed with shuffles,
+// 16 words of each row at a time, then the last 4, then Q6_K's d. Both
+// blocks are 16k + 4 whole words (Q4_K 36, Q6_K 52). unpackRowTile's copy
+// word by word made short prefills of llama-1b Q4_K 15-30 % slower than the
+// file layout (pp8 37-47 against 53-68 t/s).
+void unpackWordTile(TensorType type, const uint8_t* tile, int64_t nb, size_t rowBytes, uint8_t* rows) {
+    const bool q6 = type == TensorType::Q6_K;
+    const size_t fileBlock = q6 ? sizeof(BlockQ6_K) : sizeof(BlockQ4_K);
+    const int64_t tileBlock = int64_t(q6 ? kQ6_KTileBlock : kQ4_KTileBlock);
+    const int words = int(fileBlock / 4), sixteens = words / 16;
+    static_assert(sizeof(BlockQ4_K) / 4 % 16 == 4 && sizeof(BlockQ6_K) / 4 % 16 == 4);
     for (int64_t b = 0; b < nb; ++b) {
-        const uint8_t* col = tile + b * int64_t(kQ4_KTileBlock);
-        uint8_t* out = rows + b * int64_t(sizeof(BlockQ4_K));
-        for (int h = 0; h < 2; ++h) {
+        const uint8_t* col = tile + b * tileBlock;
+        uint8_t* out = rows + b * int64_t(fileBlock);
+        for (int h = 0; h < sixteens; ++h) {
             __m512i quads[4][4];  // [word quad j][r]
             for (int j = 0; j < 4; ++j) {
                 __m512i v[4];
@@ -1758,17 +1841,20 @@ void unpackTileQ4_K(const uint8_t* tile, int64_t nb, size_t rowBytes, uint8_t* r
             }
         }
         __m512i v[4], u[4];
-        for (int k = 0; k < 4; ++k) v[k] = _mm512_loadu_si512(col + tileWordAt(0, 32 + k));
+        for (int k = 0; k < 4; ++k) v[k] = _mm512_loadu_si512(col + tileWordAt(0, 16 * sixteens + k));
         transposeWordQuads(v, u);
+        const size_t at = size_t(64 * sixteens);
         for (int r = 0; r < 4; ++r) {
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(out + size_t(r) * rowBytes + 128), _mm512_castsi512_si128(u[r]));
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(out + size_t(4 + r) * rowBytes + 128),
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(out + size_t(r) * rowBytes + at), _mm512_castsi512_si128(u[r]));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(out + size_t(4 + r) * rowBytes + at),
                              _mm512_extracti32x4_epi32(u[r], 1));
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(out + size_t(8 + r) * rowBytes + 128),
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(out + size_t(8 + r) * rowBytes + at),
                              _mm512_extracti32x4_epi32(u[r], 2));
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(out + size_t(12 + r) * rowBytes + 128),
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(out + size_t(12 + r) * rowBytes + at),
                              _mm512_extracti32x4_epi32(u[r], 3));
         }
+        if (q6)
+            for (int i = 0; i < 16; ++i) std::memcpy(out + size_t(i) * rowBytes + 4 * words, col + kQ6_KTileD + 2 * i, 2);
     }
 }
 
@@ -1787,12 +1873,12 @@ void gemmK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, fl
     float* dmin = d + kChunkRows * nb;
     for (int64_t rc = r0; rc < r1; rc += kChunkRows) {
         const int nr = int(std::min<int64_t>(kChunkRows, r1 - rc));
-        // A whole chunk of a Tiles16 matrix (Q4_K) is one tile: its rows
-        // gathered back into the file layout first (r0 is a multiple of 16).
+        // A whole chunk of a Tiles16 matrix (Q4_K, Q6_K) is one tile: its
+        // rows gathered back into the file layout first (r0 is a multiple of 16).
         const uint8_t* rows = w.row(rc);
         if (w.layout == RowLayout::Tiles16 && nr == kChunkRows) {
             uint8_t* unpacked = scratch(kUnpackedTileSlot, size_t(kChunkRows) * w.rowStride);
-            unpackTileQ4_K(rows, nb, w.rowStride, unpacked);
+            unpackWordTile(w.type, rows, nb, w.rowStride, unpacked);
             rows = unpacked;
         }
         for (int i = 0; i < nr; ++i)
@@ -2039,10 +2125,11 @@ void rows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, flo
     }
 }
 
-// The matvecs (matvecTileQ4_0, matvecTileQ8_0) and the GEMM (decodeTile32)
-// read the Tiles16 layout of Q4_0 and Q8_0 themselves.
+// The matvecs (matvecTileQ4_0, matvecTileQ8_0, matvecTileQ4_K,
+// matvecTileQ6_K) and the GEMMs (decodeTile32; gemmK after unpackWordTile)
+// read the Tiles16 layout themselves.
 bool readsRowTiles(TensorType type, int64_t) {
-    return type == TensorType::Q4_0 || type == TensorType::Q8_0 || type == TensorType::Q4_K;
+    return type == TensorType::Q4_0 || type == TensorType::Q8_0 || type == TensorType::Q4_K || type == TensorType::Q6_K;
 }
 
 }  // namespace

@@ -56,6 +56,12 @@ constexpr uint8_t kQ8_0TileCodeFlip = 0x80;
 // rows' d | dmin << 16, words 1-3 their 12 scale bytes and words 4-35 their
 // codes, each row in its own int32 lane, as in the Q4_0 tile.
 constexpr size_t kQ4_KTileBlock = 16 * sizeof(BlockQ4_K);
+// Q6_K's 210-byte super-block is 52 whole words and its d: the tile holds
+// words 0-51 the same way (ql: words 0-31, qh: 32-47, the 16 int8 scales:
+// 48-51), then the 16 rows' d (fp16, row order) at kQ6_KTileD.
+constexpr size_t kQ6_KTileBlock = 16 * sizeof(BlockQ6_K);
+constexpr int kQ6_KTileWords = int(sizeof(BlockQ6_K) / 4);
+constexpr size_t kQ6_KTileD = tileWordAt(0, kQ6_KTileWords);
 
 // Per-type facts for the integer dot products.
 struct QuantInfo {

@@ -17,19 +17,23 @@ namespace {
 
 // Where one block column of a tile keeps its rows' blocks: Q4_0 and Q8_0 as
 // a 2-byte d and code chunks (kernels_common.h has the code positions), Q4_K
-// as whole words (kernels::tileWordAt).
+// and Q6_K as whole words (kernels::tileWordAt), then Q6_K's 2 bytes of d
+// for each row in row order.
 struct TileBlock {
     size_t fileBlock;  // bytes of one row's block in the file
     size_t tileBlock;  // bytes of the 16 rows' blocks in a tile
     uint8_t codeFlip;  // xor between a file code byte and its tile byte
-    bool wordsOnly;  // every 4 bytes of a block are one word of its row's lane
+    bool wordsOnly;  // every whole 4 bytes of a block are one word of its row's lane
     int chunks() const { return int(fileBlock - 2) / 4; }
+    size_t words() const { return fileBlock / 4; }
+    size_t tailBytes() const { return fileBlock % 4; }  // after the words (Q6_K's d)
 };
 
 TileBlock tileBlock(TensorType type) {
     if (type == TensorType::Q8_0)
         return {sizeof(BlockQ8_0), kernels::kQ8_0TileBlock, kernels::kQ8_0TileCodeFlip, false};
     if (type == TensorType::Q4_K) return {sizeof(BlockQ4_K), kernels::kQ4_KTileBlock, 0, true};
+    if (type == TensorType::Q6_K) return {sizeof(BlockQ6_K), kernels::kQ6_KTileBlock, 0, true};
     return {sizeof(BlockQ4_0), kernels::kQ4_0TileBlock, 0, false};
 }
 
@@ -37,8 +41,9 @@ TileBlock tileBlock(TensorType type) {
 // (file layout).
 void blockToTile(const TileBlock& tb, const uint8_t* block, int i, uint8_t* column) {
     if (tb.wordsOnly) {
-        for (size_t k = 0; k < tb.fileBlock / 4; ++k)
-            std::memcpy(column + kernels::tileWordAt(i, int(k)), block + 4 * k, 4);
+        for (size_t k = 0; k < tb.words(); ++k) std::memcpy(column + kernels::tileWordAt(i, int(k)), block + 4 * k, 4);
+        std::memcpy(column + kernels::tileWordAt(0, int(tb.words())) + tb.tailBytes() * size_t(i), block + 4 * tb.words(),
+                    tb.tailBytes());
         return;
     }
     std::memcpy(column + 2 * i, block, 2);
@@ -48,8 +53,9 @@ void blockToTile(const TileBlock& tb, const uint8_t* block, int i, uint8_t* colu
 }
 void blockFromTile(const TileBlock& tb, const uint8_t* column, int i, uint8_t* block) {
     if (tb.wordsOnly) {
-        for (size_t k = 0; k < tb.fileBlock / 4; ++k)
-            std::memcpy(block + 4 * k, column + kernels::tileWordAt(i, int(k)), 4);
+        for (size_t k = 0; k < tb.words(); ++k) std::memcpy(block + 4 * k, column + kernels::tileWordAt(i, int(k)), 4);
+        std::memcpy(block + 4 * tb.words(), column + kernels::tileWordAt(0, int(tb.words())) + tb.tailBytes() * size_t(i),
+                    tb.tailBytes());
         return;
     }
     std::memcpy(block, column + 2 * i, 2);
@@ -76,7 +82,7 @@ void unpackTileRow(const TileBlock& tb, const uint8_t* tile, int i, size_t rowBy
 }  // namespace
 
 bool hasRowTiles(TensorType type) {
-    return type == TensorType::Q4_0 || type == TensorType::Q8_0 || type == TensorType::Q4_K;
+    return type == TensorType::Q4_0 || type == TensorType::Q8_0 || type == TensorType::Q4_K || type == TensorType::Q6_K;
 }
 
 bool decodeReadsRowTiles(TensorType type) { return readsTiles(&kernels::activeKernels(type, 1), type, 1); }

@@ -18,7 +18,9 @@
 //   Q8_0 codes stored as the unsigned codes the kernels multiply (q ^ 0x80).
 // Q4_K's super-blocks are stored word by word instead: dword k of row i at
 // 64k + 4i (d | dmin, the 12 scale bytes, then the codes), so every part of a
-// row's block is in that row's int32 lane (kernels::tileWordAt).
+// row's block is in that row's int32 lane (kernels::tileWordAt). Q6_K's
+// 210-byte super-blocks are stored the same way for their 52 whole words
+// (codes and scales), then the 16 rows' d (kernels::kQ6_KTileD).
 // Tied embeddings are tiled too (the projection streams the whole table every
 // token); their lookups gather a row back with fileLayoutRow.
 //

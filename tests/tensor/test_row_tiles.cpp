@@ -82,25 +82,36 @@ private slots:
     }
 
     // Q4_K's tile holds each row's 144-byte super-block word by word: word k
-    // of row i at 64k + 4i (d | dmin, 3 words of scales, 32 of codes).
-    void q4kTileIsWordsInRowLanes() {
+    // of row i at 64k + 4i (d | dmin, 3 words of scales, 32 of codes). Q6_K's
+    // holds the 52 whole words of its 210 bytes so, then the 16 rows' d.
+    void kTileIsWordsInRowLanes_data() {
+        QTest::addColumn<int>("type");
+        QTest::newRow("Q4_K") << int(TensorType::Q4_K);
+        QTest::newRow("Q6_K") << int(TensorType::Q6_K);
+    }
+    void kTileIsWordsInRowLanes() {
+        QFETCH(int, type);
+        const auto t = TensorType(type);
         const int64_t cols = 512;  // 2 super-blocks
-        Weights w = makeWeights(TensorType::Q4_K, kTileRows, cols, 9);
-        const size_t rb = w.view.rowStride, block = 144;
+        Weights w = makeWeights(t, kTileRows, cols, 9);
+        const size_t rb = w.view.rowStride, block = t == TensorType::Q6_K ? 210 : 144, words = block / 4;
         std::vector<uint8_t> tile(kTileRows * rb, 0), back(kTileRows * rb, 0);
-        packRowTile(TensorType::Q4_K, w.view.data, rb, tile.data());
+        packRowTile(t, w.view.data, rb, tile.data());
         for (int64_t b = 0; b < 2; ++b)
-            for (int i = 0; i < kTileRows; ++i)
-                for (size_t k = 0; k < block / 4; ++k)
-                    QVERIFY(std::memcmp(tile.data() + b * 16 * block + 64 * k + 4 * i,
-                                        w.view.row(i) + b * block + 4 * k, 4) == 0);
-        unpackRowTile(TensorType::Q4_K, tile.data(), rb, back.data());
+            for (int i = 0; i < kTileRows; ++i) {
+                const uint8_t* column = tile.data() + b * 16 * block;
+                for (size_t k = 0; k < words; ++k)
+                    QVERIFY(std::memcmp(column + 64 * k + 4 * i, w.view.row(i) + b * block + 4 * k, 4) == 0);
+                if (block % 4)  // Q6_K's d
+                    QVERIFY(std::memcmp(column + 64 * words + 2 * i, w.view.row(i) + b * block + 4 * words, 2) == 0);
+            }
+        unpackRowTile(t, tile.data(), rb, back.data());
         QVERIFY(std::memcmp(back.data(), w.view.data, back.size()) == 0);
-        Weights tall = makeWeights(TensorType::Q4_K, 21, cols, 11);
-        const Tiled t = tiled(tall.view);
+        Weights tall = makeWeights(t, 21, cols, 11);
+        const Tiled tallTiled = tiled(tall.view);
         std::vector<uint8_t> scratch(rb);
         for (int64_t r = 0; r < 21; ++r)
-            QVERIFY(std::memcmp(fileLayoutRow(t.view, r, scratch.data()), tall.view.row(r), rb) == 0);
+            QVERIFY(std::memcmp(fileLayoutRow(tallTiled.view, r, scratch.data()), tall.view.row(r), rb) == 0);
     }
 
     // A matrix's whole tiles are re-ordered in place of their rows; the rows
@@ -132,9 +143,9 @@ private slots:
         struct Shape {
             int64_t rows, cols;
         };
-        for (const TensorType type : {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K})
+        for (const TensorType type : {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K})
             for (Shape sh : {Shape{16, 32}, Shape{9, 64}, Shape{37, 64}, Shape{83, 768}, Shape{48, 2048}}) {
-                if (type == TensorType::Q4_K) sh.cols = std::max<int64_t>(256, sh.cols / 256 * 256);  // whole super-blocks
+                if (traits(type).blockSize == 256) sh.cols = std::max<int64_t>(256, sh.cols / 256 * 256);  // whole super-blocks
                 Weights w = makeWeights(type, sh.rows, sh.cols, 40 + uint32_t(sh.rows));
                 const Tiled t = tiled(w.view);
                 for (int64_t tokens : {1, 3, 8, 21, 37}) {
@@ -164,25 +175,27 @@ private slots:
             QCOMPARE(decodeReadsRowTiles(TensorType::Q4_0), avx512);
             QCOMPARE(decodeReadsRowTiles(TensorType::Q8_0), avx512);
             QCOMPARE(decodeReadsRowTiles(TensorType::Q4_K), avx512);
-            QVERIFY(!decodeReadsRowTiles(TensorType::Q6_K));
+            QCOMPARE(decodeReadsRowTiles(TensorType::Q6_K), avx512);
+            QVERIFY(!decodeReadsRowTiles(TensorType::Q5_K));
             QVERIFY(!decodeReadsRowTiles(TensorType::F16));
             // What the calibration asks per path, whichever path is active.
             for (int64_t tokens : {1, 64}) {
                 QCOMPARE(pathReadsRowTiles(path, TensorType::Q4_0, tokens), avx512);
                 QCOMPARE(pathReadsRowTiles(path, TensorType::Q8_0, tokens), avx512);
                 QCOMPARE(pathReadsRowTiles(path, TensorType::Q4_K, tokens), avx512);
+                QCOMPARE(pathReadsRowTiles(path, TensorType::Q6_K, tokens), avx512);
             }
-            QVERIFY(!pathReadsRowTiles(path, TensorType::Q6_K, 1));
+            QVERIFY(!pathReadsRowTiles(path, TensorType::Q5_K, 1));
         }
         QVERIFY(!pathReadsRowTiles("no-such-path", TensorType::Q4_0, 1));
     }
 
     void badTiledViewsAreErrors() {
-        Weights q6k = makeWeights(TensorType::Q6_K, 16, 256, 3);
-        std::vector<uint8_t> out(q6k.bytes.size());
+        Weights q5k = makeWeights(TensorType::Q5_K, 16, 256, 3);
+        std::vector<uint8_t> out(q5k.bytes.size());
         ExecContext one(1);
-        QVERIFY_THROWS_EXCEPTION(Error, tileRows(q6k.view, out.data(), one));
-        MatrixView fake = q6k.view;
+        QVERIFY_THROWS_EXCEPTION(Error, tileRows(q5k.view, out.data(), one));
+        MatrixView fake = q5k.view;
         fake.layout = RowLayout::Tiles16;
         QVERIFY_THROWS_EXCEPTION(Error, run(fake, makeActivations(1, 256, 1), 1, 1));
 
