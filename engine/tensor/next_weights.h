@@ -7,7 +7,8 @@
 // attention and sampling between). llama-1b Q4_0 spent about 6 % of its
 // decode there (perf, Intel Xeon family 6 model 207). Prefetching the head
 // of each thread's part of the next matrix into its L2 in that time made
-// decode 3-4 % faster (docs/PERFORMANCE.md, "Prefetch while idle").
+// llama-1b Q4_0 decode 3-4 % faster and mamba-370m 2-3 % (docs/PERFORMANCE.md,
+// "Prefetch while idle").
 //
 // A decode step runs the same matmuls in the same order every token, so the
 // successor of each weight matrix the last time is the guess; a wrong guess
