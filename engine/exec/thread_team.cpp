@@ -130,7 +130,7 @@ template <class KeepGoing>
 void ThreadTeam::prefetchPart(int slot, KeepGoing keepGoing) {
     IdlePrefetch& idle = idle_[size_t(slot)];
     const NextLoopReads& next = idle.reads;
-    if (!next.data || idle.done >= next.headBytes) return;
+    if (!next.data) return;
     const auto count = size_t(blocks_.size());
     const auto* part = static_cast<const char*>(next.data) + next.bytes / count * size_t(slot);
     const size_t bytes = std::min(next.headBytes, next.bytes / count);

@@ -27,6 +27,8 @@ struct TileBlock {
     int chunks() const { return int(fileBlock - 2) / 4; }
     size_t words() const { return fileBlock / 4; }
     size_t tailBytes() const { return fileBlock % 4; }  // after the words (Q6_K's d)
+    // Where row i's tail bytes sit in a block column: after the 16 rows' words.
+    size_t tailAt(int i) const { return kernels::tileWordAt(0, int(words())) + tailBytes() * size_t(i); }
 };
 
 TileBlock tileBlock(TensorType type) {
@@ -42,8 +44,7 @@ TileBlock tileBlock(TensorType type) {
 void blockToTile(const TileBlock& tb, const uint8_t* block, int i, uint8_t* column) {
     if (tb.wordsOnly) {
         for (size_t k = 0; k < tb.words(); ++k) std::memcpy(column + kernels::tileWordAt(i, int(k)), block + 4 * k, 4);
-        std::memcpy(column + kernels::tileWordAt(0, int(tb.words())) + tb.tailBytes() * size_t(i), block + 4 * tb.words(),
-                    tb.tailBytes());
+        std::memcpy(column + tb.tailAt(i), block + 4 * tb.words(), tb.tailBytes());
         return;
     }
     std::memcpy(column + 2 * i, block, 2);
@@ -54,8 +55,7 @@ void blockToTile(const TileBlock& tb, const uint8_t* block, int i, uint8_t* colu
 void blockFromTile(const TileBlock& tb, const uint8_t* column, int i, uint8_t* block) {
     if (tb.wordsOnly) {
         for (size_t k = 0; k < tb.words(); ++k) std::memcpy(block + 4 * k, column + kernels::tileWordAt(i, int(k)), 4);
-        std::memcpy(block + 4 * tb.words(), column + kernels::tileWordAt(0, int(tb.words())) + tb.tailBytes() * size_t(i),
-                    tb.tailBytes());
+        std::memcpy(block + 4 * tb.words(), column + tb.tailAt(i), tb.tailBytes());
         return;
     }
     std::memcpy(block, column + 2 * i, 2);
