@@ -36,6 +36,26 @@ void convBlock(const float* x, int64_t ldx, int64_t T, int64_t c0, int64_t nv, i
     std::memcpy(state, buf + T * L, sizeof(float) * size_t(S * L));
 }
 
+// convBlock for one token (decode), reading the carried inputs where they are
+// and shifting them by one in place: the same sums in the same order. The
+// staging buffer's copies cost more than the arithmetic at one token:
+// mamba-370m decode spent 11 µs a layer in the conv (200 cycles a block),
+// 7 µs with this. With scanBlockOneToken, measured in one process alternating
+// every 16 tokens (Intel Xeon family 6 model 207, 2 threads), time a token:
+// Q8_0 +1.3 %, +2.3 %, +3.8 % faster; F16 -1.6 %, +0.4 %, -0.9 % (noise).
+CAIRN_VECTOR_CLONES
+void convBlockOneToken(const float* x, int64_t c0, int64_t nv, int64_t K, const float* w, const float* b,
+                       float* state, float* out, bool silu) {
+    const int64_t S = K - 1;
+    const vf xv = loadPartial(x + c0, nv);
+    vf acc = b ? loadPartial(b + c0, nv) : splat(0.0f);
+    for (int64_t k = 0; k < S; ++k) acc += load(w + k * L) * load(state + k * L);
+    acc += load(w + S * L) * xv;
+    for (int64_t k = 0; k + 1 < S; ++k) store(state + k * L, load(state + (k + 1) * L));
+    if (S > 0) store(state + (S - 1) * L, xv);
+    storePartial(out + c0, silu ? vsilu(acc) : acc, nv);
+}
+
 CAIRN_VECTOR_CLONES
 void scanBlock(const ScanInputs& in, int64_t c0, int64_t nv, const float* A, float* h, float* y, int64_t ldy) {
     const int64_t N = in.stateSize;
@@ -63,6 +83,26 @@ void scanBlock(const ScanInputs& in, int64_t c0, int64_t nv, const float* A, flo
         storePartial(y + t * ldy + c0, (s + dl * xv) * vsilu(zv), nv);
     }
     for (int64_t n = 0; n < N; ++n) store(h + n * L, hl[n]);
+}
+
+// scanBlock for one token (decode): each state is read, updated and written
+// back in place, the same arithmetic in the same order without copying the
+// block's A and state to the stack and back first.
+CAIRN_VECTOR_CLONES
+void scanBlockOneToken(const ScanInputs& in, int64_t c0, int64_t nv, const float* A, float* h, float* y) {
+    const int64_t N = in.stateSize;
+    const vf xv = loadPartial(in.x + c0, nv);
+    const vf delta = vsoftplus(loadPartial(in.dt + c0, nv) + loadPartial(in.dtBias + c0, nv));
+    const vf dx = delta * xv;
+    const float *B = in.B, *C = in.C;
+    vf s = splat(0.0f);
+    for (int64_t n = 0; n < N; ++n) {
+        const vf hn = vexp(delta * load(A + n * L)) * load(h + n * L) + dx * B[n];
+        store(h + n * L, hn);
+        s += hn * C[n];
+    }
+    const vf zv = loadPartial(in.z + c0, nv);
+    storePartial(y + c0, (s + loadPartial(in.D + c0, nv) * xv) * vsilu(zv), nv);
 }
 
 // Half a block (8 lanes): the state loop of the Mamba-2 scan is written on
@@ -161,6 +201,12 @@ void convChunk(const float* x, int64_t ldx, int64_t T, int64_t channels, int64_t
     if (T <= 0 || channels <= 0) return;
     const int64_t blocks = laneBlocks(channels);
     ctx.parallelFor(blocks, grainFor(blocks, T * K * L, ctx.threads()), [&](int64_t begin, int64_t end) {
+        if (T == 1) {
+            for (int64_t blk = begin; blk < end; ++blk)
+                convBlockOneToken(x, blk * L, std::min(L, channels - blk * L), K, w + blk * K * L, b,
+                                  state + blk * (K - 1) * L, out, silu);
+            return;
+        }
         std::vector<float> buf(size_t((K - 1 + T) * L));
         for (int64_t blk = begin; blk < end; ++blk) {
             const int64_t c0 = blk * L;
@@ -190,6 +236,7 @@ void selectiveScan(const ScanInputs& in, float* h, float* y, int64_t ldy, ExecCo
             const int64_t c0 = blk * L;
             const int64_t nv = std::min(L, in.channels - c0);
             if (in.decayA) scanBlockPerChannelDecay(in, c0, nv, h + blk * N * L, y, ldy);
+            else if (in.tokens == 1) scanBlockOneToken(in, c0, nv, in.A + blk * N * L, h + blk * N * L, y);
             else scanBlock(in, c0, nv, in.A + blk * N * L, h + blk * N * L, y, ldy);
         }
     });

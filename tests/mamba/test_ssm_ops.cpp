@@ -109,6 +109,51 @@ private slots:
         }
     }
 
+    // A chunk of T tokens and T chunks of one (decode has its own code path)
+    // give the same bits, outputs and carried state, with and without bias
+    // and activation, for kernel widths 1 to 5, on 1 to 3 threads.
+    void convChunksGiveTheSameBits() {
+        std::mt19937 rng(5);
+        const int64_t T = 9, C = 37, ld = 41;
+        const auto x = randomVec(size_t(T * ld), rng, -2, 2);
+        const auto b = randomVec(size_t(C), rng, -0.5f, 0.5f);
+        for (int64_t K : {1, 2, 4, 5})
+            for (bool silu : {true, false}) {
+                const auto w = ssm::packLanes(randomVec(size_t(C * K), rng, -0.5f, 0.5f).data(), C, K);
+                // K = 1 carries nothing; one unused float keeps the pointer valid.
+                const auto state0 = K > 1 ? ssm::packLanes(randomVec(size_t(C * (K - 1)), rng, -1, 1).data(), C, K - 1)
+                                          : std::vector<float>(1, 0.f);
+                auto run = [&](int64_t chunk, int threads, std::vector<float>& state) {
+                    ExecContext ctx(threads);
+                    std::vector<float> out(size_t(T * C));
+                    for (int64_t t0 = 0; t0 < T; t0 += chunk) {
+                        const int64_t n = std::min(chunk, T - t0);
+                        if (silu)
+                            ssm::conv1dSilu(&x[size_t(t0 * ld)], ld, n, C, K, w.data(), b.data(), state.data(),
+                                            &out[size_t(t0 * C)], C, ctx);
+                        else
+                            ssm::conv1d(&x[size_t(t0 * ld)], ld, n, C, K, w.data(), state.data(),
+                                        &out[size_t(t0 * C)], C, ctx);
+                    }
+                    return out;
+                };
+                auto refState = state0;
+                const auto ref = run(T, 1, refState);
+                for (int threads : {1, 2, 3})
+                    for (int64_t chunk : {1, 2, 4}) {
+                        auto state = state0;
+                        const auto out = run(chunk, threads, state);
+                        const QString what = QString("K %1 silu %2 threads %3 chunk %4")
+                                                 .arg(K)
+                                                 .arg(silu)
+                                                 .arg(threads)
+                                                 .arg(chunk);
+                        QVERIFY2(std::memcmp(out.data(), ref.data(), out.size() * 4) == 0, qPrintable(what));
+                        QVERIFY2(state == refState, qPrintable(what));
+                    }
+            }
+    }
+
     void scanMatchesDefinition() { checkScanAgainstDefinition(false, 16); }
     // Mamba-2: one A per channel (decayA); 18 states also covers the tail of the four partial sums.
     void perChannelDecayScanMatchesDefinition() { checkScanAgainstDefinition(true, 18); }
