@@ -125,6 +125,33 @@ void rowsFromFileLayout(const kernels::KernelSet& ks, const MatrixView& w, int64
     }
 }
 
+// The tasks of a one-token call, in units of rows. The team gives thread s
+// the s-th run of tasks and, once a thread is done with its own run, it
+// takes the other runs' tasks from their backs (exec/thread_team.cpp). So
+// each thread's share of the rows is cut into seven tasks of an eighth, then
+// 1/16, 1/32, ... 1/128 of the share: what is taken from the back is small,
+// and the two threads end about 1/128 of a call apart instead of about one
+// task. Correctness does not depend on this split, only the balance.
+class OneTokenTasks {
+public:
+    static constexpr int64_t kPerThread = 12;
+    OneTokenTasks(int64_t units, int threads) : units_(units), threads_(threads) {}
+    int64_t count() const { return kPerThread * threads_; }
+    // Units [begin(i), begin(i + 1)) of task i; some are empty on small shares.
+    int64_t begin(int64_t i) const {
+        if (i >= count()) return units_;
+        const int64_t s = i / kPerThread, j = i % kPerThread;
+        const int64_t first = units_ * s / threads_, share = units_ * (s + 1) / threads_ - first;
+        return j == 0 ? first : first + share * kEnds[j - 1] / 128;
+    }
+
+private:
+    // Where tasks 0 to 10 of a share end, in 128ths of the share.
+    static constexpr int64_t kEnds[kPerThread - 1] = {16, 32, 48, 64, 80, 96, 112, 120, 124, 126, 127};
+    int64_t units_;
+    int64_t threads_;
+};
+
 void matmulWith(const kernels::KernelSet& ks, const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens,
                 float* y, int64_t ldy, ExecContext& ctx) {
     check(w, x, ldx, nTokens, y, ldy);
@@ -164,30 +191,41 @@ void matmulWith(const kernels::KernelSet& ks, const MatrixView& w, const float* 
     // Rows are the unit of parallel work (outputs, never a reduction). Tasks
     // are whole tiles of the path (16 rows on AVX-512/AVX2) and of a Tiles16
     // layout, about four per thread so a core shared with another process
-    // does not leave the other idle at the end of a call; eight for one
-    // token, where the last task's wait is a larger part of a short call.
-    // Measured in one process alternating every 1000 decode calls (the host's
-    // drift cancels), Intel Xeon family 6 model 207, time a call 4 / 8 per
-    // thread: llama-1b Q4_0 +1.6 %, +1.0 %, +0.8 % faster with 8; 32: +1.4 %,
-    // +1.0 %; 2: -0.2 %, -1.3 % (the same setting against itself: 0.2 %);
-    // mamba-370m Q8_0 with 8: +0.8 %.
+    // does not leave the other idle at the end of a call. One token has more
+    // and smaller ones (OneTokenTasks), where the last task's wait is a
+    // larger part of a short call. Measured in one process alternating every
+    // 1000 one-token calls (the host's drift cancels), Intel Xeon family 6
+    // model 207, time a call: eight equal tasks a thread against four, llama-1b
+    // Q4_0 +1.6 %, +1.0 %, +0.8 %; OneTokenTasks against eight equal, Q4_0
+    // +0.5 %, +0.8 %, +1.1 %, Q4_K_M +0.8 %, +0.6 %, Q8_0 +2.1 %, F16 +2.0 %,
+    // mamba-370m Q8_0 +0.3 %, +1.2 %, mamba F16 +0.4 % (the same setting
+    // against itself: -0.1 %).
     const bool tiled = w.layout == RowLayout::Tiles16;
     const bool unpack = tiled && !(ks.readsRowTiles && ks.readsRowTiles(w.type, nTokens));
     const int64_t align = tiled ? std::max<int64_t>(ks.rowAlign, kTileRows) : ks.rowAlign;
     const int64_t units = (w.rows + align - 1) / align;
-    const int64_t perThread = std::max<int64_t>(1, units / ((nTokens == 1 ? 8 : 4) * ctx.threads()));
+    auto runUnits = [&](int64_t u0, int64_t u1) {
+        if (u0 >= u1) return;
+        const int64_t r0 = u0 * align, r1 = std::min(w.rows, u1 * align);
+        if (unpack) rowsFromFileLayout(ks, w, r0, r1, a, y, ldy);
+        else ks.rows(w, r0, r1, a, y, ldy);
+    };
     // One token: the threads prefetch the next matmul's weights when idle
     // (next_weights.h). Per calling thread, the one that runs a session's steps.
     thread_local NextWeights nextWeights(NextWeights::defaultHeadBytes());
     const NextLoopReads next = nTokens == 1 && depth == 1 ? nextWeights.after(w) : NextLoopReads{};
-    ctx.parallelFor(
-        units, perThread,
-        [&](int64_t u0, int64_t u1) {
-            const int64_t r0 = u0 * align, r1 = std::min(w.rows, u1 * align);
-            if (unpack) rowsFromFileLayout(ks, w, r0, r1, a, y, ldy);
-            else ks.rows(w, r0, r1, a, y, ldy);
-        },
-        next);
+    if (nTokens == 1 && ctx.threads() > 1 && units >= 8 * ctx.threads()) {
+        const OneTokenTasks tasks(units, ctx.threads());
+        ctx.parallelFor(
+            tasks.count(), 1,
+            [&](int64_t i0, int64_t i1) {
+                for (int64_t i = i0; i < i1; ++i) runUnits(tasks.begin(i), tasks.begin(i + 1));
+            },
+            next);
+        return;
+    }
+    const int64_t perThread = std::max<int64_t>(1, units / ((nTokens == 1 ? 8 : 4) * ctx.threads()));
+    ctx.parallelFor(units, perThread, runUnits, next);
 }
 
 }  // namespace

@@ -149,7 +149,8 @@ private slots:
     // The single-token (decode) kernels on their edge shapes, every path
     // against the scalar bits: rows of one block, very wide rows, rows padded
     // beyond their bytes (a row stride longer than a row), exactly one 16-row
-    // tile, and row ranges that split tiles between tasks and sub-matrices.
+    // tile, row ranges that split tiles between tasks and sub-matrices, and
+    // enough tiles (25) for the one-token task split of 2 and 3 threads.
     void decodeShapesAreBitExact() {
         QFETCH(int, type);
         const auto t = TensorType(type);
@@ -158,7 +159,7 @@ private slots:
             int64_t rows, cols, pad;
         };
         const Shape shapes[] = {
-            {40, block, 0}, {16, block, 0}, {35, block * 64, 0}, {33, block * 3, 64}, {49, block * 2, 6}};
+            {40, block, 0}, {16, block, 0}, {35, block * 64, 0}, {33, block * 3, 64}, {49, block * 2, 6}, {389, block, 0}};
         for (const Shape& sh : shapes) {
             Weights w = makeWeights(t, sh.rows, sh.cols, 500 + uint32_t(sh.cols) + uint32_t(type));
             std::vector<uint8_t> padded;
