@@ -211,10 +211,14 @@ void matmulWith(const kernels::KernelSet& ks, const MatrixView& w, const float* 
         else ks.rows(w, r0, r1, a, y, ldy);
     };
     // One token: the threads prefetch the next matmul's weights when idle
-    // (next_weights.h). Per calling thread, the one that runs a session's steps.
+    // (next_weights.h; one thread has no idle thread to do it). Per calling
+    // thread, the one that runs a session's steps.
     thread_local NextWeights nextWeights(NextWeights::defaultHeadBytes());
-    const NextLoopReads next = nTokens == 1 && depth == 1 ? nextWeights.after(w) : NextLoopReads{};
-    if (nTokens == 1 && ctx.threads() > 1 && units >= 8 * ctx.threads()) {
+    const bool oneTokenOnTeam = nTokens == 1 && ctx.threads() > 1;
+    const NextLoopReads next = oneTokenOnTeam && depth == 1 ? nextWeights.after(w) : NextLoopReads{};
+    // Under eight units a thread most of the split's tasks would be empty;
+    // the loop below then gives each task one unit.
+    if (oneTokenOnTeam && units >= 8 * ctx.threads()) {
         const OneTokenTasks tasks(units, ctx.threads());
         ctx.parallelFor(
             tasks.count(), 1,
@@ -224,7 +228,7 @@ void matmulWith(const kernels::KernelSet& ks, const MatrixView& w, const float* 
             next);
         return;
     }
-    const int64_t perThread = std::max<int64_t>(1, units / ((nTokens == 1 ? 8 : 4) * ctx.threads()));
+    const int64_t perThread = std::max<int64_t>(1, units / (4 * ctx.threads()));
     ctx.parallelFor(units, perThread, runUnits, next);
 }
 
