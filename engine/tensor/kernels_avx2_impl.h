@@ -1260,7 +1260,9 @@ void quantizeQ8K(const float* x, BlockQ8_K* y, int64_t n) {
     const __m256 absMask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
     for (int64_t i = 0; i < n / 256; ++i, x += 256) {
         __m256 m = _mm256_setzero_ps();
-        for (int j = 0; j < 256; j += 8) m = _mm256_max_ps(m, _mm256_and_ps(_mm256_loadu_ps(x + j), absMask));
+        // max(|x|, m) returns m where x is NaN: like the reference, amax is
+        // the largest magnitude that is a number, so the search below ends.
+        for (int j = 0; j < 256; j += 8) m = _mm256_max_ps(_mm256_and_ps(_mm256_loadu_ps(x + j), absMask), m);
         const float amax = hmax(m);
         if (amax == 0.0f) {
             std::memset(&y[i], 0, sizeof(y[i]));
@@ -1273,9 +1275,13 @@ void quantizeQ8K(const float* x, BlockQ8_K* y, int64_t n) {
         const __m256i most = _mm256_set1_epi32(127);
         for (int j = 0; j < 256; j += 32) {
             __m256i q[4];
-            // nearest_int: round to nearest even of the rounded product (the default MXCSR mode).
-            for (int k = 0; k < 4; ++k)
-                q[k] = _mm256_min_epi32(_mm256_cvtps_epi32(_mm256_mul_ps(sv, _mm256_loadu_ps(x + j + 8 * k))), most);
+            // nearest_int: round to nearest even of the rounded product (the
+            // default MXCSR mode); a NaN product (a NaN or infinite input)
+            // gives 0, as in the reference.
+            for (int k = 0; k < 4; ++k) {
+                const __m256 p = _mm256_mul_ps(sv, _mm256_loadu_ps(x + j + 8 * k));
+                q[k] = _mm256_min_epi32(_mm256_cvtps_epi32(_mm256_and_ps(p, _mm256_cmp_ps(p, p, _CMP_ORD_Q))), most);
+            }
             storeBytes32(y[i].qs + j, q[0], q[1], q[2], q[3]);
             y[i].bsums[j / 16] = int16_t(hsum(_mm256_add_epi32(q[0], q[1])));
             y[i].bsums[j / 16 + 1] = int16_t(hsum(_mm256_add_epi32(q[2], q[3])));

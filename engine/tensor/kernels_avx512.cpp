@@ -2054,9 +2054,12 @@ void floatRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a
 }
 
 // ---------------------------------------------------------------------------
-// Activation quantizers: byte-identical to ggml's reference ones (quant.h),
-// which matmul.cpp would otherwise call — scalar roundf made them ~10 us per
-// 2048-wide token, as much as a whole 2048x2048 Q4_0 matvec from cache.
+// Activation quantizers: one token straight into matmul's arrays (TokenQ8),
+// byte-identical to ggml's reference quantizers (quant.h) unpacked by
+// quantizeTokenFromBlocks. Scalar roundf made those ~10 us per 2048-wide
+// token, as much as a whole 2048x2048 Q4_0 matvec from cache; a block
+// quantizer and the copy into the arrays then still took 2.6 cycles a column
+// (Intel Xeon family 6 model 207, `rdtsc` in a mamba-370m Q8_0 decode).
 
 // roundf (ties away from zero) of each lane, exactly.
 inline __m512 roundHalfAway(__m512 p) {
@@ -2067,47 +2070,86 @@ inline __m512 roundHalfAway(__m512 p) {
     return _mm512_mask_add_ps(t, up, t, one);
 }
 
-void quantizeQ8_0(const float* x, BlockQ8_0* y, int64_t n) {
-    for (int64_t i = 0; i < n / 32; ++i, x += 32) {
-        const __m512 v0 = _mm512_loadu_ps(x), v1 = _mm512_loadu_ps(x + 16);
-        const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v0), _mm512_abs_ps(v1)));
-        const float d = amax / 127;
-        const float id = d != 0.0f ? 1.0f / d : 0.0f;
-        y[i].d = _cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        const __m512 idv = _mm512_set1_ps(id);
-        const __m512i q0 = _mm512_cvttps_epi32(roundHalfAway(_mm512_mul_ps(v0, idv)));
-        const __m512i q1 = _mm512_cvttps_epi32(roundHalfAway(_mm512_mul_ps(v1, idv)));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(y[i].qs), _mm512_cvtepi32_epi8(q0));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(y[i].qs + 16), _mm512_cvtepi32_epi8(q1));
+// Q8_0 blocks, sixteen at a time: their scales are divided as one vector
+// (each lane the reference's scalar division), so no block waits on its own
+// two divisions.
+void quantizeToken32(const float* x, int64_t n, int32_t offset, const TokenQ8& out) {
+    const int64_t nb = n / 32;
+    for (int64_t b0 = 0; b0 < nb; b0 += 16) {
+        const int m = int(std::min<int64_t>(16, nb - b0));
+        alignas(64) float amax[16] = {}, id[16], d[16];
+        for (int i = 0; i < m; ++i) {
+            const float* xb = x + 32 * (b0 + i);
+            amax[i] = _mm512_reduce_max_ps(
+                _mm512_max_ps(_mm512_abs_ps(_mm512_loadu_ps(xb)), _mm512_abs_ps(_mm512_loadu_ps(xb + 16))));
+        }
+        const __m512 dv = _mm512_div_ps(_mm512_load_ps(amax), _mm512_set1_ps(127.f));
+        // id = d != 0 ? 1 / d : 0 (NEQ_UQ is C's !=)
+        const __mmask16 nonzero = _mm512_cmp_ps_mask(dv, _mm512_setzero_ps(), _CMP_NEQ_UQ);
+        _mm512_store_ps(id, _mm512_maskz_div_ps(nonzero, _mm512_set1_ps(1.f), dv));
+        // The block keeps d as fp16, and the kernels read it back as float.
+        _mm512_store_ps(d, _mm512_cvtph_ps(_mm512_cvtps_ph(dv, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
+        for (int i = 0; i < m; ++i) {
+            const int64_t b = b0 + i;
+            const __m512 idv = _mm512_set1_ps(id[i]);
+            const __m512i q0 = _mm512_cvttps_epi32(roundHalfAway(_mm512_mul_ps(_mm512_loadu_ps(x + 32 * b), idv)));
+            const __m512i q1 =
+                _mm512_cvttps_epi32(roundHalfAway(_mm512_mul_ps(_mm512_loadu_ps(x + 32 * b + 16), idv)));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(out.q + 32 * b), _mm512_cvtepi32_epi8(q0));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(out.q + 32 * b + 16), _mm512_cvtepi32_epi8(q1));
+            const int32_t s0 = _mm512_reduce_add_epi32(q0), s1 = _mm512_reduce_add_epi32(q1);
+            out.bsum[2 * b] = int16_t(s0);
+            out.bsum[2 * b + 1] = int16_t(s1);
+            out.d[b] = d[i];
+            out.xoff[b] = offset * (s0 + s1);
+            out.sx[b] = d[i] * float(s0 + s1);
+        }
     }
 }
 
-void quantizeQ8K(const float* x, BlockQ8_K* y, int64_t n) {
-    for (int64_t i = 0; i < n / 256; ++i, x += 256) {
-        __m512 m = _mm512_setzero_ps();
-        for (int j = 0; j < 256; j += 16) m = _mm512_max_ps(m, _mm512_abs_ps(_mm512_loadu_ps(x + j)));
-        const float amax = _mm512_reduce_max_ps(m);
+void quantizeTokenK(const float* x, int64_t n, const TokenQ8& out) {
+    for (int64_t b = 0; b < n / 256; ++b, x += 256) {
+        int8_t* q = out.q + 256 * b;
+        int16_t* bsum = out.bsum + 16 * b;
+        out.xoff[b] = 0;
+        out.sx[b] = 0.f;
+        // max(|x|, m) returns m where x is NaN: like the reference, amax is
+        // the largest magnitude that is a number, so the search below ends.
+        __m512 mv = _mm512_setzero_ps();
+        for (int j = 0; j < 256; j += 16) mv = _mm512_max_ps(_mm512_abs_ps(_mm512_loadu_ps(x + j)), mv);
+        const float amax = _mm512_reduce_max_ps(mv);
         if (amax == 0.0f) {
-            std::memset(&y[i], 0, sizeof(y[i]));
+            std::memset(q, 0, 256);
+            std::memset(bsum, 0, 16 * sizeof(int16_t));
+            out.d[b] = 0.f;
             continue;
         }
-        int first = 0;  // the reference keeps the first element of largest magnitude
-        while (std::fabs(x[first]) != amax) ++first;
+        // The reference keeps the first element of largest magnitude: the
+        // first lane equal to amax, sixteen lanes a step.
+        int first = 0;
+        for (;; first += 16) {
+            const __mmask16 at =
+                _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_loadu_ps(x + first)), _mm512_set1_ps(amax), _CMP_EQ_OQ);
+            if (at) {
+                first += __builtin_ctz(unsigned(at));
+                break;
+            }
+        }
         const float iscale = -127.f / x[first];
         const __m512 sv = _mm512_set1_ps(iscale);
         for (int j = 0; j < 256; j += 16) {
-            // nearest_int: round to nearest even of the rounded product.
-            __m512i q = _mm512_cvt_roundps_epi32(_mm512_mul_ps(sv, _mm512_loadu_ps(x + j)),
-                                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-            q = _mm512_min_epi32(q, _mm512_set1_epi32(127));
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(y[i].qs + j), _mm512_cvtepi32_epi8(q));
-            y[i].bsums[j / 16] = int16_t(_mm512_reduce_add_epi32(q));
+            // nearest_int: round to nearest even of the rounded product; a
+            // NaN product (a NaN or infinite input) gives 0, as in the reference.
+            const __m512 p = _mm512_mul_ps(sv, _mm512_loadu_ps(x + j));
+            __m512i qv = _mm512_maskz_cvt_roundps_epi32(_mm512_cmp_ps_mask(p, p, _CMP_ORD_Q), p,
+                                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+            qv = _mm512_min_epi32(qv, _mm512_set1_epi32(127));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(q + j), _mm512_cvtepi32_epi8(qv));
+            bsum[j / 16] = int16_t(_mm512_reduce_add_epi32(qv));
         }
-        y[i].d = 1 / iscale;
+        out.d[b] = 1 / iscale;
     }
 }
-
-// ---------------------------------------------------------------------------
 
 // PF: where the decode kernels prefetch to (the GEMMs do not prefetch).
 template <PrefetchTo PF>
@@ -2136,15 +2178,15 @@ bool readsRowTiles(TensorType type, int64_t) {
 
 // Tasks of 16 rows keep the 16-row matvec and the 4-row GEMM tiles whole.
 const KernelSet* avx512Kernels() {
-    static const KernelSet set{"avx512vnni", packPlan,     pack,        rows<PrefetchTo::L1>,
-                               16,           quantizeQ8_0, quantizeQ8K, readsRowTiles};
+    static const KernelSet set{"avx512vnni", packPlan, pack,          rows<PrefetchTo::L1>, 16,
+                               nullptr,      nullptr,  readsRowTiles, quantizeToken32,      quantizeTokenK};
     return &set;
 }
 
 // The same kernels with the decode prefetches into L2 only (PrefetchTo).
 const KernelSet* avx512L2PrefetchKernels() {
-    static const KernelSet set{"avx512vnni-l2pf", packPlan,    pack,         rows<PrefetchTo::L2>, 16,
-                               quantizeQ8_0,      quantizeQ8K, readsRowTiles};
+    static const KernelSet set{"avx512vnni-l2pf", packPlan, pack,          rows<PrefetchTo::L2>, 16,
+                               nullptr,           nullptr,  readsRowTiles, quantizeToken32,      quantizeTokenK};
     return &set;
 }
 

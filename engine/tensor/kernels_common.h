@@ -230,6 +230,24 @@ struct PackPlan {
     size_t groupBytes = 0;
 };
 
+// One token's 8-bit activations where matmul keeps them (Activations' arrays
+// at that token): q[cols]; per block d (dx), xoff (o · xs) and sx (dx · xs),
+// xs the sum of the block's codes (both 0 for Q8_K blocks); bsum per 16 codes.
+struct TokenQ8 {
+    int8_t* q;
+    float* d;
+    int32_t* xoff;
+    float* sx;
+    int16_t* bsum;
+};
+
+struct KernelSet;
+// What matmul writes for one token of `n` activations when the path has no
+// token quantizer of its own: ks's block quantizer (quantizeRowQ8_0 /
+// quantizeRowQ8K when null) for blockSize 32 / 256, unpacked into `out`.
+void quantizeTokenFromBlocks(const KernelSet& ks, int blockSize, int32_t offset, const float* x, int64_t n,
+                             const TokenQ8& out);
+
 // A kernel path: computes y[t][r] for rows [r0, r1) and every token.
 struct KernelSet {
     const char* name;
@@ -250,6 +268,11 @@ struct KernelSet {
     // many tokens itself (null: never). Otherwise matmul unpacks each tile to
     // the file layout in scratch slot kUnpackedTileSlot first.
     bool (*readsRowTiles)(TensorType type, int64_t nTokens) = nullptr;
+    // One token's activations written straight into matmul's arrays, the
+    // bytes quantizeTokenFromBlocks writes with the reference quantizers
+    // (null: matmul calls that with this set's block quantizers).
+    void (*quantizeToken32)(const float* x, int64_t n, int32_t offset, const TokenQ8& out) = nullptr;
+    void (*quantizeTokenK)(const float* x, int64_t n, const TokenQ8& out) = nullptr;
 };
 
 // The base path (CAIRN_KERNELS or the best supported, or forceKernelPath()).

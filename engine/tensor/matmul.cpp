@@ -19,6 +19,39 @@ using kernels::QuantInfo;
 
 bool quantizesActivations(TensorType weightType) { return kernels::quantInfo(weightType).blockSize != 0; }
 
+void kernels::quantizeTokenFromBlocks(const KernelSet& ks, int blockSize, int32_t offset, const float* x, int64_t n,
+                                      const TokenQ8& out) {
+    const int64_t nb = n / blockSize;
+    if (blockSize == 32) {
+        auto* blk = reinterpret_cast<BlockQ8_0*>(scratch(7, size_t(nb) * sizeof(BlockQ8_0)));
+        (ks.quantizeQ8_0 ? ks.quantizeQ8_0 : quantizeRowQ8_0)(x, blk, n);
+        for (int64_t b = 0; b < nb; ++b) {
+            int32_t xs = 0;
+            for (int i = 0; i < 32; ++i) {
+                out.q[b * 32 + i] = blk[b].qs[i];
+                xs += blk[b].qs[i];
+            }
+            out.d[b] = f16ToF32(blk[b].d);
+            out.xoff[b] = offset * xs;
+            out.sx[b] = out.d[b] * float(xs);
+        }
+    } else {
+        auto* blk = reinterpret_cast<BlockQ8_K*>(scratch(7, size_t(nb) * sizeof(BlockQ8_K)));
+        (ks.quantizeQ8K ? ks.quantizeQ8K : quantizeRowQ8K)(x, blk, n);
+        for (int64_t b = 0; b < nb; ++b) {
+            for (int i = 0; i < 256; ++i) out.q[b * 256 + i] = blk[b].qs[i];
+            out.d[b] = blk[b].d;
+            out.xoff[b] = 0;
+            out.sx[b] = 0.f;
+        }
+    }
+    for (int64_t j = 0; j < n / 16; ++j) {
+        int32_t s = 0;
+        for (int i = 0; i < 16; ++i) s += out.q[j * 16 + i];
+        out.bsum[j] = int16_t(s);
+    }
+}
+
 namespace {
 
 bool isFloatType(TensorType t) { return t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16; }
@@ -44,8 +77,6 @@ void check(const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens, co
 // 8-bit activations, token-major, plus the per-block sums the kernels use.
 void quantizeActivations(const MatrixView& w, const float* x, int64_t ldx, Activations& a, ExecContext& ctx,
                          const kernels::KernelSet& ks) {
-    auto* q8_0 = ks.quantizeQ8_0 ? ks.quantizeQ8_0 : quantizeRowQ8_0;
-    auto* q8K = ks.quantizeQ8K ? ks.quantizeQ8K : quantizeRowQ8K;
     const QuantInfo info = kernels::quantInfo(w.type);
     const int64_t n = w.cols, nb = n / info.blockSize, T = a.nTokens;
     a.blockSize = info.blockSize;
@@ -65,39 +96,19 @@ void quantizeActivations(const MatrixView& w, const float* x, int64_t ldx, Activ
     a.xoff = xoff;
     a.sx = sx;
     a.bsum = bsum;
+    const auto token = [&](int64_t t) {
+        const kernels::TokenQ8 out{q + t * n, d + t * nb, xoff + t * nb, sx + t * nb, bsum + t * (n / 16)};
+        if (info.blockSize == 32 && ks.quantizeToken32) ks.quantizeToken32(x + t * ldx, n, info.offset, out);
+        else if (info.blockSize == 256 && ks.quantizeTokenK) ks.quantizeTokenK(x + t * ldx, n, out);
+        else kernels::quantizeTokenFromBlocks(ks, info.blockSize, info.offset, x + t * ldx, n, out);
+    };
+    if (T == 1) {  // decode: no loop to set up
+        token(0);
+        return;
+    }
     const int64_t grain = std::max<int64_t>(1, (1 << 16) / n);
     ctx.parallelFor(T, grain, [&](int64_t t0, int64_t t1) {
-        for (int64_t t = t0; t < t1; ++t) {
-            int8_t* qt = q + t * n;
-            if (info.blockSize == 32) {
-                auto* blk = reinterpret_cast<BlockQ8_0*>(kernels::scratch(7, size_t(nb) * sizeof(BlockQ8_0)));
-                q8_0(x + t * ldx, blk, n);
-                for (int64_t b = 0; b < nb; ++b) {
-                    int32_t xs = 0;
-                    for (int i = 0; i < 32; ++i) {
-                        qt[b * 32 + i] = blk[b].qs[i];
-                        xs += blk[b].qs[i];
-                    }
-                    d[t * nb + b] = f16ToF32(blk[b].d);
-                    xoff[t * nb + b] = info.offset * xs;
-                    sx[t * nb + b] = d[t * nb + b] * float(xs);
-                }
-            } else {
-                auto* blk = reinterpret_cast<BlockQ8_K*>(kernels::scratch(7, size_t(nb) * sizeof(BlockQ8_K)));
-                q8K(x + t * ldx, blk, n);
-                for (int64_t b = 0; b < nb; ++b) {
-                    for (int i = 0; i < 256; ++i) qt[b * 256 + i] = blk[b].qs[i];
-                    d[t * nb + b] = blk[b].d;
-                    xoff[t * nb + b] = 0;
-                    sx[t * nb + b] = 0.f;
-                }
-            }
-            for (int64_t j = 0; j < n / 16; ++j) {
-                int32_t s = 0;
-                for (int i = 0; i < 16; ++i) s += qt[j * 16 + i];
-                bsum[t * (n / 16) + j] = int16_t(s);
-            }
-        }
+        for (int64_t t = t0; t < t1; ++t) token(t);
     });
 }
 

@@ -272,6 +272,63 @@ private slots:
         }
     }
 
+    // The paths' token quantizers write the arrays matmul's reference
+    // unpacking of the reference quantizers writes, byte for byte: codes,
+    // d, o · xs, dx · xs and the sums of 16, on rows whose block count is
+    // not a multiple of the sixteen blocks quantized together, with ties,
+    // zero blocks and (Q8_K) a NaN, which the scale must skip as the
+    // reference does, and an infinity.
+    void tokenQuantizersMatchReference() {
+        struct Arrays {
+            std::vector<int8_t> q;
+            std::vector<float> d, sx;
+            std::vector<int32_t> xoff;
+            std::vector<int16_t> bsum;
+            explicit Arrays(int64_t n)
+                : q(size_t(n), 99), d(size_t(n / 32), NAN), sx(size_t(n / 32), NAN), xoff(size_t(n / 32), -1),
+                  bsum(size_t(n / 16), -1) {}
+            kernels::TokenQ8 out() { return {q.data(), d.data(), xoff.data(), sx.data(), bsum.data()}; }
+            bool operator==(const Arrays& o) const {
+                return q == o.q && sameBits(d, o.d) && sameBits(sx, o.sx) && xoff == o.xoff && bsum == o.bsum;
+            }
+        };
+        const kernels::KernelSet* reference = kernels::kernelsNamed("scalar");
+        QVERIFY(reference && !reference->quantizeQ8_0 && !reference->quantizeQ8K);
+        for (const int64_t n : {int64_t(32), int64_t(1280), int64_t(2048 + 3 * 32 + 256)}) {
+            std::vector<float> x = makeActivations(1, n, 31 + int(n));
+            for (int i = 0; i < 32; ++i) x[size_t(i + 32) % size_t(n)] = 0.f;  // a zero Q8_0 block
+            if (n >= 512) {
+                for (int i = 64; i < 96; ++i) x[size_t(i)] = float(i - 80) + 0.5f;  // ties: amax 127 sets id 1
+                x[64] = 127.f;
+                for (int i = 256; i < 512; ++i) x[size_t(i)] = float((i % 9) - 4) + 0.5f;  // Q8_K ties
+                x[256] = -127.f;
+                x[300] = 127.f;  // the same magnitude later: the first decides the sign
+            }
+            for (const int blockSize : {32, 256}) {
+                if (n % blockSize) continue;
+                std::vector<float> xk = x;
+                if (blockSize == 256 && n >= 1024) {
+                    xk[size_t(n - 256 + 7)] = std::nanf("");
+                    xk[size_t(n - 512 + 3)] = INFINITY;  // iscale -0: every product 0 or NaN
+                }
+                Arrays want(n);
+                kernels::quantizeTokenFromBlocks(*reference, blockSize, 128, xk.data(), n, want.out());
+                for (const std::string& path : availableKernelPaths()) {
+                    const kernels::KernelSet* ks = kernels::kernelsNamed(path);
+                    QVERIFY(ks);
+                    Arrays got(n);
+                    if (blockSize == 32 && ks->quantizeToken32) ks->quantizeToken32(xk.data(), n, 128, got.out());
+                    else if (blockSize == 256 && ks->quantizeTokenK) ks->quantizeTokenK(xk.data(), n, got.out());
+                    else kernels::quantizeTokenFromBlocks(*ks, blockSize, 128, xk.data(), n, got.out());
+                    QVERIFY2(got == want, qPrintable(QString("%1, %2 columns, blocks of %3")
+                                                         .arg(QString::fromStdString(path))
+                                                         .arg(n)
+                                                         .arg(blockSize)));
+                }
+            }
+        }
+    }
+
     // matmul called from inside parallelFor tasks of the same context: every
     // call keeps its own activations and gives the bits it gives alone. (A
     // matmul nested in a range of a loop runs on that range's thread, one
