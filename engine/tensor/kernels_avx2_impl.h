@@ -1210,9 +1210,10 @@ void gemmK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, fl
 }
 
 // ---------------------------------------------------------------------------
-// Activation quantizers, byte-identical to quantizeRowQ8_0 / quantizeRowQ8K
-// (as the AVX-512 ones are): the scalar roundf was 2 % of qwen3.5-0.8b's
-// decode under perf (quantizeRowQ8_0 1.5 %, roundf 0.8 %) on an AMD EPYC.
+// Activation quantizers: one token straight into matmul's arrays, the bytes
+// of quantizeRowQ8_0 / quantizeRowQ8K unpacked by quantizeTokenReference (as
+// the AVX-512 ones): the scalar roundf was 2 % of qwen3.5-0.8b's decode under
+// perf (quantizeRowQ8_0 1.5 %, roundf 0.8 %) on an AMD EPYC.
 
 // roundf (ties away from zero) of each lane, exactly (|p| < 2^23).
 inline __m256 roundHalfAway(__m256 p) {
@@ -1238,55 +1239,89 @@ inline void storeBytes32(int8_t* out, __m256i q0, __m256i q1, __m256i q2, __m256
                         _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
 }
 
-void quantizeQ8_0(const float* x, BlockQ8_0* y, int64_t n) {
+// Q8_0 blocks straight into matmul's arrays (TokenQ8), eight at a time:
+// their scales are divided as one vector (each lane the reference's scalar
+// division), so no block waits on its own two divisions.
+void quantizeToken32(const float* x, int64_t n, int32_t offset, const TokenQ8& out) {
     const __m256 absMask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
-    for (int64_t i = 0; i < n / 32; ++i, x += 32) {
-        __m256 v[4], m = _mm256_setzero_ps();
-        for (int j = 0; j < 4; ++j) {
-            v[j] = _mm256_loadu_ps(x + 8 * j);
-            m = _mm256_max_ps(m, _mm256_and_ps(v[j], absMask));
+    const int64_t nb = n / 32;
+    for (int64_t b0 = 0; b0 < nb; b0 += 8) {
+        const int m = int(std::min<int64_t>(8, nb - b0));
+        alignas(32) float amax[8] = {}, id[8], d[8];
+        for (int i = 0; i < m; ++i) {
+            __m256 mv = _mm256_setzero_ps();
+            for (int j = 0; j < 4; ++j) mv = _mm256_max_ps(mv, _mm256_and_ps(_mm256_loadu_ps(x + 32 * (b0 + i) + 8 * j), absMask));
+            amax[i] = hmax(mv);
         }
-        const float d = hmax(m) / 127;
-        const float id = d != 0.0f ? 1.0f / d : 0.0f;
-        y[i].d = _cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        const __m256 idv = _mm256_set1_ps(id);
-        __m256i q[4];
-        for (int j = 0; j < 4; ++j) q[j] = _mm256_cvttps_epi32(roundHalfAway(_mm256_mul_ps(v[j], idv)));
-        storeBytes32(y[i].qs, q[0], q[1], q[2], q[3]);
+        const __m256 dv = _mm256_div_ps(_mm256_load_ps(amax), _mm256_set1_ps(127.f));
+        // id = d != 0 ? 1 / d : 0 (NEQ_UQ is C's !=)
+        const __m256 nonzero = _mm256_cmp_ps(dv, _mm256_setzero_ps(), _CMP_NEQ_UQ);
+        _mm256_store_ps(id, _mm256_and_ps(nonzero, _mm256_div_ps(_mm256_set1_ps(1.f), dv)));
+        // The block keeps d as fp16, and the kernels read it back as float.
+        _mm256_store_ps(d, _mm256_cvtph_ps(_mm256_cvtps_ph(dv, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
+        for (int i = 0; i < m; ++i) {
+            const int64_t b = b0 + i;
+            const __m256 idv = _mm256_set1_ps(id[i]);
+            __m256i q[4];
+            for (int j = 0; j < 4; ++j)
+                q[j] = _mm256_cvttps_epi32(roundHalfAway(_mm256_mul_ps(_mm256_loadu_ps(x + 32 * b + 8 * j), idv)));
+            storeBytes32(out.q + 32 * b, q[0], q[1], q[2], q[3]);
+            const int32_t s0 = hsum(_mm256_add_epi32(q[0], q[1])), s1 = hsum(_mm256_add_epi32(q[2], q[3]));
+            out.bsum[2 * b] = int16_t(s0);
+            out.bsum[2 * b + 1] = int16_t(s1);
+            out.d[b] = d[i];
+            out.xoff[b] = offset * (s0 + s1);
+            out.sx[b] = d[i] * float(s0 + s1);
+        }
     }
 }
 
-void quantizeQ8K(const float* x, BlockQ8_K* y, int64_t n) {
+void quantizeTokenK(const float* x, int64_t n, const TokenQ8& out) {
     const __m256 absMask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
-    for (int64_t i = 0; i < n / 256; ++i, x += 256) {
+    for (int64_t b = 0; b < n / 256; ++b, x += 256) {
+        int8_t* q = out.q + 256 * b;
+        int16_t* bsum = out.bsum + 16 * b;
+        out.xoff[b] = 0;
+        out.sx[b] = 0.f;
         __m256 m = _mm256_setzero_ps();
         // max(|x|, m) returns m where x is NaN: like the reference, amax is
         // the largest magnitude that is a number, so the search below ends.
         for (int j = 0; j < 256; j += 8) m = _mm256_max_ps(_mm256_and_ps(_mm256_loadu_ps(x + j), absMask), m);
         const float amax = hmax(m);
         if (amax == 0.0f) {
-            std::memset(&y[i], 0, sizeof(y[i]));
+            std::memset(q, 0, 256);
+            std::memset(bsum, 0, 16 * sizeof(int16_t));
+            out.d[b] = 0.f;
             continue;
         }
-        int first = 0;  // the reference keeps the first element of largest magnitude
-        while (std::fabs(x[first]) != amax) ++first;
+        // The reference keeps the first element of largest magnitude: the
+        // first lane equal to amax, eight lanes a step.
+        int first = 0;
+        for (;; first += 8) {
+            const int at = _mm256_movemask_ps(
+                _mm256_cmp_ps(_mm256_and_ps(_mm256_loadu_ps(x + first), absMask), _mm256_set1_ps(amax), _CMP_EQ_OQ));
+            if (at) {
+                first += __builtin_ctz(unsigned(at));
+                break;
+            }
+        }
         const float iscale = -127.f / x[first];
         const __m256 sv = _mm256_set1_ps(iscale);
         const __m256i most = _mm256_set1_epi32(127);
         for (int j = 0; j < 256; j += 32) {
-            __m256i q[4];
+            __m256i qv[4];
             // nearest_int: round to nearest even of the rounded product (the
             // default MXCSR mode); a NaN product (a NaN or infinite input)
             // gives 0, as in the reference.
             for (int k = 0; k < 4; ++k) {
                 const __m256 p = _mm256_mul_ps(sv, _mm256_loadu_ps(x + j + 8 * k));
-                q[k] = _mm256_min_epi32(_mm256_cvtps_epi32(_mm256_and_ps(p, _mm256_cmp_ps(p, p, _CMP_ORD_Q))), most);
+                qv[k] = _mm256_min_epi32(_mm256_cvtps_epi32(_mm256_and_ps(p, _mm256_cmp_ps(p, p, _CMP_ORD_Q))), most);
             }
-            storeBytes32(y[i].qs + j, q[0], q[1], q[2], q[3]);
-            y[i].bsums[j / 16] = int16_t(hsum(_mm256_add_epi32(q[0], q[1])));
-            y[i].bsums[j / 16 + 1] = int16_t(hsum(_mm256_add_epi32(q[2], q[3])));
+            storeBytes32(q + j, qv[0], qv[1], qv[2], qv[3]);
+            bsum[j / 16] = int16_t(hsum(_mm256_add_epi32(qv[0], qv[1])));
+            bsum[j / 16 + 1] = int16_t(hsum(_mm256_add_epi32(qv[2], qv[3])));
         }
-        y[i].d = 1 / iscale;
+        out.d[b] = 1 / iscale;
     }
 }
 

@@ -11,7 +11,7 @@
 namespace cairn::tensor::kernels {
 
 const KernelSet* avx2VnniKernels() {
-    static const KernelSet set{"avx2-vnni", packPlan, pack, rows, 16, quantizeQ8_0, quantizeQ8K};
+    static const KernelSet set{"avx2-vnni", packPlan, pack, rows, 16, nullptr, quantizeToken32, quantizeTokenK};
     return &set;
 }
 

@@ -2056,7 +2056,7 @@ void floatRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a
 // ---------------------------------------------------------------------------
 // Activation quantizers: one token straight into matmul's arrays (TokenQ8),
 // byte-identical to ggml's reference quantizers (quant.h) unpacked by
-// quantizeTokenFromBlocks. Scalar roundf made those ~10 us per 2048-wide
+// quantizeTokenReference. Scalar roundf made those ~10 us per 2048-wide
 // token, as much as a whole 2048x2048 Q4_0 matvec from cache; a block
 // quantizer and the copy into the arrays then still took 2.6 cycles a column
 // (Intel Xeon family 6 model 207, `rdtsc` in a mamba-370m Q8_0 decode).
@@ -2178,15 +2178,15 @@ bool readsRowTiles(TensorType type, int64_t) {
 
 // Tasks of 16 rows keep the 16-row matvec and the 4-row GEMM tiles whole.
 const KernelSet* avx512Kernels() {
-    static const KernelSet set{"avx512vnni", packPlan, pack,          rows<PrefetchTo::L1>, 16,
-                               nullptr,      nullptr,  readsRowTiles, quantizeToken32,      quantizeTokenK};
+    static const KernelSet set{"avx512vnni",  packPlan,        pack, rows<PrefetchTo::L1>, 16, readsRowTiles,
+                               quantizeToken32, quantizeTokenK};
     return &set;
 }
 
 // The same kernels with the decode prefetches into L2 only (PrefetchTo).
 const KernelSet* avx512L2PrefetchKernels() {
-    static const KernelSet set{"avx512vnni-l2pf", packPlan, pack,          rows<PrefetchTo::L2>, 16,
-                               nullptr,           nullptr,  readsRowTiles, quantizeToken32,      quantizeTokenK};
+    static const KernelSet set{"avx512vnni-l2pf", packPlan,        pack, rows<PrefetchTo::L2>, 16, readsRowTiles,
+                               quantizeToken32,   quantizeTokenK};
     return &set;
 }
 

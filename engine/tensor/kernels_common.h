@@ -241,12 +241,10 @@ struct TokenQ8 {
     int16_t* bsum;
 };
 
-struct KernelSet;
-// What matmul writes for one token of `n` activations when the path has no
-// token quantizer of its own: ks's block quantizer (quantizeRowQ8_0 /
-// quantizeRowQ8K when null) for blockSize 32 / 256, unpacked into `out`.
-void quantizeTokenFromBlocks(const KernelSet& ks, int blockSize, int32_t offset, const float* x, int64_t n,
-                             const TokenQ8& out);
+// The reference: what matmul writes for one token of `n` activations when
+// the path has no token quantizer of its own, quantizeRowQ8_0 /
+// quantizeRowQ8K (blockSize 32 / 256) unpacked into `out`.
+void quantizeTokenReference(int blockSize, int32_t offset, const float* x, int64_t n, const TokenQ8& out);
 
 // A kernel path: computes y[t][r] for rows [r0, r1) and every token.
 struct KernelSet {
@@ -260,17 +258,12 @@ struct KernelSet {
     void (*rows)(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy);
     // Rows per task that keeps this path's tiles whole.
     int64_t rowAlign;
-    // Activation quantizers, byte-identical to quantizeRowQ8_0 / quantizeRowQ8K
-    // (null: matmul uses those).
-    void (*quantizeQ8_0)(const float* x, BlockQ8_0* y, int64_t n) = nullptr;
-    void (*quantizeQ8K)(const float* x, BlockQ8_K* y, int64_t n) = nullptr;
     // Whether rows() reads a RowLayout::Tiles16 matrix of this type for this
     // many tokens itself (null: never). Otherwise matmul unpacks each tile to
     // the file layout in scratch slot kUnpackedTileSlot first.
     bool (*readsRowTiles)(TensorType type, int64_t nTokens) = nullptr;
     // One token's activations written straight into matmul's arrays, the
-    // bytes quantizeTokenFromBlocks writes with the reference quantizers
-    // (null: matmul calls that with this set's block quantizers).
+    // bytes quantizeTokenReference writes (null: matmul calls that).
     void (*quantizeToken32)(const float* x, int64_t n, int32_t offset, const TokenQ8& out) = nullptr;
     void (*quantizeTokenK)(const float* x, int64_t n, const TokenQ8& out) = nullptr;
 };

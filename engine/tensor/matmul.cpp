@@ -19,12 +19,11 @@ using kernels::QuantInfo;
 
 bool quantizesActivations(TensorType weightType) { return kernels::quantInfo(weightType).blockSize != 0; }
 
-void kernels::quantizeTokenFromBlocks(const KernelSet& ks, int blockSize, int32_t offset, const float* x, int64_t n,
-                                      const TokenQ8& out) {
+void kernels::quantizeTokenReference(int blockSize, int32_t offset, const float* x, int64_t n, const TokenQ8& out) {
     const int64_t nb = n / blockSize;
     if (blockSize == 32) {
         auto* blk = reinterpret_cast<BlockQ8_0*>(scratch(7, size_t(nb) * sizeof(BlockQ8_0)));
-        (ks.quantizeQ8_0 ? ks.quantizeQ8_0 : quantizeRowQ8_0)(x, blk, n);
+        quantizeRowQ8_0(x, blk, n);
         for (int64_t b = 0; b < nb; ++b) {
             int32_t xs = 0;
             for (int i = 0; i < 32; ++i) {
@@ -37,7 +36,7 @@ void kernels::quantizeTokenFromBlocks(const KernelSet& ks, int blockSize, int32_
         }
     } else {
         auto* blk = reinterpret_cast<BlockQ8_K*>(scratch(7, size_t(nb) * sizeof(BlockQ8_K)));
-        (ks.quantizeQ8K ? ks.quantizeQ8K : quantizeRowQ8K)(x, blk, n);
+        quantizeRowQ8K(x, blk, n);
         for (int64_t b = 0; b < nb; ++b) {
             for (int i = 0; i < 256; ++i) out.q[b * 256 + i] = blk[b].qs[i];
             out.d[b] = blk[b].d;
@@ -100,7 +99,7 @@ void quantizeActivations(const MatrixView& w, const float* x, int64_t ldx, Activ
         const kernels::TokenQ8 out{q + t * n, d + t * nb, xoff + t * nb, sx + t * nb, bsum + t * (n / 16)};
         if (info.blockSize == 32 && ks.quantizeToken32) ks.quantizeToken32(x + t * ldx, n, info.offset, out);
         else if (info.blockSize == 256 && ks.quantizeTokenK) ks.quantizeTokenK(x + t * ldx, n, out);
-        else kernels::quantizeTokenFromBlocks(ks, info.blockSize, info.offset, x + t * ldx, n, out);
+        else kernels::quantizeTokenReference(info.blockSize, info.offset, x + t * ldx, n, out);
     };
     if (T == 1) {  // decode: no loop to set up
         token(0);
