@@ -56,6 +56,17 @@ void convBlockOneToken(const float* x, int64_t c0, int64_t nv, int64_t K, const 
     storePartial(out + c0, silu ? vsilu(acc) : acc, nv);
 }
 
+// The scans take their states' exponentials kExpGroup at a time (vexpEach),
+// so that many independent chains are in flight; y still sums the states in
+// order n = 0, 1, ... Mamba-370m's one-token scan with its state in cache
+// ran at 38 cycles a state, about half the FP ports' rate. Measured in one
+// process, alternating every 16 tokens (Intel Xeon family 6 model 207,
+// mamba-370m, scan time a token), against one state at a time: groups of 4
+// +10.5 % and +9.1 % (2 threads), +11.5 % (1); 8: +18.5 %, +10.4 % (2),
+// +13.6 % (1); 16: +20.2 %, +12.4 % (2), +18.3 % (1). Eight keeps the group's
+// vectors in the registers of an AVX-512 clone.
+constexpr int kExpGroup = 8;
+
 CAIRN_VECTOR_CLONES
 void scanBlock(const ScanInputs& in, int64_t c0, int64_t nv, const float* A, float* h, float* y, int64_t ldy) {
     const int64_t N = in.stateSize;
@@ -75,7 +86,17 @@ void scanBlock(const ScanInputs& in, int64_t c0, int64_t nv, const float* A, flo
         const float* Bt = in.B + t * in.ldbc;
         const float* Ct = in.C + t * in.ldbc;
         vf s = splat(0.0f);
-        for (int64_t n = 0; n < N; ++n) {
+        int64_t n = 0;
+        for (; n + kExpGroup <= N; n += kExpGroup) {
+            vf dA[kExpGroup];
+            for (int j = 0; j < kExpGroup; ++j) dA[j] = delta * a[n + j];
+            vexpEach(dA);
+            for (int j = 0; j < kExpGroup; ++j) {
+                hl[n + j] = dA[j] * hl[n + j] + dx * Bt[n + j];
+                s += hl[n + j] * Ct[n + j];
+            }
+        }
+        for (; n < N; ++n) {
             hl[n] = vexp(delta * a[n]) * hl[n] + dx * Bt[n];
             s += hl[n] * Ct[n];
         }
@@ -96,7 +117,18 @@ void scanBlockOneToken(const ScanInputs& in, int64_t c0, int64_t nv, const float
     const vf dx = delta * xv;
     const float *B = in.B, *C = in.C;
     vf s = splat(0.0f);
-    for (int64_t n = 0; n < N; ++n) {
+    int64_t n = 0;
+    for (; n + kExpGroup <= N; n += kExpGroup) {
+        vf dA[kExpGroup];
+        for (int j = 0; j < kExpGroup; ++j) dA[j] = delta * load(A + (n + j) * L);
+        vexpEach(dA);
+        for (int j = 0; j < kExpGroup; ++j) {
+            const vf hn = dA[j] * load(h + (n + j) * L) + dx * B[n + j];
+            store(h + (n + j) * L, hn);
+            s += hn * C[n + j];
+        }
+    }
+    for (; n < N; ++n) {
         const vf hn = vexp(delta * load(A + n * L)) * load(h + n * L) + dx * B[n];
         store(h + n * L, hn);
         s += hn * C[n];

@@ -85,6 +85,40 @@ CAIRN_INLINE vf vexp(const vf& x0) {
     return er * (vf)(e << 23);
 }
 
+// vexp of each of K vectors in place: the same operations on every lane (so
+// the same bits), taken a step at a time across the K, so that K independent
+// chains are in flight. One vexp is a chain of about 30 dependent operations;
+// the out-of-order window held too few of them (Mamba's one-token scan ran at
+// half the FP ports' rate).
+template <int K>
+CAIRN_INLINE void vexpEach(vf (&x)[K]) {
+    vf k[K], r[K], p[K];
+#pragma GCC unroll 16
+    for (int j = 0; j < K; ++j) x[j] = vmin(vmax(x[j], splat(-87.3f)), splat(88.7f));
+#pragma GCC unroll 16
+    for (int j = 0; j < K; ++j) k[j] = (x[j] * 1.44269504088896341f + 12582912.f) - 12582912.f;
+#pragma GCC unroll 16
+    for (int j = 0; j < K; ++j) r[j] = x[j] - k[j] * 0.693359375f;
+#pragma GCC unroll 16
+    for (int j = 0; j < K; ++j) r[j] = r[j] - k[j] * -2.12194440e-4f;
+#pragma GCC unroll 16
+    for (int j = 0; j < K; ++j) p[j] = splat(1.9875691500e-4f) * r[j] + 1.3981999507e-3f;
+#pragma GCC unroll 16
+    for (int j = 0; j < K; ++j) p[j] = p[j] * r[j] + 8.3334519073e-3f;
+#pragma GCC unroll 16
+    for (int j = 0; j < K; ++j) p[j] = p[j] * r[j] + 4.1665795894e-2f;
+#pragma GCC unroll 16
+    for (int j = 0; j < K; ++j) p[j] = p[j] * r[j] + 1.6666665459e-1f;
+#pragma GCC unroll 16
+    for (int j = 0; j < K; ++j) p[j] = p[j] * r[j] + 5.0000001201e-1f;
+#pragma GCC unroll 16
+    for (int j = 0; j < K; ++j) {
+        const vf er = p[j] * (r[j] * r[j]) + r[j] + 1.0f;
+        const vi e = __builtin_convertvector(k[j], vi) + 127;
+        x[j] = er * (vf)(e << 23);
+    }
+}
+
 // ln(u) for finite u ≥ 1, cephes-style: u = m·2^e with m in [√½, √2).
 CAIRN_INLINE vf vlog(const vf& u) {
     const vu bits = (vu)u;

@@ -55,6 +55,26 @@ private slots:
         }
     }
 
+    // vexpEach is vexp taken a step at a time across several vectors: the
+    // same bits, including the clamped ends and infinities.
+    void groupedExpGivesTheBitsOfExp() {
+        using namespace vec;
+        std::mt19937 rng(3);
+        std::uniform_real_distribution<float> d(-100.f, 100.f);
+        for (int rep = 0; rep < 64; ++rep) {
+            vf x[8], want[8];
+            for (int j = 0; j < 8; ++j) {
+                for (int64_t i = 0; i < kLanes; ++i) x[j][i] = d(rng) / float(1 + (i % 4) * 10);
+                want[j] = vexp(x[j]);
+            }
+            x[0][0] = std::numeric_limits<float>::infinity();
+            x[0][1] = -std::numeric_limits<float>::infinity();
+            want[0] = vexp(x[0]);
+            vexpEach(x);
+            QVERIFY(std::memcmp(x, want, sizeof x) == 0);
+        }
+    }
+
     void elementFunctionsAreAccurate() {
         for (double x = -80; x <= 80; x += 0.37) {
             const double e = std::exp(double(float(x)));
@@ -169,6 +189,11 @@ private slots:
     }
 
     void scanChunksAndThreadsAreBitExact() { checkScanChunksAndThreads(false, 16); }
+    // States left over after the groups whose exponentials are taken together.
+    void scanWithStatesLeftOverIsBitExact() {
+        checkScanAgainstDefinition(false, 21);
+        checkScanChunksAndThreads(false, 21);
+    }
     void perChannelDecayScanChunksAndThreadsAreBitExact() { checkScanChunksAndThreads(true, 19); }
 
 private:
