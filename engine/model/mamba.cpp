@@ -107,9 +107,25 @@ void MambaModel::forward(Memory& mem, std::span<const int32_t> tokens, bool allL
         const MambaLayer& L = layers_[size_t(l)];
         perToken([&](int64_t t) { rmsNorm(&x[size_t(t * e)], L.norm.data(), &xn[size_t(t * e)], e, p_.eps); });
         // xz[t] = [x (di) | z (di)]
-        tensor::matmul(L.in, xn.data(), e, T, xz.data(), 2 * di, ctx);
-        ssm::conv1dSilu(xz.data(), 2 * di, T, di, p_.conv, L.convW.data(), L.convB.data(), st->conv(l), xc.data(), di,
-                        ctx);
+        if (T == 1) {
+            // Decode: each block of channels' conv as soon as its x rows are
+            // written, on that thread, instead of a pass of its own on one
+            // thread (7 us a layer). In one process alternating every 16
+            // tokens (Intel Xeon family 6 model 207, 2 threads), time a
+            // token: mamba-370m Q8_0 +1.9, +4.9, +1.7, +2.5, +2.2 % faster;
+            // F16 -0.2, +4.9, -0.2, -1.4 % (its conv is a smaller share).
+            const tensor::RowsDone conv{ssm::kLanes, [&](int64_t r0, int64_t r1) {
+                                            if (r0 < di)
+                                                ssm::conv1dSiluOneToken(xz.data(), r0, std::min(r1, di), di, p_.conv,
+                                                                        L.convW.data(), L.convB.data(), st->conv(l),
+                                                                        xc.data());
+                                        }};
+            tensor::matmul(L.in, xn.data(), e, T, xz.data(), 2 * di, ctx, conv);
+        } else {
+            tensor::matmul(L.in, xn.data(), e, T, xz.data(), 2 * di, ctx);
+            ssm::conv1dSilu(xz.data(), 2 * di, T, di, p_.conv, L.convW.data(), L.convB.data(), st->conv(l), xc.data(),
+                            di, ctx);
+        }
         // dbl[t] = [dt_low (dtRank) | B (ds) | C (ds)]
         tensor::matmul(L.xProj, xc.data(), di, T, dbl.data(), nx, ctx);
         tensor::matmul(L.dtProj, dbl.data(), nx, T, dt.data(), di, ctx);

@@ -250,6 +250,13 @@ void convChunk(const float* x, int64_t ldx, int64_t T, int64_t channels, int64_t
 
 }  // namespace
 
+void conv1dSiluOneToken(const float* x, int64_t c0, int64_t c1, int64_t channels, int64_t K, const float* w,
+                        const float* b, float* state, float* out) {
+    for (int64_t blk = c0 / L; blk * L < std::min(c1, channels); ++blk)
+        convBlockOneToken(x, blk * L, std::min(L, channels - blk * L), K, w + blk * K * L, b, state + blk * (K - 1) * L,
+                          out, true);
+}
+
 void conv1dSilu(const float* x, int64_t ldx, int64_t T, int64_t channels, int64_t K, const float* w, const float* b,
                 float* state, float* out, int64_t ldo, ExecContext& ctx) {
     convChunk(x, ldx, T, channels, K, w, b, state, out, ldo, true, ctx);

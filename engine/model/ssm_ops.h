@@ -48,6 +48,11 @@ std::vector<float> unpackLanes(const float* packed, int64_t channels, int64_t wi
 //   out:   T rows of `channels`, `ldo` floats apart
 void conv1dSilu(const float* x, int64_t ldx, int64_t T, int64_t channels, int64_t K, const float* w, const float* b,
                 float* state, float* out, int64_t ldo, ExecContext& ctx);
+// conv1dSilu of one token for channels [c0, c1) only, on this thread (the
+// same bits): c0 a multiple of kLanes, c1 one too or `channels`. For running
+// the conv on rows of the input projection as they are written (RowsDone).
+void conv1dSiluOneToken(const float* x, int64_t c0, int64_t c1, int64_t channels, int64_t K, const float* w,
+                        const float* b, float* state, float* out);
 // The same causal conv without bias and activation (LFM2's short conv):
 // out[t][c] = Σ_{k<K} w[c][k] · x[t−K+1+k][c].
 void conv1d(const float* x, int64_t ldx, int64_t T, int64_t channels, int64_t K, const float* w, float* state,

@@ -10,6 +10,7 @@
 #include "tensor/row_tiles.h"
 
 #include <algorithm>
+#include <numeric>
 #include <string>
 
 namespace cairn::tensor {
@@ -163,7 +164,7 @@ private:
 };
 
 void matmulWith(const kernels::KernelSet& ks, const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens,
-                float* y, int64_t ldy, ExecContext& ctx) {
+                float* y, int64_t ldy, ExecContext& ctx, const RowsDone* then = nullptr) {
     check(w, x, ldx, nTokens, y, ldy);
     if (nTokens == 0 || w.rows == 0) return;
 
@@ -212,13 +213,15 @@ void matmulWith(const kernels::KernelSet& ks, const MatrixView& w, const float* 
     // against itself: -0.1 %).
     const bool tiled = w.layout == RowLayout::Tiles16;
     const bool unpack = tiled && !(ks.readsRowTiles && ks.readsRowTiles(w.type, nTokens));
-    const int64_t align = tiled ? std::max<int64_t>(ks.rowAlign, kTileRows) : ks.rowAlign;
+    const int64_t pathAlign = tiled ? std::max<int64_t>(ks.rowAlign, kTileRows) : ks.rowAlign;
+    const int64_t align = then ? std::lcm(pathAlign, std::max<int64_t>(1, then->rowMultiple)) : pathAlign;
     const int64_t units = (w.rows + align - 1) / align;
     auto runUnits = [&](int64_t u0, int64_t u1) {
         if (u0 >= u1) return;
         const int64_t r0 = u0 * align, r1 = std::min(w.rows, u1 * align);
         if (unpack) rowsFromFileLayout(ks, w, r0, r1, a, y, ldy);
         else ks.rows(w, r0, r1, a, y, ldy);
+        if (then) then->fn(r0, r1);
     };
     // One token: the threads prefetch the next matmul's weights when idle
     // (next_weights.h; one thread has no idle thread to do it). Per calling
@@ -247,6 +250,11 @@ void matmulWith(const kernels::KernelSet& ks, const MatrixView& w, const float* 
 void matmul(const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens, float* y, int64_t ldy,
             ExecContext& ctx) {
     matmulWith(kernels::activeKernels(w.type, nTokens), w, x, ldx, nTokens, y, ldy, ctx);
+}
+
+void matmul(const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens, float* y, int64_t ldy, ExecContext& ctx,
+            const RowsDone& then) {
+    matmulWith(kernels::activeKernels(w.type, nTokens), w, x, ldx, nTokens, y, ldy, ctx, &then);
 }
 
 void matmulOnPath(std::string_view path, const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens, float* y,

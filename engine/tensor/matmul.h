@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +41,19 @@ struct MatrixView {
 
 // x: nTokens rows of `cols` floats, `ldx` floats apart; y: nTokens rows, `ldy` floats apart.
 void matmul(const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens, float* y, int64_t ldy, ExecContext& ctx);
+
+// Work on output rows as soon as they are written (an epilogue): fn(r0, r1)
+// runs once per task, on the thread that computed rows [r0, r1) of every
+// token, right after them; r0 and r1 are multiples of rowMultiple, or r1 is
+// the last row. So the next step on those rows needs no pass of its own and
+// no wait for the other rows (Mamba's conv runs on its x rows this way while
+// the other thread still streams the input projection).
+struct RowsDone {
+    int64_t rowMultiple = 1;
+    std::function<void(int64_t r0, int64_t r1)> fn;
+};
+void matmul(const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens, float* y, int64_t ldy, ExecContext& ctx,
+            const RowsDone& then);
 
 // matmul on the kernel path named `path` whatever the choice (the
 // calibration times each path this way); a path this CPU lacks is a cairn::Error.

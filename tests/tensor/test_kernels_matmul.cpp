@@ -12,6 +12,7 @@
 
 #include <QTest>
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -300,6 +301,44 @@ private slots:
 #if defined(__x86_64__)
         QVERIFY(compared > 0);  // every x86-64 path with SIMD has its own
 #endif
+    }
+
+    // RowsDone: each row is reported exactly once, in ranges that start and
+    // end on the multiple asked for (or the last row), and only after every
+    // token's output of those rows is written; the outputs are matmul's own.
+    void rowsDoneSeesEachRowOnceWritten() {
+        const int64_t rows = 400, cols = 256;  // 25 tiles of 16: OneTokenTasks on 2 threads, not on 3
+        for (const TensorType type : {TensorType::Q8_0, TensorType::Q4_K, TensorType::F16}) {
+            Weights w = makeWeights(type, rows, cols, 77);
+            for (const int64_t tokens : {int64_t(1), int64_t(5)}) {
+                const std::vector<float> x = makeActivations(tokens, cols, 78);
+                const std::vector<float> want = run(w.view, x, tokens, 1);
+                for (const int64_t multiple : {int64_t(16), int64_t(48)})
+                    for (const int threads : {1, 2, 3}) {
+                        ExecContext ctx(threads);
+                        std::vector<float> y(size_t(tokens * rows), NAN);
+                        std::vector<std::atomic<int>> seen(static_cast<size_t>(rows));
+                        std::atomic<int> bad{0};
+                        const RowsDone then{multiple, [&](int64_t r0, int64_t r1) {
+                                                if (r0 % multiple || (r1 % multiple && r1 != rows) || r0 >= r1) ++bad;
+                                                for (int64_t r = r0; r < r1; ++r) {
+                                                    ++seen[size_t(r)];
+                                                    for (int64_t t = 0; t < tokens; ++t)
+                                                        if (std::isnan(y[size_t(t * rows + r)])) ++bad;
+                                                }
+                                            }};
+                        matmul(w.view, x.data(), cols, tokens, y.data(), rows, ctx, then);
+                        const QString what = QString("%1 tokens %2 multiple %3 threads %4")
+                                                 .arg(QString::fromStdString(std::string(tensorTypeName(type))))
+                                                 .arg(tokens)
+                                                 .arg(multiple)
+                                                 .arg(threads);
+                        QVERIFY2(bad == 0, qPrintable(what));
+                        for (const auto& n : seen) QVERIFY2(n == 1, qPrintable(what));
+                        QVERIFY2(sameBits(y, want), qPrintable(what));
+                    }
+            }
+        }
     }
 
     // matmul called from inside parallelFor tasks of the same context: every
