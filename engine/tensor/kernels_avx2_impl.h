@@ -1267,11 +1267,7 @@ void quantizeToken32(const float* x, int64_t n, int32_t offset, const TokenQ8& o
                 q[j] = _mm256_cvttps_epi32(roundHalfAway(_mm256_mul_ps(_mm256_loadu_ps(x + 32 * b + 8 * j), idv)));
             storeBytes32(out.q + 32 * b, q[0], q[1], q[2], q[3]);
             const int32_t s0 = hsum(_mm256_add_epi32(q[0], q[1])), s1 = hsum(_mm256_add_epi32(q[2], q[3]));
-            out.bsum[2 * b] = int16_t(s0);
-            out.bsum[2 * b + 1] = int16_t(s1);
-            out.d[b] = d[i];
-            out.xoff[b] = offset * (s0 + s1);
-            out.sx[b] = d[i] * float(s0 + s1);
+            storeBlock32(out, b, s0, s1, d[i], offset);
         }
     }
 }
@@ -1281,17 +1277,13 @@ void quantizeTokenK(const float* x, int64_t n, const TokenQ8& out) {
     for (int64_t b = 0; b < n / 256; ++b, x += 256) {
         int8_t* q = out.q + 256 * b;
         int16_t* bsum = out.bsum + 16 * b;
-        out.xoff[b] = 0;
-        out.sx[b] = 0.f;
         __m256 m = _mm256_setzero_ps();
         // max(|x|, m) returns m where x is NaN: like the reference, amax is
         // the largest magnitude that is a number, so the search below ends.
         for (int j = 0; j < 256; j += 8) m = _mm256_max_ps(_mm256_and_ps(_mm256_loadu_ps(x + j), absMask), m);
         const float amax = hmax(m);
         if (amax == 0.0f) {
-            std::memset(q, 0, 256);
-            std::memset(bsum, 0, 16 * sizeof(int16_t));
-            out.d[b] = 0.f;
+            storeZeroBlockK(out, b);
             continue;
         }
         // The reference keeps the first element of largest magnitude: the
@@ -1321,7 +1313,7 @@ void quantizeTokenK(const float* x, int64_t n, const TokenQ8& out) {
             bsum[j / 16] = int16_t(hsum(_mm256_add_epi32(qv[0], qv[1])));
             bsum[j / 16 + 1] = int16_t(hsum(_mm256_add_epi32(qv[2], qv[3])));
         }
-        out.d[b] = 1 / iscale;
+        storeBlockK(out, b, 1 / iscale);
     }
 }
 

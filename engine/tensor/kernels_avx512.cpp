@@ -2098,11 +2098,7 @@ void quantizeToken32(const float* x, int64_t n, int32_t offset, const TokenQ8& o
             _mm_storeu_si128(reinterpret_cast<__m128i*>(out.q + 32 * b), _mm512_cvtepi32_epi8(q0));
             _mm_storeu_si128(reinterpret_cast<__m128i*>(out.q + 32 * b + 16), _mm512_cvtepi32_epi8(q1));
             const int32_t s0 = _mm512_reduce_add_epi32(q0), s1 = _mm512_reduce_add_epi32(q1);
-            out.bsum[2 * b] = int16_t(s0);
-            out.bsum[2 * b + 1] = int16_t(s1);
-            out.d[b] = d[i];
-            out.xoff[b] = offset * (s0 + s1);
-            out.sx[b] = d[i] * float(s0 + s1);
+            storeBlock32(out, b, s0, s1, d[i], offset);
         }
     }
 }
@@ -2111,17 +2107,13 @@ void quantizeTokenK(const float* x, int64_t n, const TokenQ8& out) {
     for (int64_t b = 0; b < n / 256; ++b, x += 256) {
         int8_t* q = out.q + 256 * b;
         int16_t* bsum = out.bsum + 16 * b;
-        out.xoff[b] = 0;
-        out.sx[b] = 0.f;
         // max(|x|, m) returns m where x is NaN: like the reference, amax is
         // the largest magnitude that is a number, so the search below ends.
         __m512 mv = _mm512_setzero_ps();
         for (int j = 0; j < 256; j += 16) mv = _mm512_max_ps(_mm512_abs_ps(_mm512_loadu_ps(x + j)), mv);
         const float amax = _mm512_reduce_max_ps(mv);
         if (amax == 0.0f) {
-            std::memset(q, 0, 256);
-            std::memset(bsum, 0, 16 * sizeof(int16_t));
-            out.d[b] = 0.f;
+            storeZeroBlockK(out, b);
             continue;
         }
         // The reference keeps the first element of largest magnitude: the
@@ -2147,7 +2139,7 @@ void quantizeTokenK(const float* x, int64_t n, const TokenQ8& out) {
             _mm_storeu_si128(reinterpret_cast<__m128i*>(q + j), _mm512_cvtepi32_epi8(qv));
             bsum[j / 16] = int16_t(_mm512_reduce_add_epi32(qv));
         }
-        out.d[b] = 1 / iscale;
+        storeBlockK(out, b, 1 / iscale);
     }
 }
 

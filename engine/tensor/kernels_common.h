@@ -28,6 +28,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 
 namespace cairn::tensor::kernels {
@@ -240,6 +241,27 @@ struct TokenQ8 {
     float* sx;
     int16_t* bsum;
 };
+
+// Q8_0 block b's values besides its codes, from the sums of its two halves.
+inline void storeBlock32(const TokenQ8& out, int64_t b, int32_t sum0, int32_t sum1, float d, int32_t offset) {
+    out.bsum[2 * b] = int16_t(sum0);
+    out.bsum[2 * b + 1] = int16_t(sum1);
+    out.d[b] = d;
+    out.xoff[b] = offset * (sum0 + sum1);
+    out.sx[b] = d * float(sum0 + sum1);
+}
+// Q8_K block b's scale (it has no offset terms).
+inline void storeBlockK(const TokenQ8& out, int64_t b, float d) {
+    out.d[b] = d;
+    out.xoff[b] = 0;
+    out.sx[b] = 0.f;
+}
+// An all-zero input block: zero codes, sums and scale, as the reference.
+inline void storeZeroBlockK(const TokenQ8& out, int64_t b) {
+    std::memset(out.q + 256 * b, 0, 256);
+    std::memset(out.bsum + 16 * b, 0, 16 * sizeof(int16_t));
+    storeBlockK(out, b, 0.f);
+}
 
 // The reference: what matmul writes for one token of `n` activations when
 // the path has no token quantizer of its own, quantizeRowQ8_0 /
