@@ -65,31 +65,14 @@ CAIRN_INLINE void storePartial(float* p, const vf& v, int64_t n) {
     std::memcpy(p, tmp, sizeof(float) * size_t(n));
 }
 
-// e^x with a relative error of a few ulp; x clamped to [−87.3, 88.7].
-CAIRN_INLINE vf vexp(const vf& x0) {
-    const vf x = vmin(vmax(x0, splat(-87.3f)), splat(88.7f));
-    // k = round(x / ln 2) by the 1.5·2^23 trick (exact for |x / ln 2| < 2^22).
-    const vf k = (x * 1.44269504088896341f + 12582912.f) - 12582912.f;
-    // Cody–Waite reduction: r = x − k·ln 2 in two parts.
-    vf r = x - k * 0.693359375f;
-    r = r - k * -2.12194440e-4f;
-    const vf r2 = r * r;
-    vf p = splat(1.9875691500e-4f);
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    const vf er = p * r2 + r + 1.0f;
-    const vi e = __builtin_convertvector(k, vi) + 127;  // in [1, 255) after the clamp
-    return er * (vf)(e << 23);
-}
-
-// vexp of each of K vectors in place: the same operations on every lane (so
-// the same bits), taken a step at a time across the K, so that K independent
-// chains are in flight. One vexp is a chain of about 30 dependent operations;
-// the out-of-order window held too few of them (Mamba's one-token scan ran at
-// half the FP ports' rate).
+// e^x of each of K vectors in place, with a relative error of a few ulp; x
+// clamped to [−87.3, 88.7]. Each step is taken across the K before the next,
+// the same operations on every lane (so the same bits for any K), so that K
+// independent chains are in flight: one exp is a chain of about 30 dependent
+// operations, and the out-of-order window held too few of them (Mamba's
+// one-token scan ran at half the FP ports' rate; ssm_ops.cpp, kExpGroup).
+// k = round(x / ln 2) by the 1.5·2^23 trick (exact for |x / ln 2| < 2^22),
+// r = x − k·ln 2 in two parts (Cody–Waite), e^r by a polynomial, times 2^k.
 template <int K>
 CAIRN_INLINE void vexpEach(vf (&x)[K]) {
     vf k[K], r[K], p[K];
@@ -114,9 +97,16 @@ CAIRN_INLINE void vexpEach(vf (&x)[K]) {
 #pragma GCC unroll 16
     for (int j = 0; j < K; ++j) {
         const vf er = p[j] * (r[j] * r[j]) + r[j] + 1.0f;
-        const vi e = __builtin_convertvector(k[j], vi) + 127;
+        const vi e = __builtin_convertvector(k[j], vi) + 127;  // in [1, 255) after the clamp
         x[j] = er * (vf)(e << 23);
     }
+}
+
+// e^x of one vector (vexpEach of one).
+CAIRN_INLINE vf vexp(const vf& x0) {
+    vf x[1] = {x0};
+    vexpEach(x);
+    return x[0];
 }
 
 // ln(u) for finite u ≥ 1, cephes-style: u = m·2^e with m in [√½, √2).

@@ -1250,7 +1250,8 @@ void quantizeToken32(const float* x, int64_t n, int32_t offset, const TokenQ8& o
         alignas(32) float amax[8] = {}, id[8], d[8];
         for (int i = 0; i < m; ++i) {
             __m256 mv = _mm256_setzero_ps();
-            for (int j = 0; j < 4; ++j) mv = _mm256_max_ps(mv, _mm256_and_ps(_mm256_loadu_ps(x + 32 * (b0 + i) + 8 * j), absMask));
+            for (int j = 0; j < 4; ++j)
+                mv = _mm256_max_ps(mv, _mm256_and_ps(_mm256_loadu_ps(x + 32 * (b0 + i) + 8 * j), absMask));
             amax[i] = hmax(mv);
         }
         const __m256 dv = _mm256_div_ps(_mm256_load_ps(amax), _mm256_set1_ps(127.f));

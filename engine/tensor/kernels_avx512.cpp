@@ -2143,6 +2143,8 @@ void quantizeTokenK(const float* x, int64_t n, const TokenQ8& out) {
     }
 }
 
+// ---------------------------------------------------------------------------
+
 // PF: where the decode kernels prefetch to (the GEMMs do not prefetch).
 template <PrefetchTo PF>
 void rows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {

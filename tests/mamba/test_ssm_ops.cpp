@@ -55,8 +55,8 @@ private slots:
         }
     }
 
-    // vexpEach is vexp taken a step at a time across several vectors: the
-    // same bits, including the clamped ends and infinities.
+    // vexpEach taken a step at a time across eight vectors gives each the
+    // bits of vexp (one vector), including the clamped ends and infinities.
     void groupedExpGivesTheBitsOfExp() {
         using namespace vec;
         std::mt19937 rng(3);
