@@ -5,7 +5,7 @@
 namespace cairn::tensor::kernels {
 
 const KernelSet* avx2Kernels() {
-    static const KernelSet set{"avx2", packPlan, pack, rows, 16, nullptr, quantizeToken32, quantizeTokenK};
+    static const KernelSet set{"avx2", packPlan, pack, rows, 16, readsRowTiles, quantizeToken32, quantizeTokenK};
     return &set;
 }
 

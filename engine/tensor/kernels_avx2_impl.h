@@ -15,6 +15,7 @@
 #include "tensor/blocks.h"
 #include "tensor/kernels_common.h"
 #include "tensor/q4k_scales_x86.h"
+#include "tensor/row_tiles.h"
 
 #include <immintrin.h>
 
@@ -26,6 +27,18 @@
 
 namespace cairn::tensor::kernels {
 namespace {
+
+#if CAIRN_AVX_VNNI
+constexpr bool kAvxVnni = true;
+#else
+constexpr bool kAvxVnni = false;
+#endif
+
+inline int32_t load32(const void* p) {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+}
 
 inline int32_t hsum(__m256i v) {
     __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
@@ -218,6 +231,157 @@ __m256 matvecQ4_0x8(const uint8_t* const* rows, const int8_t* xq, const float* d
     return acc;
 }
 
+// The 8x8 int32 transpose: v[j] lane i becomes out[i] lane j.
+inline void transpose8x8(const __m256i (&v)[8], __m256i (&out)[8]) {
+    __m256i a[8], b[8];
+    for (int k = 0; k < 4; ++k) {
+        a[2 * k] = _mm256_unpacklo_epi32(v[2 * k], v[2 * k + 1]);
+        a[2 * k + 1] = _mm256_unpackhi_epi32(v[2 * k], v[2 * k + 1]);
+    }
+    for (int k = 0; k < 2; ++k)
+        for (int h = 0; h < 2; ++h) {
+            b[4 * k + h] = _mm256_unpacklo_epi64(a[4 * k + h], a[4 * k + 2 + h]);
+            b[4 * k + 2 + h] = _mm256_unpackhi_epi64(a[4 * k + h], a[4 * k + 2 + h]);
+        }
+    // b[0], b[2], b[1], b[3] hold lane 0, 1, 2, 3 of v[0..3] in their low 128
+    // bits and lane 4, 5, 6, 7 in their high ones; b[4..7] the same of v[4..7].
+    for (int r = 0; r < 4; ++r) {
+        const int m = r == 0 ? 0 : r == 1 ? 2 : r == 2 ? 1 : 3;
+        out[r] = _mm256_permute2x128_si256(b[m], b[4 + m], 0x20);
+        out[r + 4] = _mm256_permute2x128_si256(b[m], b[4 + m], 0x31);
+    }
+}
+
+// The 16 rows of the whole Q4_0 or Q8_0 tile at `tile` (row_tiles.h) as
+// decodeBlock32 gives their blocks: row i's codes at u + i * K, its d at
+// dw[i * nb], its m (0) at mw[i * nb]. Block column by block column, each half
+// tile's code words turned into its 8 rows by one 8x8 transpose (Q4_0: 4
+// low-nibble words, then 4 high); Q8_0's codes are stored as
+// decodeBlock32's unsigned ones.
+void decodeTile16(TensorType type, const uint8_t* tile, int64_t nb, int64_t K, uint8_t* u, float* dw, float* mw) {
+    const bool q8 = type == TensorType::Q8_0;
+    const size_t column = kTileRows * traits(type).blockBytes;
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* col = tile + size_t(b) * column;
+        alignas(32) float d[kTileRows];
+        _mm256_store_ps(d, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(col))));
+        _mm256_store_ps(d + 8, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(col + 16))));
+        for (int i = 0; i < kTileRows; ++i) {
+            dw[i * nb + b] = d[i];
+            mw[i * nb + b] = 0.f;
+        }
+        uint8_t* ub = u + 32 * b;
+        for (int half = 0; half < 2; ++half) {
+            // Word j of rows 8 half + i: Q8_0's 8 code words, Q4_0's 4 low-nibble words then its 4 high ones.
+            __m256i v[8], rows[8];
+            for (int j = 0; j < (q8 ? 8 : 4); ++j) {
+                const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + tileCodeWordAt(8 * half, j)));
+                if (q8) {
+                    v[j] = c;
+                } else {
+                    v[j] = _mm256_and_si256(c, low4);
+                    v[4 + j] = _mm256_and_si256(_mm256_srli_epi16(c, 4), low4);
+                }
+            }
+            transpose8x8(v, rows);
+            for (int i = 0; i < 8; ++i)
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(ub + (8 * half + i) * K), rows[i]);
+        }
+    }
+}
+
+// One token, one tile of a Tiles16 Q4_0 or Q8_0 matrix (row_tiles.h): in
+// each 64-byte chunk rows 0-7 take the first 32 bytes and rows 8-15 the
+// second, one int32 lane a row as in the AVX-512 tile, so the 16 rows' sums
+// need no horizontal reduction and the rows' d are one fp16 load per half.
+// The integers are the exact ones of every path: Q4_0's nibbles through
+// maddubs, whose pairs (<= 2 * 15 * 127) summed as words over the block's
+// four chunks and both nibbles stay below 2^15 (8 * 3810); Q8_0's stored
+// codes flipped back to signed q for the sign trick (dotS) — or, with
+// AVX-VNNI, unsigned codes and the offset term as on AVX-512.
+// Why: from the file layout the 8-row Q4_0 tile moved bytes into lanes
+// (inserts, hadds) as much as it multiplied. Intel Xeon (family 6 model
+// 207), `cairn-cli bench-kernels --types Q4_0,Q8_0 --path avx2`, GB/s, file
+// layout (CAIRN_ROW_TILES=off) / tiles: from L2 (`--rows 512 --cols 2048 -p 1
+// -t 1 -r 100 --decode-mib 1`) Q4_0 20.1 / 32.2, Q8_0 28.3 / 40.7; from
+// memory (`--rows 8192 --cols 2048 -p 1 -t 2 -r 5`) Q4_0 25.3, 25.6 / 27.0,
+// 27.2, Q8_0 24.3, 26.5 / 27.6, 28.4 (read loop 33-34); llama-1b in
+// docs/PERFORMANCE.md ("AVX2 tiles").
+// Prefetch distance 4 / 8 / 18 KiB (the same command from memory, three
+// rounds): Q4_0 27.4 / 27.1 / 24.0, 24.7 / 24.7 / 26.8, 26.5 / 26.9 / 26.8,
+// Q8_0 28.9 / 27.9 / 27.3, 26.0 / 27.6 / 27.6, 28.0 / 28.3 / 28.0: within the
+// noise, so the AVX-512 tile's distance.
+constexpr int64_t kAvx2TilePrefetch = 8192;
+
+template <TensorType T>
+void matvecTile16(const uint8_t* tile, const int8_t* xq, const float* dx, const int32_t* xo, int64_t nb, float* out) {
+    static_assert(T == TensorType::Q4_0 || T == TensorType::Q8_0);
+    constexpr bool kQ8 = T == TensorType::Q8_0;
+    constexpr int64_t kBlock = int64_t(kQ8 ? kQ8_0TileBlock : kQ4_0TileBlock);
+    constexpr int kChunks = kQ8 ? 8 : 4;
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* blk = tile + b * kBlock;
+        prefetchLines(blk + kAvx2TilePrefetch, kBlock);
+        const int8_t* x = xq + 32 * b;
+        __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+        const auto codes = [&](int j, int half) {
+            return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + tileCodeWordAt(8 * half, j)));
+        };
+        const auto word = [&](int at) { return _mm256_set1_epi32(int32_t(load32(x + at))); };
+        if constexpr (kQ8) {
+            for (int j = 0; j < kChunks; ++j) {
+                const __m256i xj = word(4 * j);
+#if CAIRN_AVX_VNNI
+                s0 = dotAdd(s0, codes(j, 0), xj);
+                s1 = dotAdd(s1, codes(j, 1), xj);
+#else
+                const __m256i flip = _mm256_set1_epi8(char(kQ8_0TileCodeFlip));
+                s0 = _mm256_add_epi32(s0, dotS(_mm256_xor_si256(codes(j, 0), flip), xj));
+                s1 = _mm256_add_epi32(s1, dotS(_mm256_xor_si256(codes(j, 1), flip), xj));
+#endif
+            }
+        } else {
+#if CAIRN_AVX_VNNI
+            for (int j = 0; j < kChunks; ++j) {
+                const __m256i xl = word(4 * j), xh = word(16 + 4 * j);
+                const __m256i c0 = codes(j, 0), c1 = codes(j, 1);
+                s0 = dotAdd(dotAdd(s0, _mm256_and_si256(c0, low4), xl), _mm256_and_si256(_mm256_srli_epi16(c0, 4), low4),
+                            xh);
+                s1 = dotAdd(dotAdd(s1, _mm256_and_si256(c1, low4), xl), _mm256_and_si256(_mm256_srli_epi16(c1, 4), low4),
+                            xh);
+            }
+#else
+            __m256i w0 = _mm256_setzero_si256(), w1 = _mm256_setzero_si256();
+            for (int j = 0; j < kChunks; ++j) {
+                const __m256i xl = word(4 * j), xh = word(16 + 4 * j);
+                const __m256i c0 = codes(j, 0), c1 = codes(j, 1);
+                w0 = _mm256_add_epi16(w0, _mm256_maddubs_epi16(_mm256_and_si256(c0, low4), xl));
+                w0 = _mm256_add_epi16(w0, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(c0, 4), low4), xh));
+                w1 = _mm256_add_epi16(w1, _mm256_maddubs_epi16(_mm256_and_si256(c1, low4), xl));
+                w1 = _mm256_add_epi16(w1, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(c1, 4), low4), xh));
+            }
+            s0 = _mm256_madd_epi16(w0, _mm256_set1_epi16(1));
+            s1 = _mm256_madd_epi16(w1, _mm256_set1_epi16(1));
+#endif
+        }
+        // Unsigned codes (Q4_0; Q8_0 with AVX-VNNI) carry the offset term.
+        if (!kQ8 || kAvxVnni) {
+            s0 = _mm256_sub_epi32(s0, _mm256_set1_epi32(xo[b]));
+            s1 = _mm256_sub_epi32(s1, _mm256_set1_epi32(xo[b]));
+        }
+        const __m256 d0 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk)));
+        const __m256 d1 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 16)));
+        const __m256 dxb = _mm256_set1_ps(dx[b]);
+        acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s0), _mm256_mul_ps(d0, dxb), acc0);
+        acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s1), _mm256_mul_ps(d1, dxb), acc1);
+    }
+    _mm256_storeu_ps(out, acc0);
+    _mm256_storeu_ps(out + 8, acc1);
+}
+
 using MatvecTile32Fn = __m128 (*)(const uint8_t* const*, const int8_t*, const float*, const int32_t*, const float*,
                                   int64_t, int64_t);
 MatvecTile32Fn matvecTile32For(TensorType type) {
@@ -232,6 +396,17 @@ MatvecTile32Fn matvecTile32For(TensorType type) {
 
 void rows32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     const QuantInfo info = quantInfo(w.type);
+    if (w.layout == RowLayout::Tiles16) {  // Q4_0 and Q8_0 under gemmMinTokens (readsRowTiles)
+        const auto tile = w.type == TensorType::Q8_0 ? matvecTile16<TensorType::Q8_0> : matvecTile16<TensorType::Q4_0>;
+        const int64_t nb = a.nBlocks, tiled = r0 + (r1 - r0) / kTileRows * kTileRows;
+        for (int64_t t = 0; t < a.nTokens; ++t)
+            for (int64_t r = r0; r < tiled; r += kTileRows)
+                tile(w.row(r), a.q + t * a.cols, a.d + t * nb, a.xoff + t * nb, nb, y + t * ldy + r);
+        if (tiled == r1) return;
+        MatrixView rest = w;  // rows past the last whole tile are stored as in the file
+        rest.layout = RowLayout::File;
+        return rows32(rest, tiled, r1, a, y, ldy);
+    }
     if (a.nTokens < 4 && w.type == TensorType::Q4_0) {
         prefetchRowsStart(w, r0, r1);
         const int64_t nb = a.nBlocks, tileBytes = 8 * int64_t(w.rowStride);
@@ -983,12 +1158,6 @@ void pack(const Activations& a, uint8_t* p, int64_t g0, int64_t g1) {
     }
 }
 
-inline int32_t load32(const void* p) {
-    int32_t v;
-    std::memcpy(&v, p, 4);
-    return v;
-}
-
 inline void storeTokens8(__m256 v, int64_t tok0, int64_t nTokens, float* y, int64_t ldy, int64_t r) {
     alignas(32) float tmp[8];
     _mm256_store_ps(tmp, v);
@@ -1054,7 +1223,7 @@ Gemm32Fn pick32(bool min, bool sign) {
     return min ? gemm32Tile<R, NG, true, false> : gemm32Tile<R, NG, false, false>;
 }
 
-constexpr int kTileRows = 2, kChunkRows = 16;
+constexpr int kGemmRows = 2, kChunkRows = 16;  // rows a GEMM tile computes, rows decoded at a time
 
 void gemm32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     const int64_t K = a.cols, nb = a.nBlocks, groups = (a.nTokens + 7) / 8;
@@ -1066,20 +1235,25 @@ void gemm32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, f
     Decoded32 dec;
     for (int64_t rc = r0; rc < r1; rc += kChunkRows) {
         const int nr = int(std::min<int64_t>(kChunkRows, r1 - rc));
-        for (int i = 0; i < nr; ++i)
-            for (int64_t b = 0; b < nb; ++b) {
-                decodeBlock32(w.type, w.row(rc + i) + b * bb, dec);
-                std::memcpy(u + i * K + 32 * b, dec.u, 32);
-                dw[i * nb + b] = dec.d;
-                mw[i * nb + b] = dec.m;
-            }
+        // A chunk is a whole Tiles16 tile (Q4_0, Q8_0: readsRowTiles) or rows in the file layout.
+        static_assert(kChunkRows == kTileRows);
+        if (w.layout == RowLayout::Tiles16 && rc + kChunkRows <= w.rows / kChunkRows * kChunkRows)
+            decodeTile16(w.type, w.row(rc), nb, K, u, dw, mw);
+        else
+            for (int i = 0; i < nr; ++i)
+                for (int64_t b = 0; b < nb; ++b) {
+                    decodeBlock32(w.type, w.row(rc + i) + b * bb, dec);
+                    std::memcpy(u + i * K + 32 * b, dec.u, 32);
+                    dw[i * nb + b] = dec.d;
+                    mw[i * nb + b] = dec.m;
+                }
         for (int64_t g = 0; g < groups; g += 2) {
             const int ng = int(std::min<int64_t>(2, groups - g));
-            for (int rt = 0; rt < nr; rt += kTileRows) {
-                const int rr = std::min(kTileRows, nr - rt);
+            for (int rt = 0; rt < nr; rt += kGemmRows) {
+                const int rr = std::min(kGemmRows, nr - rt);
                 const Gemm32Fn fn = ng == 2 ? (rr == 2 ? pick32<2, 2>(min, sign) : pick32<1, 2>(min, sign))
                                             : (rr == 2 ? pick32<2, 1>(min, sign) : pick32<1, 1>(min, sign));
-                __m256 out[kTileRows * 2];
+                __m256 out[kGemmRows * 2];
                 fn(u + rt * K, K, dw + rt * nb, mw + rt * nb, nb, a.packed + size_t(g) * gs, gs, out);
                 for (int i = 0; i < rr; ++i)
                     for (int gi = 0; gi < ng; ++gi)
@@ -1193,12 +1367,12 @@ void gemmK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, fl
             }
         for (int64_t g = 0; g < groups; g += 2) {
             const int ng = int(std::min<int64_t>(2, groups - g));
-            for (int rt = 0; rt < nr; rt += kTileRows) {
-                const int rr = std::min(kTileRows, nr - rt);
+            for (int rt = 0; rt < nr; rt += kGemmRows) {
+                const int rr = std::min(kGemmRows, nr - rt);
                 const GemmKFn fn = ng == 2
                     ? (rr == 2 ? pickK<2, 2>(info.hasMin, small) : pickK<1, 2>(info.hasMin, small))
                     : (rr == 2 ? pickK<2, 1>(info.hasMin, small) : pickK<1, 1>(info.hasMin, small));
-                __m256 out[kTileRows * 2];
+                __m256 out[kGemmRows * 2];
                 fn(u + rt * K, K, s + rt * nb * 16, mn + rt * nb * 16, d + rt * nb, dmin + rt * nb, nb, info.offset,
                    a.packed + size_t(g) * gs, gs, out);
                 for (int i = 0; i < rr; ++i)
@@ -1317,6 +1491,12 @@ void quantizeTokenK(const float* x, int64_t n, const TokenQ8& out) {
         storeBlockK(out, b, 1 / iscale);
     }
 }
+
+// Q4_0 and Q8_0 in Tiles16: the matvec tiles read them as they are (a token
+// at a time, under gemmMinTokens), the GEMM through decodeTile16. Every other
+// type is tiled only for the AVX-512 paths and reaches these kernels through
+// matmul's copy.
+bool readsRowTiles(TensorType type, int64_t) { return type == TensorType::Q4_0 || type == TensorType::Q8_0; }
 
 void rows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     switch (a.blockSize) {

@@ -11,7 +11,7 @@
 namespace cairn::tensor::kernels {
 
 const KernelSet* avx2VnniKernels() {
-    static const KernelSet set{"avx2-vnni", packPlan, pack, rows, 16, nullptr, quantizeToken32, quantizeTokenK};
+    static const KernelSet set{"avx2-vnni", packPlan, pack, rows, 16, readsRowTiles, quantizeToken32, quantizeTokenK};
     return &set;
 }
 
