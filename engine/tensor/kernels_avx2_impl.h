@@ -672,6 +672,110 @@ __m128 matvecTileK(const uint8_t* const* rows, const int8_t* xq, const int16_t* 
 static_assert(offsetof(BlockQ5_K, d) == offsetof(BlockQ4_K, d));
 static_assert(offsetof(BlockQ5_K, dmin) == offsetof(BlockQ4_K, dmin));
 
+// 8 fp16 values, one in the low 16 bits of each int32 lane of v, as floats.
+inline __m256 halvesOfLanes(__m256i v) {
+    const __m256i packed = _mm256_packus_epi32(_mm256_and_si256(v, _mm256_set1_epi32(0xFFFF)), _mm256_setzero_si256());
+    return _mm256_cvtph_ps(_mm256_castsi256_si128(_mm256_permute4x64_epi64(packed, 0x08)));  // qwords 0, 2
+}
+
+// In each int32 lane, byte b0..b3 of that lane (-1: zero), for _mm256_shuffle_epi8.
+inline __m256i laneBytes(int b0, int b1, int b2, int b3) {
+    alignas(32) int8_t idx[32];
+    const int b[4] = {b0, b1, b2, b3};
+    for (int d = 0; d < 8; ++d)
+        for (int k = 0; k < 4; ++k) idx[4 * d + k] = int8_t(b[k] < 0 ? -128 : 4 * (d % 4) + b[k]);
+    return _mm256_load_si256(reinterpret_cast<const __m256i*>(idx));
+}
+
+// Q4_K decode of one token for one tile of a Tiles16 matrix (row_tiles.h:
+// dword k of row i at 64k + 4i), rows 0-7 and 8-15 in the two 256-bit halves
+// of each 64 bytes, as the AVX-512 tile (matvecTileQ4_K): get_scale_min_k4
+// in every row's lane, each sub-block's dot in its row's lane (maddubs pairs
+// of nibbles summed as words over the sub-block's 8 chunks stay below 2^15,
+// 16 * 15 * 127), times its row's scale, the mins against the activations'
+// sub-block sums by madd; the integers and float chain of matvecTileK.
+// `bsPairs`: per block, 4 words of (sum of sub-block 2p, of 2p + 1) as int16.
+// Intel Xeon (family 6 model 207), `cairn-cli bench-kernels --types Q4_K
+// --path avx2`, GB/s, file layout (CAIRN_ROW_TILES=off) / tiles: from L2
+// (`--rows 512 --cols 2048 -p 1 -t 1 -r 100 --decode-mib 1`) 10.9, 15.2 /
+// 27.7, 27.6; from memory (`--rows 8192 --cols 2048 -p 1 -t 2 -r 5`) 22.6,
+// 22.0 / 25.2, 26.0. llama-1b Q4_K_M tg128, interleaved: 26.61 / 28.29,
+// 26.06 / 28.81, 25.03 / 28.08 t/s (pp512 through matmul's copy: 99.1 /
+// 84.9, 98.6 / 100.1, 91.6 / 89.2).
+void matvecTileQ4_K16(const uint8_t* tile, const int8_t* xq, const int32_t* bsPairs, const float* dx, int64_t nb,
+                      float* out) {
+    constexpr int64_t kBlock = int64_t(kQ4_KTileBlock);
+    const __m256i low4 = _mm256_set1_epi8(0x0F), six = _mm256_set1_epi8(0x3F), top2 = _mm256_set1_epi8(0x30);
+    const __m256i byteIdx[4] = {laneBytes(0, -1, -1, -1), laneBytes(1, -1, -1, -1), laneBytes(2, -1, -1, -1),
+                                laneBytes(3, -1, -1, -1)};
+    const __m256i words01 = laneBytes(0, -1, 1, -1), words23 = laneBytes(2, -1, 3, -1);
+    __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* blk = tile + b * kBlock;
+        const int8_t* x = xq + 256 * b;
+        const auto word = [&](int k, int half) {
+            return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + tileWordAt(8 * half, k)));
+        };
+        __m256i sc[2][2], mn[2][2], isum[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+        for (int h = 0; h < 2; ++h) {
+            const __m256i s0 = word(1, h), s1 = word(2, h), s2 = word(3, h);
+            sc[h][0] = _mm256_and_si256(s0, six);
+            sc[h][1] = _mm256_or_si256(_mm256_and_si256(s2, low4), _mm256_and_si256(_mm256_srli_epi32(s0, 2), top2));
+            mn[h][0] = _mm256_and_si256(s1, six);
+            mn[h][1] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(s2, 4), low4),
+                                       _mm256_and_si256(_mm256_srli_epi32(s1, 2), top2));
+        }
+        for (int g = 0; g < 4; ++g) {  // sub-blocks 2g (low nibbles) and 2g + 1 (high)
+            // A quarter of the block's prefetches at each step (a burst of 36
+            // lines at the block's start streamed no faster on AVX-512).
+            prefetchLines(blk + kAvx2TilePrefetch + g * (kBlock / 4), kBlock / 4);
+            __m256i lo[2], hi[2];
+            for (int h = 0; h < 2; ++h) lo[h] = hi[h] = _mm256_setzero_si256();
+            for (int c = 0; c < 8; ++c) {
+                const __m256i xl = _mm256_set1_epi32(load32(x + 64 * g + 4 * c));
+                const __m256i xh = _mm256_set1_epi32(load32(x + 64 * g + 32 + 4 * c));
+                for (int h = 0; h < 2; ++h) {
+                    const __m256i codes = word(4 + 8 * g + c, h);
+                    const __m256i l = _mm256_and_si256(codes, low4);
+                    const __m256i u = _mm256_and_si256(_mm256_srli_epi16(codes, 4), low4);
+#if CAIRN_AVX_VNNI
+                    lo[h] = dotAdd(lo[h], l, xl);
+                    hi[h] = dotAdd(hi[h], u, xh);
+#else
+                    lo[h] = _mm256_add_epi16(lo[h], _mm256_maddubs_epi16(l, xl));
+                    hi[h] = _mm256_add_epi16(hi[h], _mm256_maddubs_epi16(u, xh));
+#endif
+                }
+            }
+            for (int h = 0; h < 2; ++h) {
+                if (!kAvxVnni) {
+                    lo[h] = _mm256_madd_epi16(lo[h], _mm256_set1_epi16(1));
+                    hi[h] = _mm256_madd_epi16(hi[h], _mm256_set1_epi16(1));
+                }
+                const __m256i scales = sc[h][g / 2];
+                isum[h] = _mm256_add_epi32(isum[h],
+                                           _mm256_mullo_epi32(lo[h], _mm256_shuffle_epi8(scales, byteIdx[2 * (g % 2)])));
+                isum[h] = _mm256_add_epi32(
+                    isum[h], _mm256_mullo_epi32(hi[h], _mm256_shuffle_epi8(scales, byteIdx[2 * (g % 2) + 1])));
+            }
+        }
+        const __m256 dxv = _mm256_set1_ps(dx[b]);
+        for (int h = 0; h < 2; ++h) {
+            __m256i msum = _mm256_setzero_si256();
+            for (int p = 0; p < 4; ++p)
+                msum = _mm256_add_epi32(msum, _mm256_madd_epi16(_mm256_shuffle_epi8(mn[h][p / 2], p % 2 ? words23 : words01),
+                                                                _mm256_set1_epi32(bsPairs[4 * b + p])));
+            const __m256i hdr = word(0, h);  // d | dmin << 16
+            acc[h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[h]), _mm256_mul_ps(halvesOfLanes(hdr), dxv), acc[h]);
+            // fma(msum, -(dmin·dx), acc): negating the product is exact, so fnmadd gives the same bits.
+            acc[h] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum),
+                                      _mm256_mul_ps(halvesOfLanes(_mm256_srli_epi32(hdr, 16)), dxv), acc[h]);
+        }
+    }
+    _mm256_storeu_ps(out, acc[0]);
+    _mm256_storeu_ps(out + 8, acc[1]);
+}
+
 using MatvecTileKFn = __m128 (*)(const uint8_t* const*, const int8_t*, const int16_t*, const float*, int64_t, int64_t);
 MatvecTileKFn matvecTileKFor(TensorType type) {
     switch (type) {
@@ -683,6 +787,24 @@ MatvecTileKFn matvecTileKFor(TensorType type) {
 
 void rowsK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     const QuantInfo info = quantInfo(w.type);
+    if (w.layout == RowLayout::Tiles16) {  // Q4_K under gemmMinTokens (readsRowTiles)
+        const int64_t nb = a.nBlocks, tiled = r0 + (r1 - r0) / kTileRows * kTileRows;
+        for (int64_t t = 0; t < a.nTokens; ++t) {
+            const int16_t* bsum = a.bsum + t * (a.cols / 16);
+            // (sum of sub-block 2p, sum of 2p + 1) as int16 words, per block
+            auto* bsPairs = reinterpret_cast<int32_t*>(scratch(3, size_t(nb) * 16));
+            for (int64_t j = 0; j < 4 * nb; ++j) {
+                const int32_t lo = bsum[4 * j] + bsum[4 * j + 1], hi = bsum[4 * j + 2] + bsum[4 * j + 3];
+                bsPairs[j] = int32_t(uint32_t(uint16_t(lo)) | uint32_t(uint16_t(hi)) << 16);
+            }
+            for (int64_t r = r0; r < tiled; r += kTileRows)
+                matvecTileQ4_K16(w.row(r), a.q + t * a.cols, bsPairs, a.d + t * nb, nb, y + t * ldy + r);
+        }
+        if (tiled == r1) return;
+        MatrixView rest = w;  // rows past the last whole tile are stored as in the file
+        rest.layout = RowLayout::File;
+        return rowsK(rest, tiled, r1, a, y, ldy);
+    }
     if (a.nTokens < 4 && (w.type == TensorType::Q4_K || w.type == TensorType::Q5_K || w.type == TensorType::Q6_K)) {
         prefetchRowsStart(w, r0, r1);
         const MatvecTileKFn matvec = matvecTileKFor(w.type);
@@ -1493,10 +1615,13 @@ void quantizeTokenK(const float* x, int64_t n, const TokenQ8& out) {
 }
 
 // Q4_0 and Q8_0 in Tiles16: the matvec tiles read them as they are (a token
-// at a time, under gemmMinTokens), the GEMM through decodeTile16. Every other
-// type is tiled only for the AVX-512 paths and reaches these kernels through
-// matmul's copy.
-bool readsRowTiles(TensorType type, int64_t) { return type == TensorType::Q4_0 || type == TensorType::Q8_0; }
+// at a time, under gemmMinTokens), the GEMM through decodeTile16. Q4_K: the
+// matvec tile only; its GEMM, and every other type (tiled only for the
+// AVX-512 paths), reach these kernels through matmul's copy.
+bool readsRowTiles(TensorType type, int64_t nTokens) {
+    return type == TensorType::Q4_0 || type == TensorType::Q8_0 ||
+        (type == TensorType::Q4_K && nTokens < gemmMinTokens(256));
+}
 
 void rows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     switch (a.blockSize) {
