@@ -776,6 +776,78 @@ void matvecTileQ4_K16(const uint8_t* tile, const int8_t* xq, const int32_t* bsPa
     _mm256_storeu_ps(out + 8, acc[1]);
 }
 
+// Q6_K decode of one token for one tile of a Tiles16 matrix (kQ6_KTileBlock:
+// each row's 52 block words in its own int32 lane, then the rows' d), a half
+// tile (8 rows, one 256-bit half of each 64 bytes) at a time, as the AVX-512
+// tile (matvecTileQ6_K): for half n and chunk c, ql words 16n + c and
+// 16n + 8 + c and qh word 32 + 8n + c hold 4 codes of each of the half's 4
+// groups of 32 elements; group k meets activation bytes 128n + 32k + 4c.. and
+// sums into sub-block 8n + 2k + c / 4. Codes <= 63, so two chunks' maddubs
+// pairs summed as words stay below 2^15 (2 * 2 * 63 * 127). Then
+// isum = sum_j s_j (dot_j - 32 bsum_j): the integers and float chain of
+// matvecTileK. `offsets`: per block, 32 * bsum_j of its 16 sub-blocks.
+// Intel Xeon (family 6 model 207), `cairn-cli bench-kernels --types Q6_K
+// --path avx2`, GB/s, file layout / tiles: from L2 (`--rows 512 --cols 2048
+// -p 1 -t 1 -r 100 --decode-mib 1`) 18.7, 18.5 / 21.5, 21.5; from memory on
+// 2 threads (`--rows 8192`) 22.8, 21.2 / 21.7, 21.7, the same. With the Q4_K
+// tile, llama-1b Q4_K_M tg (`bench -p 16 -n 256 -t 2 -r 1`, alternating)
+// 21.27 / 23.21, 25.52 / 25.95, 26.54 / 28.02, 26.50 / 28.15 t/s.
+void matvecTileQ6_K16(const uint8_t* tile, const int8_t* xq, const int32_t* offsets, const float* dx, int64_t nb,
+                      float* out) {
+    constexpr int64_t kBlock = int64_t(kQ6_KTileBlock);
+    const __m256i low4 = _mm256_set1_epi8(0x0F), bits45 = _mm256_set1_epi8(0x30);
+    __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* blk = tile + b * kBlock;
+        const int8_t* x = xq + 256 * b;
+        prefetchLines(blk + kAvx2TilePrefetch, kBlock);
+        for (int h = 0; h < 2; ++h) {
+            const auto word = [&](int k) {
+                return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + tileWordAt(8 * h, k)));
+            };
+            __m256i isum = _mm256_setzero_si256();
+            for (int n = 0; n < 2; ++n) {
+                __m256i dot[8];  // [2k + c / 4]: sub-block 8n + 2k + c / 4
+                for (auto& d : dot) d = _mm256_setzero_si256();
+                for (int c0 = 0; c0 < 8; c0 += 2) {
+                    __m256i pairs[4];  // two chunks' pairs of group k, as words (or int32 with AVX-VNNI)
+                    for (auto& p : pairs) p = _mm256_setzero_si256();
+                    for (int c = c0; c < c0 + 2; ++c) {
+                        const __m256i qlA = word(16 * n + c), qlB = word(16 * n + 8 + c), qh = word(32 + 8 * n + c);
+                        const __m256i e[4] = {
+                            _mm256_or_si256(_mm256_and_si256(qlA, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), bits45)),
+                            _mm256_or_si256(_mm256_and_si256(qlB, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), bits45)),
+                            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qlA, 4), low4), _mm256_and_si256(qh, bits45)),
+                            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qlB, 4), low4),
+                                            _mm256_and_si256(_mm256_srli_epi16(qh, 2), bits45))};
+                        for (int k = 0; k < 4; ++k) {
+                            const __m256i xk = _mm256_set1_epi32(load32(x + 128 * n + 32 * k + 4 * c));
+#if CAIRN_AVX_VNNI
+                            pairs[k] = dotAdd(pairs[k], e[k], xk);
+#else
+                            pairs[k] = _mm256_add_epi16(pairs[k], _mm256_maddubs_epi16(e[k], xk));
+#endif
+                        }
+                    }
+                    for (int k = 0; k < 4; ++k)
+                        dot[2 * k + c0 / 4] = _mm256_add_epi32(
+                            dot[2 * k + c0 / 4], kAvxVnni ? pairs[k] : _mm256_madd_epi16(pairs[k], _mm256_set1_epi16(1)));
+                }
+                for (int j = 0; j < 8; ++j) {
+                    // scale 8n + j: byte j % 4 of scale word 48 + 2n + j / 4, sign-extended in its lane
+                    const __m256i scale = _mm256_srai_epi32(_mm256_slli_epi32(word(48 + 2 * n + j / 4), 24 - 8 * (j % 4)), 24);
+                    const __m256i centered = _mm256_sub_epi32(dot[j], _mm256_set1_epi32(offsets[16 * b + 8 * n + j]));
+                    isum = _mm256_add_epi32(isum, _mm256_mullo_epi32(centered, scale));
+                }
+            }
+            const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + kQ6_KTileD + 16 * h)));
+            acc[h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(d, _mm256_set1_ps(dx[b])), acc[h]);
+        }
+    }
+    _mm256_storeu_ps(out, acc[0]);
+    _mm256_storeu_ps(out + 8, acc[1]);
+}
+
 using MatvecTileKFn = __m128 (*)(const uint8_t* const*, const int8_t*, const int16_t*, const float*, int64_t, int64_t);
 MatvecTileKFn matvecTileKFor(TensorType type) {
     switch (type) {
@@ -787,18 +859,24 @@ MatvecTileKFn matvecTileKFor(TensorType type) {
 
 void rowsK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     const QuantInfo info = quantInfo(w.type);
-    if (w.layout == RowLayout::Tiles16) {  // Q4_K under gemmMinTokens (readsRowTiles)
+    if (w.layout == RowLayout::Tiles16) {  // Q4_K and Q6_K under gemmMinTokens (readsRowTiles)
         const int64_t nb = a.nBlocks, tiled = r0 + (r1 - r0) / kTileRows * kTileRows;
+        auto* side = reinterpret_cast<int32_t*>(scratch(3, size_t(nb) * 64));
         for (int64_t t = 0; t < a.nTokens; ++t) {
             const int16_t* bsum = a.bsum + t * (a.cols / 16);
-            // (sum of sub-block 2p, sum of 2p + 1) as int16 words, per block
-            auto* bsPairs = reinterpret_cast<int32_t*>(scratch(3, size_t(nb) * 16));
-            for (int64_t j = 0; j < 4 * nb; ++j) {
-                const int32_t lo = bsum[4 * j] + bsum[4 * j + 1], hi = bsum[4 * j + 2] + bsum[4 * j + 3];
-                bsPairs[j] = int32_t(uint32_t(uint16_t(lo)) | uint32_t(uint16_t(hi)) << 16);
+            if (w.type == TensorType::Q4_K) {
+                // (sum of sub-block 2p, sum of 2p + 1) as int16 words, per block
+                for (int64_t j = 0; j < 4 * nb; ++j) {
+                    const int32_t lo = bsum[4 * j] + bsum[4 * j + 1], hi = bsum[4 * j + 2] + bsum[4 * j + 3];
+                    side[j] = int32_t(uint32_t(uint16_t(lo)) | uint32_t(uint16_t(hi)) << 16);
+                }
+                for (int64_t r = r0; r < tiled; r += kTileRows)
+                    matvecTileQ4_K16(w.row(r), a.q + t * a.cols, side, a.d + t * nb, nb, y + t * ldy + r);
+            } else {
+                for (int64_t j = 0; j < 16 * nb; ++j) side[j] = 32 * bsum[j];  // Q6_K's codes are stored + 32
+                for (int64_t r = r0; r < tiled; r += kTileRows)
+                    matvecTileQ6_K16(w.row(r), a.q + t * a.cols, side, a.d + t * nb, nb, y + t * ldy + r);
             }
-            for (int64_t r = r0; r < tiled; r += kTileRows)
-                matvecTileQ4_K16(w.row(r), a.q + t * a.cols, bsPairs, a.d + t * nb, nb, y + t * ldy + r);
         }
         if (tiled == r1) return;
         MatrixView rest = w;  // rows past the last whole tile are stored as in the file
@@ -1615,12 +1693,11 @@ void quantizeTokenK(const float* x, int64_t n, const TokenQ8& out) {
 }
 
 // Q4_0 and Q8_0 in Tiles16: the matvec tiles read them as they are (a token
-// at a time, under gemmMinTokens), the GEMM through decodeTile16. Q4_K: the
-// matvec tile only; its GEMM, and every other type (tiled only for the
-// AVX-512 paths), reach these kernels through matmul's copy.
+// at a time, under gemmMinTokens), the GEMM through decodeTile16. Q4_K and
+// Q6_K: the matvec tiles only; their GEMM gets matmul's copy.
 bool readsRowTiles(TensorType type, int64_t nTokens) {
     return type == TensorType::Q4_0 || type == TensorType::Q8_0 ||
-        (type == TensorType::Q4_K && nTokens < gemmMinTokens(256));
+        ((type == TensorType::Q4_K || type == TensorType::Q6_K) && nTokens < gemmMinTokens(256));
 }
 
 void rows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
