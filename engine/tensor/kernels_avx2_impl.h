@@ -533,6 +533,19 @@ inline __m256i scaledPairAdd(__m256i acc, __m256i dotsA, __m256i dotsB, __m256i 
 }
 #endif
 
+// Q6_K's codes (0-63) of four quarters k from 32 bytes of ql of quarters 0
+// and 2 (lA: low / high nibbles), of 1 and 3 (lB) and 32 of qh: code bits
+// 4-5 are qh bits 2k, 2k + 1, each moved to bits 4-5 by one 16-bit shift
+// (its spill into the neighbouring byte is masked off), then masked.
+inline void q6kQuarterCodes(__m256i lA, __m256i lB, __m256i h, __m256i (&u)[4]) {
+    const __m256i low4 = _mm256_set1_epi8(0x0F), bits45 = _mm256_set1_epi8(0x30);
+    u[0] = _mm256_or_si256(_mm256_and_si256(lA, low4), _mm256_and_si256(_mm256_slli_epi16(h, 4), bits45));
+    u[1] = _mm256_or_si256(_mm256_and_si256(lB, low4), _mm256_and_si256(_mm256_slli_epi16(h, 2), bits45));
+    u[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(lA, 4), low4), _mm256_and_si256(h, bits45));
+    u[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(lB, 4), low4),
+                           _mm256_and_si256(_mm256_srli_epi16(h, 2), bits45));
+}
+
 // One token, 4 consecutive rows of Q4_K/Q5_K/Q6_K straight from the stored
 // super-blocks (decode), prefetched in address order like matvecTile32. Lane r
 // of the result is row r's canonical float chain; the four rows share the
@@ -574,7 +587,6 @@ __m128 matvecTileK(const uint8_t* const* rows, const int8_t* xq, const int16_t* 
                 const auto* q6 = reinterpret_cast<const BlockQ6_K*>(blk);
                 const __m256i sc = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q6->scales)));
                 side[r] = _mm256_madd_epi16(sc, bs);
-                const __m256i bits45 = _mm256_set1_epi8(0x30);
                 for (int n = 0; n < 2; ++n) {
                     // Scales 8n..8n+7 as words in both lanes.
                     const __m256i scn =
@@ -582,15 +594,8 @@ __m128 matvecTileK(const uint8_t* const* rows, const int8_t* xq, const int16_t* 
                     const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q6->ql + 64 * n));
                     const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q6->ql + 64 * n + 32));
                     const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q6->qh + 32 * n));
-                    // Code bits 4-5 are qh bits 2k, 2k + 1 of quarter k: each
-                    // moved to bits 4-5 by one 16-bit shift (its spill into
-                    // the neighbouring byte is masked off), then masked.
-                    const __m256i u[4] = {
-                        _mm256_or_si256(_mm256_and_si256(l0, low4), _mm256_and_si256(_mm256_slli_epi16(h, 4), bits45)),
-                        _mm256_or_si256(_mm256_and_si256(l1, low4), _mm256_and_si256(_mm256_slli_epi16(h, 2), bits45)),
-                        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4), _mm256_and_si256(h, bits45)),
-                        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4),
-                                        _mm256_and_si256(_mm256_srli_epi16(h, 2), bits45))};
+                    __m256i u[4];
+                    q6kQuarterCodes(l0, l1, h, u);
 #if CAIRN_AVX_VNNI
                     // dots of 4 codes <= 4 * 63 * 128
                     const __m256i z = _mm256_setzero_si256();
@@ -795,7 +800,6 @@ void matvecTileQ4_K16(const uint8_t* tile, const int8_t* xq, const int32_t* bsPa
 void matvecTileQ6_K16(const uint8_t* tile, const int8_t* xq, const int32_t* offsets, const float* dx, int64_t nb,
                       float* out) {
     constexpr int64_t kBlock = int64_t(kQ6_KTileBlock);
-    const __m256i low4 = _mm256_set1_epi8(0x0F), bits45 = _mm256_set1_epi8(0x30);
     __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* blk = tile + b * kBlock;
@@ -814,12 +818,8 @@ void matvecTileQ6_K16(const uint8_t* tile, const int8_t* xq, const int32_t* offs
                     for (auto& p : pairs) p = _mm256_setzero_si256();
                     for (int c = c0; c < c0 + 2; ++c) {
                         const __m256i qlA = word(16 * n + c), qlB = word(16 * n + 8 + c), qh = word(32 + 8 * n + c);
-                        const __m256i e[4] = {
-                            _mm256_or_si256(_mm256_and_si256(qlA, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), bits45)),
-                            _mm256_or_si256(_mm256_and_si256(qlB, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), bits45)),
-                            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qlA, 4), low4), _mm256_and_si256(qh, bits45)),
-                            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qlB, 4), low4),
-                                            _mm256_and_si256(_mm256_srli_epi16(qh, 2), bits45))};
+                        __m256i e[4];
+                        q6kQuarterCodes(qlA, qlB, qh, e);
                         for (int k = 0; k < 4; ++k) {
                             const __m256i xk = _mm256_set1_epi32(load32(x + 128 * n + 32 * k + 4 * c));
 #if CAIRN_AVX_VNNI
