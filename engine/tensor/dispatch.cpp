@@ -1,5 +1,5 @@
 // Run-time choice of the kernel path: the best one this CPU runs, or a lower
-// one named by CAIRN_KERNELS=scalar|avx2|avx2-vnni|avx512|neon|neon-dotprod (tests and benchmarks use
+// one named by CAIRN_KERNELS=scalar|avx2|avx2-file|avx2-vnni|avx2-vnni-file|avx512|neon|neon-dotprod (tests and benchmarks use
 // forceKernelPath to visit every path the machine supports). On top of that
 // base path, applyKernelChoice (the calibration's measured choice) may name
 // another path per weight family and regime.
@@ -21,6 +21,8 @@ namespace kernels {
 #if !(defined(__x86_64__) || defined(_M_X64))
 const KernelSet* avx2Kernels() { return nullptr; }
 const KernelSet* avx2VnniKernels() { return nullptr; }
+const KernelSet* avx2FileLayoutKernels() { return nullptr; }
+const KernelSet* avx2VnniFileLayoutKernels() { return nullptr; }
 const KernelSet* avx512Kernels() { return nullptr; }
 const KernelSet* avx512L2PrefetchKernels() { return nullptr; }
 #endif
@@ -75,7 +77,9 @@ std::vector<const KernelSet*> supported() {
     if (avx512Kernels() && cpuHasAvx512()) out.push_back(avx512Kernels());
     if (avx512L2PrefetchKernels() && cpuHasAvx512()) out.push_back(avx512L2PrefetchKernels());
     if (avx2VnniKernels() && cpuHasAvxVnni()) out.push_back(avx2VnniKernels());
+    if (avx2VnniFileLayoutKernels() && cpuHasAvxVnni()) out.push_back(avx2VnniFileLayoutKernels());
     if (avx2Kernels() && cpuHasAvx2()) out.push_back(avx2Kernels());
+    if (avx2FileLayoutKernels() && cpuHasAvx2()) out.push_back(avx2FileLayoutKernels());
     if (neonDotprodKernels() && cpuHasArmDotprod()) out.push_back(neonDotprodKernels());
     if (neonKernels()) out.push_back(neonKernels());
     out.push_back(&scalarKernels());

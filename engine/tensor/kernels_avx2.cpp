@@ -9,4 +9,9 @@ const KernelSet* avx2Kernels() {
     return &set;
 }
 
+const KernelSet* avx2FileLayoutKernels() {
+    static const KernelSet set{"avx2-file", packPlan, pack, rows, 16, nullptr, quantizeToken32, quantizeTokenK};
+    return &set;
+}
+
 }  // namespace cairn::tensor::kernels

@@ -15,4 +15,9 @@ const KernelSet* avx2VnniKernels() {
     return &set;
 }
 
+const KernelSet* avx2VnniFileLayoutKernels() {
+    static const KernelSet set{"avx2-vnni-file", packPlan, pack, rows, 16, nullptr, quantizeToken32, quantizeTokenK};
+    return &set;
+}
+
 }  // namespace cairn::tensor::kernels

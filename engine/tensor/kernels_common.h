@@ -301,6 +301,10 @@ const KernelSet* kernelsNamed(std::string_view name);
 const KernelSet& scalarKernels();
 const KernelSet* avx2Kernels();  // nullptr when not compiled in
 const KernelSet* avx2VnniKernels();  // the same with AVX-VNNI; nullptr when not compiled in
+// The two AVX2 paths on the file layout only (no Tiles16): the same kernels,
+// a variant for the calibration to weigh against the tiles on each CPU.
+const KernelSet* avx2FileLayoutKernels();
+const KernelSet* avx2VnniFileLayoutKernels();
 const KernelSet* avx512Kernels();  // nullptr when not compiled in
 const KernelSet* avx512L2PrefetchKernels();  // the same, decode prefetching to L2 (PrefetchTo)
 const KernelSet* neonKernels();  // nullptr when not compiled in
