@@ -865,15 +865,11 @@ void rowsK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, fl
         for (int64_t t = 0; t < a.nTokens; ++t) {
             const int16_t* bsum = a.bsum + t * (a.cols / 16);
             if (w.type == TensorType::Q4_K) {
-                // (sum of sub-block 2p, sum of 2p + 1) as int16 words, per block
-                for (int64_t j = 0; j < 4 * nb; ++j) {
-                    const int32_t lo = bsum[4 * j] + bsum[4 * j + 1], hi = bsum[4 * j + 2] + bsum[4 * j + 3];
-                    side[j] = int32_t(uint32_t(uint16_t(lo)) | uint32_t(uint16_t(hi)) << 16);
-                }
+                q4kSubBlockPairSums(bsum, nb, side);
                 for (int64_t r = r0; r < tiled; r += kTileRows)
                     matvecTileQ4_K16(w.row(r), a.q + t * a.cols, side, a.d + t * nb, nb, y + t * ldy + r);
             } else {
-                for (int64_t j = 0; j < 16 * nb; ++j) side[j] = 32 * bsum[j];  // Q6_K's codes are stored + 32
+                q6kCodeOffsets(bsum, nb, side);
                 for (int64_t r = r0; r < tiled; r += kTileRows)
                     matvecTileQ6_K16(w.row(r), a.q + t * a.cols, side, a.d + t * nb, nb, y + t * ldy + r);
             }

@@ -1618,19 +1618,15 @@ void matvecKRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations&
         int64_t r = r0;
         if constexpr (T == TensorType::Q4_K) {
             if (w.layout == RowLayout::Tiles16 && r + 16 <= r1) {
-                // (sum of sub-block 2p, sum of 2p + 1) as int16 words, per block
                 auto* bsPairs = reinterpret_cast<int32_t*>(scratch(3, size_t(nb) * 16));
-                for (int64_t j = 0; j < 4 * nb; ++j) {
-                    const int32_t lo = bsum[4 * j] + bsum[4 * j + 1], hi = bsum[4 * j + 2] + bsum[4 * j + 3];
-                    bsPairs[j] = int32_t(uint32_t(uint16_t(lo)) | uint32_t(uint16_t(hi)) << 16);
-                }
+                q4kSubBlockPairSums(bsum, nb, bsPairs);
                 for (; r + 16 <= r1; r += 16) matvecTileQ4_K<PF>(w.row(r), xq, bsPairs, dx, nb, yt + r);
             }
         }
         if constexpr (T == TensorType::Q6_K) {
             if (w.layout == RowLayout::Tiles16 && r + 16 <= r1) {
                 auto* offsets = reinterpret_cast<int32_t*>(scratch(3, size_t(nb) * 64));
-                for (int64_t j = 0; j < 16 * nb; ++j) offsets[j] = 32 * bsum[j];
+                q6kCodeOffsets(bsum, nb, offsets);
                 for (; r + 16 <= r1; r += 16)
                     kHasGfni ? matvecTileQ6_K<true, PF>(w.row(r), xq, offsets, dx, nb, yt + r)
                              : matvecTileQ6_K<false, PF>(w.row(r), xq, offsets, dx, nb, yt + r);

@@ -242,8 +242,12 @@ struct TokenQ8 {
     int16_t* bsum;
 };
 
+// The helpers below are header-only and `static`, like forEachRowTile: each
+// kernel file compiles its own copy with its own instructions, so a copy
+// built for AVX-512 can never be the one the linker hands an AVX2 caller.
+
 // Q8_0 block b's values besides its codes, from the sums of its two halves.
-inline void storeBlock32(const TokenQ8& out, int64_t b, int32_t sum0, int32_t sum1, float d, int32_t offset) {
+static inline void storeBlock32(const TokenQ8& out, int64_t b, int32_t sum0, int32_t sum1, float d, int32_t offset) {
     out.bsum[2 * b] = int16_t(sum0);
     out.bsum[2 * b + 1] = int16_t(sum1);
     out.d[b] = d;
@@ -251,16 +255,30 @@ inline void storeBlock32(const TokenQ8& out, int64_t b, int32_t sum0, int32_t su
     out.sx[b] = d * float(sum0 + sum1);
 }
 // Q8_K block b's scale (it has no offset terms).
-inline void storeBlockK(const TokenQ8& out, int64_t b, float d) {
+static inline void storeBlockK(const TokenQ8& out, int64_t b, float d) {
     out.d[b] = d;
     out.xoff[b] = 0;
     out.sx[b] = 0.f;
 }
 // An all-zero input block: zero codes, sums and scale, as the reference.
-inline void storeZeroBlockK(const TokenQ8& out, int64_t b) {
+static inline void storeZeroBlockK(const TokenQ8& out, int64_t b) {
     std::memset(out.q + 256 * b, 0, 256);
     std::memset(out.bsum + 16 * b, 0, 16 * sizeof(int16_t));
     storeBlockK(out, b, 0.f);
+}
+
+// What the Q4_K and Q6_K tiles take of a Q8_K token's 16-element sums
+// (`bsum`, 16 a block), for its `nb` blocks. Q4_K: per block, 4 words of
+// (sum of sub-block 2p, sum of 2p + 1) as two int16.
+static inline void q4kSubBlockPairSums(const int16_t* bsum, int64_t nb, int32_t* out) {
+    for (int64_t j = 0; j < 4 * nb; ++j) {
+        const int32_t lo = bsum[4 * j] + bsum[4 * j + 1], hi = bsum[4 * j + 2] + bsum[4 * j + 3];
+        out[j] = int32_t(uint32_t(uint16_t(lo)) | uint32_t(uint16_t(hi)) << 16);
+    }
+}
+// Q6_K: per block, 32 * bsum_j of its 16 sub-blocks (its codes are stored + 32).
+static inline void q6kCodeOffsets(const int16_t* bsum, int64_t nb, int32_t* out) {
+    for (int64_t j = 0; j < 16 * nb; ++j) out[j] = 32 * bsum[j];
 }
 
 // The reference: what matmul writes for one token of `n` activations when
