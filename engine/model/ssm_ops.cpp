@@ -267,18 +267,31 @@ void conv1d(const float* x, int64_t ldx, int64_t T, int64_t channels, int64_t K,
     convChunk(x, ldx, T, channels, K, w, nullptr, state, out, ldo, false, ctx);
 }
 
+namespace {
+
+// Blocks [blk0, blk1) of the scan, on this thread.
+void scanBlocks(const ScanInputs& in, float* h, float* y, int64_t ldy, int64_t blk0, int64_t blk1) {
+    const int64_t N = in.stateSize;
+    for (int64_t blk = blk0; blk < blk1; ++blk) {
+        const int64_t c0 = blk * L;
+        const int64_t nv = std::min(L, in.channels - c0);
+        if (in.decayA) scanBlockPerChannelDecay(in, c0, nv, h + blk * N * L, y, ldy);
+        else if (in.tokens == 1) scanBlockOneToken(in, c0, nv, in.A + blk * N * L, h + blk * N * L, y);
+        else scanBlock(in, c0, nv, in.A + blk * N * L, h + blk * N * L, y, ldy);
+    }
+}
+
+}  // namespace
+
 void selectiveScan(const ScanInputs& in, float* h, float* y, int64_t ldy, ExecContext& ctx) {
     if (in.tokens <= 0 || in.channels <= 0) return;
-    const int64_t blocks = laneBlocks(in.channels), N = in.stateSize;
-    ctx.parallelFor(blocks, grainFor(blocks, in.tokens * N * L, ctx.threads()), [&](int64_t begin, int64_t end) {
-        for (int64_t blk = begin; blk < end; ++blk) {
-            const int64_t c0 = blk * L;
-            const int64_t nv = std::min(L, in.channels - c0);
-            if (in.decayA) scanBlockPerChannelDecay(in, c0, nv, h + blk * N * L, y, ldy);
-            else if (in.tokens == 1) scanBlockOneToken(in, c0, nv, in.A + blk * N * L, h + blk * N * L, y);
-            else scanBlock(in, c0, nv, in.A + blk * N * L, h + blk * N * L, y, ldy);
-        }
-    });
+    const int64_t blocks = laneBlocks(in.channels);
+    ctx.parallelFor(blocks, grainFor(blocks, in.tokens * in.stateSize * L, ctx.threads()),
+                    [&](int64_t begin, int64_t end) { scanBlocks(in, h, y, ldy, begin, end); });
+}
+
+void selectiveScanOneToken(const ScanInputs& in, float* h, float* y, int64_t c0, int64_t c1) {
+    scanBlocks(in, h, y, in.channels, c0 / L, laneBlocks(std::min(c1, in.channels)));
 }
 
 }  // namespace cairn::model::ssm

@@ -85,6 +85,11 @@ struct ScanInputs {
 // prefill time under perf; figures in docs/PERFORMANCE.md, Hybrid models).
 // h: lane-packed [stateSize] per channel, updated in place; y: T rows of `channels`, `ldy` floats apart.
 void selectiveScan(const ScanInputs& in, float* h, float* y, int64_t ldy, ExecContext& ctx);
+// selectiveScan of a one-token `in` for channels [c0, c1) only, on this
+// thread (the same bits): c0 a multiple of kLanes, c1 one too or `channels`;
+// y is the token's row. For running the scan on rows of the Δ projection as
+// they are written (RowsDone).
+void selectiveScanOneToken(const ScanInputs& in, float* h, float* y, int64_t c0, int64_t c1);
 
 // The element-wise functions used above, exposed for tests: exp with a
 // relative error of a few ulp (inputs clamped to [−87.3, 88.7]), SiLU and
