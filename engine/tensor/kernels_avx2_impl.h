@@ -1577,28 +1577,38 @@ void unpackWordTile(TensorType type, const uint8_t* tile, int64_t nb, size_t row
 }
 
 // One row's K-format super-blocks as decodeBlockK gives them (codes, the 16
-// sub-blocks' scales and mins, d, dmin), Q4_K and Q6_K with SIMD: the
+// sub-blocks' scales and mins, d, dmin), Q4_K, Q5_K and Q6_K with SIMD: the
 // GEMM decodes each block once per call, so for short prompts the scalar
 // decode was a large part of it (llama-1b Q4_K pp8 on this path, perf:
 // decodeBlockK 21 % of the samples, the GEMM tiles 35 %).
 void decodeRowK(TensorType type, const uint8_t* row, int64_t nb, uint8_t* u, int16_t* s, int16_t* mn, float* d,
                 float* dmin) {
     const size_t bb = traits(type).blockBytes;
-    if (type == TensorType::Q4_K) {
-        const __m256i low4 = _mm256_set1_epi8(0x0F);
+    if (type == TensorType::Q4_K || type == TensorType::Q5_K) {
+        const __m256i low4 = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1);
         const __m128i pairs = _mm_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+        const bool q5 = type == TensorType::Q5_K;
         for (int64_t b = 0; b < nb; ++b) {
+            // Q5_K has Q4_K's d, dmin and scales at the same offsets, its qh before its qs.
             const auto* blk = reinterpret_cast<const BlockQ4_K*>(row + b * bb);
+            const auto* blk5 = reinterpret_cast<const BlockQ5_K*>(row + b * bb);
             const __m128i sm = q4kScales(blk->scales);  // sc 0-7, m 0-7
             _mm256_storeu_si256(reinterpret_cast<__m256i*>(s + 16 * b), _mm256_cvtepu8_epi16(_mm_shuffle_epi8(sm, pairs)));
             _mm256_storeu_si256(reinterpret_cast<__m256i*>(mn + 16 * b),
                                 _mm256_cvtepu8_epi16(_mm_shuffle_epi8(_mm_srli_si128(sm, 8), pairs)));
+            const uint8_t* qs = q5 ? blk5->qs : blk->qs;
+            const __m256i qh = q5 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk5->qh)) : _mm256_setzero_si256();
             for (int c = 0; c < 4; ++c) {
-                // Elements 64c.. are the low nibbles of qs[32c..], 64c + 32.. the high ones.
-                const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qs + 32 * c));
-                _mm256_storeu_si256(reinterpret_cast<__m256i*>(u + 256 * b + 64 * c), _mm256_and_si256(q, low4));
-                _mm256_storeu_si256(reinterpret_cast<__m256i*>(u + 256 * b + 64 * c + 32),
-                                    _mm256_and_si256(_mm256_srli_epi16(q, 4), low4));
+                // Elements 64c.. are the low nibbles of qs[32c..], 64c + 32.. the
+                // high ones; Q5_K adds bit 2c, 2c + 1 of qh[l] as bit 4.
+                const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * c));
+                __m256i lo = _mm256_and_si256(q, low4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+                if (q5) {
+                    lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c), one), 4));
+                    hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c + 1), one), 4));
+                }
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(u + 256 * b + 64 * c), lo);
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(u + 256 * b + 64 * c + 32), hi);
             }
             d[b] = halfToFloatF16C(blk->d);
             dmin[b] = halfToFloatF16C(blk->dmin);
