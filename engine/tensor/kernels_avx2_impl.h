@@ -14,6 +14,7 @@
 
 #include "tensor/blocks.h"
 #include "tensor/kernels_common.h"
+#include "tensor/decode_row32_x86.h"
 #include "tensor/q4k_scales_x86.h"
 #include "tensor/row_tiles.h"
 
@@ -1417,68 +1418,6 @@ template <int R, int NG>
 Gemm32Fn pick32(bool min, bool sign) {
     if (sign) return gemm32Tile<R, NG, false, true>;
     return min ? gemm32Tile<R, NG, true, false> : gemm32Tile<R, NG, false, false>;
-}
-
-// One row's 32-element blocks as decodeBlock32 gives them (unsigned codes,
-// d, m), with SIMD: the GEMM decodes each block once per call, so for short
-// prompts on the file layout the scalar decode was a large part of it
-// (`bench-kernels --rows 2048 --cols 2048 -p 8 -t 1 --path avx2-file`,
-// GFLOP/s: Q4_0 50-56 against 70-77 for the tiles' decodeTile16).
-void decodeRow32(TensorType type, const uint8_t* row, int64_t nb, uint8_t* u, float* dw, float* mw) {
-    const size_t bb = traits(type).blockBytes;
-    const __m256i low4 = _mm256_set1_epi8(0x0F);
-    // Q5's 32 high bits: byte i of the vector takes qh byte i / 8, tests bit i % 8.
-    const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3,
-                                            3, 3, 3, 3, 3, 3, 3);
-    const __m256i bit = _mm256_set1_epi64x(int64_t(0x8040201008040201ull));
-    // Element i < 16 is the low nibble of qs[i], element 16 + i its high nibble.
-    const auto nibbles = [&](const uint8_t* qs) {
-        const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-        return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), low4);
-    };
-    for (int64_t b = 0; b < nb; ++b) {
-        const uint8_t* blk = row + b * bb;
-        uint16_t dh;
-        std::memcpy(&dh, blk, 2);  // each of these formats' blocks starts with its d
-        __m256i codes;
-        float d = halfToFloatF16C(dh), m = 0.f;
-        switch (type) {
-        case TensorType::Q4_0: codes = nibbles(reinterpret_cast<const BlockQ4_0*>(blk)->qs); break;
-        case TensorType::Q4_1:
-            codes = nibbles(reinterpret_cast<const BlockQ4_1*>(blk)->qs);
-            m = halfToFloatF16C(reinterpret_cast<const BlockQ4_1*>(blk)->m);
-            break;
-        case TensorType::Q5_0:
-        case TensorType::Q5_1: {
-            const bool q51 = type == TensorType::Q5_1;
-            const uint8_t* qh = q51 ? reinterpret_cast<const BlockQ5_1*>(blk)->qh : reinterpret_cast<const BlockQ5_0*>(blk)->qh;
-            const uint8_t* qs = q51 ? reinterpret_cast<const BlockQ5_1*>(blk)->qs : reinterpret_cast<const BlockQ5_0*>(blk)->qs;
-            int32_t h;
-            std::memcpy(&h, qh, 4);
-            const __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(h), spread);
-            const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(bytes, bit), bit);
-            codes = _mm256_or_si256(nibbles(qs), _mm256_and_si256(set, _mm256_set1_epi8(0x10)));
-            if (q51) m = halfToFloatF16C(reinterpret_cast<const BlockQ5_1*>(blk)->m);
-            break;
-        }
-        case TensorType::Q8_0:
-            codes = _mm256_xor_si256(
-                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(reinterpret_cast<const BlockQ8_0*>(blk)->qs)),
-                _mm256_set1_epi8(char(0x80)));
-            break;
-        default: {
-            Decoded32 dec;
-            decodeBlock32(type, blk, dec);
-            codes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(dec.u));
-            d = dec.d;
-            m = dec.m;
-            break;
-        }
-        }
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(u + 32 * b), codes);
-        dw[b] = d;
-        mw[b] = m;
-    }
 }
 
 constexpr int kGemmRows = 2, kChunkRows = 16;  // rows a GEMM tile computes, rows decoded at a time

@@ -9,6 +9,7 @@
 // lane does the scalar sequence of fmas.
 #include "tensor/avx512_float_loads.h"
 #include "tensor/blocks.h"
+#include "tensor/decode_row32_x86.h"
 #include "tensor/float_gemm_avx512.h"
 #include "tensor/kernels_common.h"
 #include "tensor/q4k_scales_x86.h"
@@ -129,52 +130,6 @@ inline void storeTokens(__m512 v, int64_t tok0, int64_t nTokens, float* y, int64
 
 // ---------------------------------------------------------------------------
 // 32-element formats.
-
-// A Q4_0 block's 16 code bytes at `qs` to its 32 unsigned codes u[0..31].
-inline void decodeQ4_0Codes(const uint8_t* qs, uint8_t* u) {
-    const __m128i low4 = _mm_set1_epi8(0x0F);
-    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(u), _mm_and_si128(q, low4));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(u + 16), _mm_and_si128(_mm_srli_epi16(q, 4), low4));
-}
-
-// A Q8_0 block's 32 code bytes at `qs` to its 32 unsigned codes (q + 128).
-inline void decodeQ8_0Codes(const uint8_t* qs, uint8_t* u) {
-    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(u), _mm256_xor_si256(q, _mm256_set1_epi8(char(0x80))));
-}
-
-// Decodes one row into unsigned codes u[cols], d[nb], m[nb].
-void decodeRow32(TensorType type, const uint8_t* row, int64_t nb, uint8_t* u, float* d, float* m) {
-    switch (type) {
-    case TensorType::Q4_0:
-        for (int64_t b = 0; b < nb; ++b) {
-            const uint8_t* blk = row + b * 18;
-            decodeQ4_0Codes(blk + 2, u + 32 * b);
-            d[b] = halfToFloat(load16(blk));
-            m[b] = 0.f;
-        }
-        break;
-    case TensorType::Q8_0:
-        for (int64_t b = 0; b < nb; ++b) {
-            const uint8_t* blk = row + b * 34;
-            decodeQ8_0Codes(blk + 2, u + 32 * b);
-            d[b] = halfToFloat(load16(blk));
-            m[b] = 0.f;
-        }
-        break;
-    default: {
-        const size_t bb = traits(type).blockBytes;
-        Decoded32 dec;
-        for (int64_t b = 0; b < nb; ++b) {
-            decodeBlock32(type, row + b * bb, dec);
-            std::memcpy(u + 32 * b, dec.u, 32);
-            d[b] = dec.d;
-            m[b] = dec.m;
-        }
-    }
-    }
-}
 
 // Where gemm32Tile finds codes 4k..4k+3 of block b of row r (unsigned, as
 // dpbusd multiplies them): rows one after another, `stride` (K) bytes apart;
