@@ -14,7 +14,7 @@
 
 #include "tensor/blocks.h"
 #include "tensor/kernels_common.h"
-#include "tensor/decode_row32_x86.h"
+#include "tensor/decode_rows_x86.h"
 #include "tensor/q4k_scales_x86.h"
 #include "tensor/row_tiles.h"
 
@@ -533,19 +533,6 @@ inline __m256i scaledPairAdd(__m256i acc, __m256i dotsA, __m256i dotsB, __m256i 
     return _mm256_dpwssd_avx_epi32(acc, _mm256_packs_epi32(dotsA, dotsB), scales);
 }
 #endif
-
-// Q6_K's codes (0-63) of four quarters k from 32 bytes of ql of quarters 0
-// and 2 (lA: low / high nibbles), of 1 and 3 (lB) and 32 of qh: code bits
-// 4-5 are qh bits 2k, 2k + 1, each moved to bits 4-5 by one 16-bit shift
-// (its spill into the neighbouring byte is masked off), then masked.
-inline void q6kQuarterCodes(__m256i lA, __m256i lB, __m256i h, __m256i (&u)[4]) {
-    const __m256i low4 = _mm256_set1_epi8(0x0F), bits45 = _mm256_set1_epi8(0x30);
-    u[0] = _mm256_or_si256(_mm256_and_si256(lA, low4), _mm256_and_si256(_mm256_slli_epi16(h, 4), bits45));
-    u[1] = _mm256_or_si256(_mm256_and_si256(lB, low4), _mm256_and_si256(_mm256_slli_epi16(h, 2), bits45));
-    u[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(lA, 4), low4), _mm256_and_si256(h, bits45));
-    u[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(lB, 4), low4),
-                           _mm256_and_si256(_mm256_srli_epi16(h, 2), bits45));
-}
 
 // One token, 4 consecutive rows of Q4_K/Q5_K/Q6_K straight from the stored
 // super-blocks (decode), prefetched in address order like matvecTile32. Lane r
@@ -1567,75 +1554,6 @@ void unpackWordTile(TensorType type, const uint8_t* tile, int64_t nb, size_t row
         }
         if (q6)
             for (int i = 0; i < 16; ++i) std::memcpy(out + size_t(i) * rowBytes + 4 * words, col + kQ6_KTileD + 2 * i, 2);
-    }
-}
-
-// One row's K-format super-blocks as decodeBlockK gives them (codes, the 16
-// sub-blocks' scales and mins, d, dmin), Q4_K, Q5_K and Q6_K with SIMD: the
-// GEMM decodes each block once per call, so for short prompts the scalar
-// decode was a large part of it (llama-1b Q4_K pp8 on this path, perf:
-// decodeBlockK 21 % of the samples, the GEMM tiles 35 %).
-void decodeRowK(TensorType type, const uint8_t* row, int64_t nb, uint8_t* u, int16_t* s, int16_t* mn, float* d,
-                float* dmin) {
-    const size_t bb = traits(type).blockBytes;
-    if (type == TensorType::Q4_K || type == TensorType::Q5_K) {
-        const __m256i low4 = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1);
-        const __m128i pairs = _mm_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
-        const bool q5 = type == TensorType::Q5_K;
-        for (int64_t b = 0; b < nb; ++b) {
-            // Q5_K has Q4_K's d, dmin and scales at the same offsets, its qh before its qs.
-            const auto* blk = reinterpret_cast<const BlockQ4_K*>(row + b * bb);
-            const auto* blk5 = reinterpret_cast<const BlockQ5_K*>(row + b * bb);
-            const __m128i sm = q4kScales(blk->scales);  // sc 0-7, m 0-7
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(s + 16 * b), _mm256_cvtepu8_epi16(_mm_shuffle_epi8(sm, pairs)));
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(mn + 16 * b),
-                                _mm256_cvtepu8_epi16(_mm_shuffle_epi8(_mm_srli_si128(sm, 8), pairs)));
-            const uint8_t* qs = q5 ? blk5->qs : blk->qs;
-            const __m256i qh = q5 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk5->qh)) : _mm256_setzero_si256();
-            for (int c = 0; c < 4; ++c) {
-                // Elements 64c.. are the low nibbles of qs[32c..], 64c + 32.. the
-                // high ones; Q5_K adds bit 2c, 2c + 1 of qh[l] as bit 4.
-                const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * c));
-                __m256i lo = _mm256_and_si256(q, low4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
-                if (q5) {
-                    lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c), one), 4));
-                    hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c + 1), one), 4));
-                }
-                _mm256_storeu_si256(reinterpret_cast<__m256i*>(u + 256 * b + 64 * c), lo);
-                _mm256_storeu_si256(reinterpret_cast<__m256i*>(u + 256 * b + 64 * c + 32), hi);
-            }
-            d[b] = halfToFloatF16C(blk->d);
-            dmin[b] = halfToFloatF16C(blk->dmin);
-        }
-        return;
-    }
-    if (type == TensorType::Q6_K) {
-        for (int64_t b = 0; b < nb; ++b) {
-            const auto* blk = reinterpret_cast<const BlockQ6_K*>(row + b * bb);
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(s + 16 * b),
-                                _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk->scales))));
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(mn + 16 * b), _mm256_setzero_si256());
-            for (int n = 0; n < 2; ++n) {
-                __m256i q[4];  // quarter k: elements 128n + 32k..
-                q6kQuarterCodes(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->ql + 64 * n)),
-                                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->ql + 64 * n + 32)),
-                                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qh + 32 * n)), q);
-                for (int k = 0; k < 4; ++k)
-                    _mm256_storeu_si256(reinterpret_cast<__m256i*>(u + 256 * b + 128 * n + 32 * k), q[k]);
-            }
-            d[b] = halfToFloatF16C(blk->d);
-            dmin[b] = 0.f;
-        }
-        return;
-    }
-    DecodedK dec;
-    for (int64_t b = 0; b < nb; ++b) {
-        decodeBlockK(type, row + b * bb, dec);
-        std::memcpy(u + 256 * b, dec.u, 256);
-        std::memcpy(s + 16 * b, dec.s, 32);
-        std::memcpy(mn + 16 * b, dec.mn, 32);
-        d[b] = dec.d;
-        dmin[b] = dec.dmin;
     }
 }
 

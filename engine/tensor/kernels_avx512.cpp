@@ -9,7 +9,7 @@
 // lane does the scalar sequence of fmas.
 #include "tensor/avx512_float_loads.h"
 #include "tensor/blocks.h"
-#include "tensor/decode_row32_x86.h"
+#include "tensor/decode_rows_x86.h"
 #include "tensor/float_gemm_avx512.h"
 #include "tensor/kernels_common.h"
 #include "tensor/q4k_scales_x86.h"
@@ -1614,56 +1614,6 @@ void matvecK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, 
     case TensorType::Q4_K: matvecKRows<TensorType::Q4_K, PF>(w, r0, r1, a, y, ldy); break;
     case TensorType::Q5_K: matvecKRows<TensorType::Q5_K, PF>(w, r0, r1, a, y, ldy); break;
     default: matvecKRows<TensorType::Q6_K, PF>(w, r0, r1, a, y, ldy); break;
-    }
-}
-
-void decodeRowK(TensorType type, const uint8_t* row, int64_t nb, uint8_t* u, int16_t* s, int16_t* mn, float* d,
-                float* dmin) {
-    const size_t bb = traits(type).blockBytes;
-    // SIMD unpacking for the formats that matter most. Measured: no change at
-    // 512 tokens (Q4_K GEMM 212 -> 210 GFLOP/s per CPU-second, the decode is
-    // amortized over the tokens), it only pays for short prompts.
-    if (type == TensorType::Q4_K || type == TensorType::Q5_K) {
-        for (int64_t b = 0; b < nb; ++b) {
-            // Q5_K has Q4_K's d, dmin, scales and qs at the same offsets, qh before qs.
-            const auto* blk = reinterpret_cast<const BlockQ4_K*>(row + b * bb);
-            const auto* blk5 = reinterpret_cast<const BlockQ5_K*>(row + b * bb);
-            alignas(16) uint8_t sm[16];
-            _mm_store_si128(reinterpret_cast<__m128i*>(sm), q4kScales(blk->scales));
-            for (int j = 0; j < 16; ++j) {
-                s[16 * b + j] = sm[j / 2];
-                mn[16 * b + j] = sm[8 + j / 2];
-            }
-            for (int c = 0; c < 4; ++c)
-                _mm512_storeu_si512(u + 256 * b + 64 * c,
-                                    type == TensorType::Q4_K ? q4kCodes(blk->qs, c) : q5kCodes(blk5->qs, blk5->qh, c));
-            d[b] = halfToFloat(blk->d);
-            dmin[b] = halfToFloat(blk->dmin);
-        }
-        return;
-    }
-    if (type == TensorType::Q6_K) {
-        for (int64_t b = 0; b < nb; ++b) {
-            const auto* blk = reinterpret_cast<const BlockQ6_K*>(row + b * bb);
-            for (int j = 0; j < 16; ++j) {
-                s[16 * b + j] = blk->scales[j];
-                mn[16 * b + j] = 0;
-            }
-            for (int c = 0; c < 4; ++c)
-                _mm512_storeu_si512(u + 256 * b + 64 * c, q6kCodes(blk->ql, blk->qh, c / 2, c % 2));
-            d[b] = halfToFloat(blk->d);
-            dmin[b] = 0.f;
-        }
-        return;
-    }
-    DecodedK dec;
-    for (int64_t b = 0; b < nb; ++b) {
-        decodeBlockK(type, row + b * bb, dec);
-        std::memcpy(u + 256 * b, dec.u, 256);
-        std::memcpy(s + 16 * b, dec.s, 32);
-        std::memcpy(mn + 16 * b, dec.mn, 32);
-        d[b] = dec.d;
-        dmin[b] = dec.dmin;
     }
 }
 
