@@ -232,27 +232,6 @@ __m256 matvecQ4_0x8(const uint8_t* const* rows, const int8_t* xq, const float* d
     return acc;
 }
 
-// The 8x8 int32 transpose: v[j] lane i becomes out[i] lane j.
-inline void transpose8x8(const __m256i (&v)[8], __m256i (&out)[8]) {
-    __m256i a[8], b[8];
-    for (int k = 0; k < 4; ++k) {
-        a[2 * k] = _mm256_unpacklo_epi32(v[2 * k], v[2 * k + 1]);
-        a[2 * k + 1] = _mm256_unpackhi_epi32(v[2 * k], v[2 * k + 1]);
-    }
-    for (int k = 0; k < 2; ++k)
-        for (int h = 0; h < 2; ++h) {
-            b[4 * k + h] = _mm256_unpacklo_epi64(a[4 * k + h], a[4 * k + 2 + h]);
-            b[4 * k + 2 + h] = _mm256_unpackhi_epi64(a[4 * k + h], a[4 * k + 2 + h]);
-        }
-    // b[0], b[2], b[1], b[3] hold lane 0, 1, 2, 3 of v[0..3] in their low 128
-    // bits and lane 4, 5, 6, 7 in their high ones; b[4..7] the same of v[4..7].
-    for (int r = 0; r < 4; ++r) {
-        const int m = r == 0 ? 0 : r == 1 ? 2 : r == 2 ? 1 : 3;
-        out[r] = _mm256_permute2x128_si256(b[m], b[4 + m], 0x20);
-        out[r + 4] = _mm256_permute2x128_si256(b[m], b[4 + m], 0x31);
-    }
-}
-
 // The 16 rows of the whole Q4_0 or Q8_0 tile at `tile` (row_tiles.h) as
 // decodeBlock32 gives their blocks: row i's codes at u + i * K, its d at
 // dw[i * nb], its m (0) at mw[i * nb]. Block column by block column, each half
@@ -1516,45 +1495,6 @@ template <int R, int NG>
 GemmKFn pickK(bool min, bool small) {
     if (min) return small ? gemmKTile<R, NG, true, true> : gemmKTile<R, NG, true, false>;
     return small ? gemmKTile<R, NG, false, true> : gemmKTile<R, NG, false, false>;
-}
-
-// A word tile's rows (Q4_K, Q6_K: row_tiles.h) back in the file layout
-// (`rowBytes` apart), for the GEMM: per block column and half tile, 8 words
-// of its 8 rows at a time by one 8x8 transpose, then the last 4 (both blocks
-// are 8k + 4 whole words: Q4_K 36, Q6_K 52), then Q6_K's d. matmul's copy
-// word by word (unpackRowTile) made llama-1b Q4_K's short prefills on this
-// path about 30 % slower than the file layout (pp8 31.9, 21.9 against 42.5,
-// 35.1 t/s, Intel Xeon family 6 model 207, `CAIRN_KERNELS=avx2`).
-void unpackWordTile(TensorType type, const uint8_t* tile, int64_t nb, size_t rowBytes, uint8_t* rows) {
-    const bool q6 = type == TensorType::Q6_K;
-    const size_t fileBlock = q6 ? sizeof(BlockQ6_K) : sizeof(BlockQ4_K);
-    const int64_t tileBlock = int64_t(q6 ? kQ6_KTileBlock : kQ4_KTileBlock);
-    const int words = int(fileBlock / 4), eights = words / 8;
-    static_assert(sizeof(BlockQ4_K) / 4 % 8 == 4 && sizeof(BlockQ6_K) / 4 % 8 == 4);
-    for (int64_t b = 0; b < nb; ++b) {
-        const uint8_t* col = tile + b * tileBlock;
-        uint8_t* out = rows + b * int64_t(fileBlock);
-        for (int half = 0; half < 2; ++half) {
-            uint8_t* rowsOut = out + size_t(8 * half) * rowBytes;
-            __m256i v[8], row[8];
-            for (int g = 0; g < eights; ++g) {
-                for (int j = 0; j < 8; ++j)
-                    v[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + tileWordAt(8 * half, 8 * g + j)));
-                transpose8x8(v, row);
-                for (int i = 0; i < 8; ++i)
-                    _mm256_storeu_si256(reinterpret_cast<__m256i*>(rowsOut + size_t(i) * rowBytes + 32 * g), row[i]);
-            }
-            for (int j = 0; j < 8; ++j)
-                v[j] = j < 4 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + tileWordAt(8 * half, 8 * eights + j)))
-                             : _mm256_setzero_si256();
-            transpose8x8(v, row);
-            for (int i = 0; i < 8; ++i)
-                _mm_storeu_si128(reinterpret_cast<__m128i*>(rowsOut + size_t(i) * rowBytes + 32 * eights),
-                                 _mm256_castsi256_si128(row[i]));
-        }
-        if (q6)
-            for (int i = 0; i < 16; ++i) std::memcpy(out + size_t(i) * rowBytes + 4 * words, col + kQ6_KTileD + 2 * i, 2);
-    }
 }
 
 void gemmK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {

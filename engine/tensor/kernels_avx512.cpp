@@ -1697,68 +1697,6 @@ GemmKFn pickK(bool min, bool small) {
     return small ? gemmKTile<R, NG, false, true> : gemmKTile<R, NG, false, false>;
 }
 
-// Words 4j..4j+3 of the 16 rows of a tile (v[0..3]: words 4j..4j+3, row p in
-// int32 lane p) as u[r]: 128-bit lane L holds row 4L + r's 4 words.
-inline void transposeWordQuads(const __m512i* v, __m512i* u) {
-    const __m512i t0 = _mm512_unpacklo_epi32(v[0], v[1]), t1 = _mm512_unpackhi_epi32(v[0], v[1]);
-    const __m512i t2 = _mm512_unpacklo_epi32(v[2], v[3]), t3 = _mm512_unpackhi_epi32(v[2], v[3]);
-    u[0] = _mm512_unpacklo_epi64(t0, t2);
-    u[1] = _mm512_unpackhi_epi64(t0, t2);
-    u[2] = _mm512_unpacklo_epi64(t1, t3);
-    u[3] = _mm512_unpackhi_epi64(t1, t3);
-}
-
-// A word tile's rows (Q4_K, Q6_K) back in the file layout (`rowBytes`
-// apart), for the GEMM: per block column its words transposed with shuffles,
-// 16 words of each row at a time, then the last 4, then Q6_K's d. Both
-// blocks are 16k + 4 whole words (Q4_K 36, Q6_K 52). unpackRowTile's copy
-// word by word made short prefills of llama-1b Q4_K 15-30 % slower than the
-// file layout (pp8 37-47 against 53-68 t/s).
-void unpackWordTile(TensorType type, const uint8_t* tile, int64_t nb, size_t rowBytes, uint8_t* rows) {
-    const bool q6 = type == TensorType::Q6_K;
-    const size_t fileBlock = q6 ? sizeof(BlockQ6_K) : sizeof(BlockQ4_K);
-    const int64_t tileBlock = int64_t(q6 ? kQ6_KTileBlock : kQ4_KTileBlock);
-    const int words = int(fileBlock / 4), sixteens = words / 16;
-    static_assert(sizeof(BlockQ4_K) / 4 % 16 == 4 && sizeof(BlockQ6_K) / 4 % 16 == 4);
-    for (int64_t b = 0; b < nb; ++b) {
-        const uint8_t* col = tile + b * tileBlock;
-        uint8_t* out = rows + b * int64_t(fileBlock);
-        for (int h = 0; h < sixteens; ++h) {
-            __m512i quads[4][4];  // [word quad j][r]
-            for (int j = 0; j < 4; ++j) {
-                __m512i v[4];
-                for (int k = 0; k < 4; ++k) v[k] = _mm512_loadu_si512(col + tileWordAt(0, 16 * h + 4 * j + k));
-                transposeWordQuads(v, quads[j]);
-            }
-            for (int r = 0; r < 4; ++r) {
-                // 128-bit lane L of quads[j][r] is row 4L + r's words 16h + 4j..: one 4x4 lane transpose
-                const __m512i s0 = _mm512_shuffle_i32x4(quads[0][r], quads[1][r], 0x44),
-                              s1 = _mm512_shuffle_i32x4(quads[0][r], quads[1][r], 0xEE),
-                              s2 = _mm512_shuffle_i32x4(quads[2][r], quads[3][r], 0x44),
-                              s3 = _mm512_shuffle_i32x4(quads[2][r], quads[3][r], 0xEE);
-                const __m512i row[4] = {_mm512_shuffle_i32x4(s0, s2, 0x88), _mm512_shuffle_i32x4(s0, s2, 0xDD),
-                                        _mm512_shuffle_i32x4(s1, s3, 0x88), _mm512_shuffle_i32x4(s1, s3, 0xDD)};
-                for (int L = 0; L < 4; ++L) _mm512_storeu_si512(out + size_t(4 * L + r) * rowBytes + 64 * h, row[L]);
-            }
-        }
-        __m512i v[4], u[4];
-        for (int k = 0; k < 4; ++k) v[k] = _mm512_loadu_si512(col + tileWordAt(0, 16 * sixteens + k));
-        transposeWordQuads(v, u);
-        const size_t at = size_t(64 * sixteens);
-        for (int r = 0; r < 4; ++r) {
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(out + size_t(r) * rowBytes + at), _mm512_castsi512_si128(u[r]));
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(out + size_t(4 + r) * rowBytes + at),
-                             _mm512_extracti32x4_epi32(u[r], 1));
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(out + size_t(8 + r) * rowBytes + at),
-                             _mm512_extracti32x4_epi32(u[r], 2));
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(out + size_t(12 + r) * rowBytes + at),
-                             _mm512_extracti32x4_epi32(u[r], 3));
-        }
-        if (q6)
-            for (int i = 0; i < 16; ++i) std::memcpy(out + size_t(i) * rowBytes + 4 * words, col + kQ6_KTileD + 2 * i, 2);
-    }
-}
-
 void gemmK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     const QuantInfo info = quantInfo(w.type);
     const int64_t K = a.cols, nb = a.nBlocks, groups = (a.nTokens + 15) / 16;
