@@ -413,20 +413,14 @@ void rows32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, f
         return;
     }
     const int64_t nb = a.nBlocks;
-    const size_t bb = traits(w.type).blockBytes;
     // Q8_0's codes u = q + 128 would saturate maddubs: it uses signed q and
     // sum q*x, which is the same integer as sum u*x - 128*xs.
     const bool q8 = w.type == TensorType::Q8_0;
-    auto* dec = reinterpret_cast<Decoded32*>(scratch(1, size_t(nb) * sizeof(Decoded32)));
+    uint8_t* codes = scratch(1, size_t(nb) * (32 + 2 * sizeof(float)));
+    auto* dw = reinterpret_cast<float*>(codes + 32 * nb);
+    float* mw = dw + nb;
     for (int64_t r = r0; r < r1; ++r) {
-        for (int64_t b = 0; b < nb; ++b) {
-            decodeBlock32(w.type, w.row(r) + b * bb, dec[b]);
-            if (q8) {
-                const __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(dec[b].u));
-                _mm256_storeu_si256(reinterpret_cast<__m256i*>(dec[b].u),
-                                    _mm256_xor_si256(u, _mm256_set1_epi8(char(0x80))));
-            }
-        }
+        decodeRow32(w.type, w.row(r), nb, codes, dw, mw);
         for (int64_t t = 0; t < a.nTokens; ++t) {
             const int8_t* q = a.q + t * a.cols;
             const float* dx = a.d + t * nb;
@@ -434,11 +428,12 @@ void rows32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, f
             const float* sx = a.sx + t * nb;
             float acc = 0.f;
             for (int64_t b = 0; b < nb; ++b) {
-                const __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(dec[b].u));
+                __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes + 32 * b));
+                if (q8) u = _mm256_xor_si256(u, _mm256_set1_epi8(char(0x80)));
                 const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * b));
                 const int32_t isum = q8 ? hsum(dotS(u, x)) : hsum(dotU(u, x)) - xoff[b];
-                acc = fmaScalar(float(isum), dec[b].d * dx[b], acc);
-                if (info.hasMin) acc = fmaScalar(dec[b].m, sx[b], acc);
+                acc = fmaScalar(float(isum), dw[b] * dx[b], acc);
+                if (info.hasMin) acc = fmaScalar(mw[b], sx[b], acc);
             }
             y[t * ldy + r] = acc;
         }
