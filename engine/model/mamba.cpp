@@ -152,8 +152,9 @@ void MambaModel::forward(Memory& mem, std::span<const int32_t> tokens, bool allL
             // In one process alternating every 16 tokens (Intel Xeon family 6
             // model 207, 2 threads, a slow stretch of the host), the Δ
             // projection and scan took, separate / fused, µs a token:
-            // mamba-370m Q8_0 1324 / 1243, 1339 / 1245, 1488 / 1396; F16
-            // 1940 / 1867, 1854 / 1765 (a token: -0.7 to +2.5 %, the noise).
+            // mamba-370m Q8_0 1324 / 1243, 1339 / 1245, 1488 / 1396, 1706 /
+            // 1617; F16 1940 / 1867, 1854 / 1765 (about 0.5 % of a token,
+            // within the whole token's noise: -0.7 to +1.7 %).
             const tensor::RowsDone scan{ssm::kLanes, [&](int64_t r0, int64_t r1) {
                                             ssm::selectiveScanOneToken(in, st->ssm(l), y.data(), r0, r1);
                                         }};
