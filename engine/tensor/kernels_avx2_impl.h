@@ -375,7 +375,6 @@ MatvecTile32Fn matvecTile32For(TensorType type) {
 }
 
 void rows32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
-    const QuantInfo info = quantInfo(w.type);
     if (w.layout == RowLayout::Tiles16) {  // Q4_0 and Q8_0 under gemmMinTokens (readsRowTiles)
         const auto tile = w.type == TensorType::Q8_0 ? matvecTile16<TensorType::Q8_0> : matvecTile16<TensorType::Q4_0>;
         const int64_t nb = a.nBlocks, tiled = r0 + (r1 - r0) / kTileRows * kTileRows;
@@ -387,9 +386,20 @@ void rows32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, f
         rest.layout = RowLayout::File;
         return rows32(rest, tiled, r1, a, y, ldy);
     }
-    if (a.nTokens < 4 && w.type == TensorType::Q4_0) {
-        prefetchRowsStart(w, r0, r1);
-        const int64_t nb = a.nBlocks, tileBytes = 8 * int64_t(w.rowStride);
+    // Under gemmMinTokens (6): a token at a time through the matvec tiles,
+    // which from the second token on read the rows from cache. 4 and 5
+    // tokens went through a per-row loop with a horizontal sum per row and
+    // token; the GEMM there was slower too. llama-1b Q4_0, `CAIRN_ROW_TILES=off
+    // CAIRN_KERNELS=avx2 bench -p N -n 1 -t 2 -r 10`, Intel Xeon family 6
+    // model 207, alternating, t/s per-row loop / matvec: pp4 21.12 / 46.63,
+    // 19.76 / 40.56, 21.34 / 52.11; pp5 22.48 / 52.04, 21.58 / 53.50, 20.79 /
+    // 55.17 (pp6, the GEMM: 46.9-50.6 either way); GEMM / 4-row matvec: pp4
+    // 32.41 / 38.78, 30.80 / 41.61, 31.96 / 40.66; pp5 42.29 / 40.01, 36.25 /
+    // 41.66, 42.16 / 41.79.
+    prefetchRowsStart(w, r0, r1);
+    const int64_t nb = a.nBlocks;
+    if (w.type == TensorType::Q4_0) {
+        const int64_t tileBytes = 8 * int64_t(w.rowStride);
         for (int64_t t = 0; t < a.nTokens; ++t)
             forEachRowTile<8>(w, r0, r1, [&](const uint8_t* const* rows, int n, int64_t r) {
                 alignas(32) float out[8];
@@ -399,45 +409,15 @@ void rows32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, f
             });
         return;
     }
-    if (a.nTokens < 4) {
-        prefetchRowsStart(w, r0, r1);
-        const MatvecTile32Fn matvec = matvecTile32For(w.type);
-        const int64_t nb = a.nBlocks, tileBytes = kMatvecRows * int64_t(w.rowStride);
-        for (int64_t t = 0; t < a.nTokens; ++t)
-            forEachRowTile<kMatvecRows>(w, r0, r1, [&](const uint8_t* const* rows, int n, int64_t r) {
-                alignas(16) float out[kMatvecRows];
-                _mm_store_ps(
-                    out, matvec(rows, a.q + t * a.cols, a.d + t * nb, a.xoff + t * nb, a.sx + t * nb, nb, tileBytes));
-                for (int i = 0; i < n; ++i) y[t * ldy + r + i] = out[i];
-            });
-        return;
-    }
-    const int64_t nb = a.nBlocks;
-    // Q8_0's codes u = q + 128 would saturate maddubs: it uses signed q and
-    // sum q*x, which is the same integer as sum u*x - 128*xs.
-    const bool q8 = w.type == TensorType::Q8_0;
-    uint8_t* codes = scratch(1, size_t(nb) * (32 + 2 * sizeof(float)));
-    auto* dw = reinterpret_cast<float*>(codes + 32 * nb);
-    float* mw = dw + nb;
-    for (int64_t r = r0; r < r1; ++r) {
-        decodeRow32(w.type, w.row(r), nb, codes, dw, mw);
-        for (int64_t t = 0; t < a.nTokens; ++t) {
-            const int8_t* q = a.q + t * a.cols;
-            const float* dx = a.d + t * nb;
-            const int32_t* xoff = a.xoff + t * nb;
-            const float* sx = a.sx + t * nb;
-            float acc = 0.f;
-            for (int64_t b = 0; b < nb; ++b) {
-                __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes + 32 * b));
-                if (q8) u = _mm256_xor_si256(u, _mm256_set1_epi8(char(0x80)));
-                const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * b));
-                const int32_t isum = q8 ? hsum(dotS(u, x)) : hsum(dotU(u, x)) - xoff[b];
-                acc = fmaScalar(float(isum), dw[b] * dx[b], acc);
-                if (info.hasMin) acc = fmaScalar(mw[b], sx[b], acc);
-            }
-            y[t * ldy + r] = acc;
-        }
-    }
+    const MatvecTile32Fn matvec = matvecTile32For(w.type);
+    const int64_t tileBytes = kMatvecRows * int64_t(w.rowStride);
+    for (int64_t t = 0; t < a.nTokens; ++t)
+        forEachRowTile<kMatvecRows>(w, r0, r1, [&](const uint8_t* const* rows, int n, int64_t r) {
+            alignas(16) float out[kMatvecRows];
+            _mm_store_ps(out,
+                         matvec(rows, a.q + t * a.cols, a.d + t * nb, a.xoff + t * nb, a.sx + t * nb, nb, tileBytes));
+            for (int i = 0; i < n; ++i) y[t * ldy + r + i] = out[i];
+        });
 }
 
 // ---------------------------------------------------------------------------
