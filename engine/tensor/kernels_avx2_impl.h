@@ -821,7 +821,9 @@ void rowsK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, fl
         rest.layout = RowLayout::File;
         return rowsK(rest, tiled, r1, a, y, ldy);
     }
-    if (a.nTokens < 4 && (w.type == TensorType::Q4_K || w.type == TensorType::Q5_K || w.type == TensorType::Q6_K)) {
+    // Under gemmMinTokens: a token at a time (also the file-layout rows that
+    // matmul unpacks from tiles for a path that does not read them, 4-8 tokens).
+    if (w.type == TensorType::Q4_K || w.type == TensorType::Q5_K || w.type == TensorType::Q6_K) {
         prefetchRowsStart(w, r0, r1);
         const MatvecTileKFn matvec = matvecTileKFor(w.type);
         const int64_t nb = a.nBlocks, tileBytes = kMatvecRows * int64_t(w.rowStride);
@@ -1250,14 +1252,25 @@ void floatRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a
 // decoded once per call, 4 weight bytes broadcast against 8 tokens; maddubs
 // and madd (3 instructions per 32 multiply-adds) instead of vpdpbusd.
 
-inline int64_t gemmMinTokens(int blockSize) { return blockSize == 32 ? 6 : 4; }
+// The fewest tokens the GEMM takes (fewer: rows32 / rowsK, a token at a
+// time). The Q4_K/Q6_K tiles' matvec beats the GEMM's half-empty token
+// groups up to 8 tokens; on the file layout the K GEMM wins from 4. llama-1b
+// Q4_K, `CAIRN_KERNELS=avx2 bench -p N -n 1 -t 2 -r 5` (`CAIRN_ROW_TILES=off`
+// for the file layout), Intel Xeon family 6 model 207, t/s with the tiles'
+// GEMM from 4 / 9 / 17 / 33 tokens: pp4 31.03 / 54.24 / 47.26 / 45.30,
+// 30.74 / 44.57 / 54.28 / 54.25; pp8 60.92 / 64.71 / 64.51 / 53.41, 59.65 /
+// 61.78 / 65.94 / 53.31; pp16 76.31 / 72.06 / 71.50 / 71.42, 61.48 / 61.64 /
+// 68.26 / 74.23; pp32 81.47 / 87.54 / 86.69 / 77.00, 91.82 / 90.57 / 89.30 /
+// 71.18; file layout from 4 / 9 / 17: pp8 56.01 / 34.90 / 36.63, 68.98 /
+// 37.50 / 45.07.
+inline int64_t gemmMinTokens(int blockSize, bool rowTiles) { return blockSize == 32 ? 6 : rowTiles ? 9 : 4; }
 
 constexpr size_t kPack32 = 256 + 3 * 32;  // codes, dx, xoff, sx
 constexpr size_t kPackK = 2048 + 32 + 256;  // codes, dx, bsum pairs [8][8 tokens][2]
 
 PackPlan packPlan(const Activations& a) {
     if (a.blockSize == 0) return floatPackPlan(a);
-    if (a.nTokens < gemmMinTokens(a.blockSize)) return {};
+    if (a.nTokens < gemmMinTokens(a.blockSize, a.rowTiles)) return {};
     return {(a.nTokens + 7) / 8, size_t(a.nBlocks) * (a.blockSize == 32 ? kPack32 : kPackK)};
 }
 
