@@ -386,8 +386,9 @@ void rows32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, f
         rest.layout = RowLayout::File;
         return rows32(rest, tiled, r1, a, y, ldy);
     }
-    // Under gemmMinTokens (6): a token at a time through the matvec tiles,
-    // which from the second token on read the rows from cache. 4 and 5
+    // Under gemmMinTokens: a token at a time through the matvec tiles, which
+    // from the second token on read the rows from cache (also for the rows
+    // matmul unpacks from tiles for a path that does not read them). 4 and 5
     // tokens went through a per-row loop with a horizontal sum per row and
     // token; the GEMM there was slower too. llama-1b Q4_0, `CAIRN_ROW_TILES=off
     // CAIRN_KERNELS=avx2 bench -p N -n 1 -t 2 -r 10`, Intel Xeon family 6
@@ -1253,17 +1254,35 @@ void floatRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a
 // and madd (3 instructions per 32 multiply-adds) instead of vpdpbusd.
 
 // The fewest tokens the GEMM takes (fewer: rows32 / rowsK, a token at a
-// time). The Q4_K/Q6_K tiles' matvec beats the GEMM's half-empty token
-// groups up to 8 tokens; on the file layout the K GEMM wins from 4. llama-1b
-// Q4_K, `CAIRN_KERNELS=avx2 bench -p N -n 1 -t 2 -r 5` (`CAIRN_ROW_TILES=off`
-// for the file layout), Intel Xeon family 6 model 207, t/s with the tiles'
-// GEMM from 4 / 9 / 17 / 33 tokens: pp4 31.03 / 54.24 / 47.26 / 45.30,
-// 30.74 / 44.57 / 54.28 / 54.25; pp8 60.92 / 64.71 / 64.51 / 53.41, 59.65 /
-// 61.78 / 65.94 / 53.31; pp16 76.31 / 72.06 / 71.50 / 71.42, 61.48 / 61.64 /
-// 68.26 / 74.23; pp32 81.47 / 87.54 / 86.69 / 77.00, 91.82 / 90.57 / 89.30 /
-// 71.18; file layout from 4 / 9 / 17: pp8 56.01 / 34.90 / 36.63, 68.98 /
-// 37.50 / 45.07.
-inline int64_t gemmMinTokens(int blockSize, bool rowTiles) { return blockSize == 32 ? 6 : rowTiles ? 9 : 4; }
+// time). Under two groups of 8 tokens the GEMM decodes every weight for few
+// tokens, and on the tiles the matvec, reading the rows from cache after the
+// first token, is well ahead there: the Q4_0/Q8_0 tiles run it up to 16
+// tokens, the Q4_K/Q6_K tiles up to 8, the file layout up to 5 (32-element
+// formats) or 3 (K formats). Intel Xeon family 6 model 207, `CAIRN_KERNELS=avx2
+// bench -m llama-1b-T.gguf -p N -n 1 -t 2 -r 5` (`CAIRN_ROW_TILES=off` for the
+// file layout), t/s, two rounds each:
+//   Q4_0 tiles, GEMM from 6 / 9 / 17: pp6 39.47 / 76.38 / 76.81, 36.32 / 53.59
+//   / 60.17; pp8 58.70 / 68.46 / 73.11, 49.14 / 85.75 / 84.98; pp12 56.26 /
+//   60.42 / 75.40, 56.40 / 61.13 / 85.76; pp16 62.53 / 62.13 / 94.79, 77.50 /
+//   79.57 / 99.64. (From 6 / 17 / 33: pp24 88.86 / 92.43 / 105.12, 90.95 /
+//   89.63 / 98.56; pp32 94.60 / 90.75 / 107.24, 93.29 / 96.14 / 102.63; from
+//   33 / 65 at pp64 95.97 / 110.23, 101.68 / 109.53: on this core the matvec
+//   stays ahead further, which a CPU with a stronger GEMM or a smaller L3 may
+//   not show, so 17.)
+//   Q8_0 tiles, from 6 / 9 / 17: pp6 33.91 / 46.00 / 45.47, 33.76 / 46.06 /
+//   48.57; pp8 43.88 / 41.56 / 49.59, 44.53 / 51.58 / 50.14; pp12 44.65 /
+//   40.64 / 53.33, 44.47 / 45.70 / 57.75; pp16 59.23 / 60.57 / 57.79, 60.63 /
+//   60.50 / 60.79.
+//   Q4_K tiles, from 4 / 9 / 17 / 33: pp4 31.03 / 54.24 / 47.26 / 45.30,
+//   30.74 / 44.57 / 54.28 / 54.25; pp8 60.92 / 64.71 / 64.51 / 53.41, 59.65 /
+//   61.78 / 65.94 / 53.31; pp16 76.31 / 72.06 / 71.50 / 71.42, 61.48 / 61.64
+//   / 68.26 / 74.23; pp32 81.47 / 87.54 / 86.69 / 77.00, 91.82 / 90.57 /
+//   89.30 / 71.18. Its file layout, from 4 / 9 / 17: pp8 56.01 / 34.90 /
+//   36.63, 68.98 / 37.50 / 45.07.
+inline int64_t gemmMinTokens(int blockSize, bool rowTiles) {
+    if (blockSize == 32) return rowTiles ? 17 : 6;
+    return rowTiles ? 9 : 4;
+}
 
 constexpr size_t kPack32 = 256 + 3 * 32;  // codes, dx, xoff, sx
 constexpr size_t kPackK = 2048 + 32 + 256;  // codes, dx, bsum pairs [8][8 tokens][2]
