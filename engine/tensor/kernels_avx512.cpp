@@ -53,8 +53,17 @@ namespace {
 // pp4 73.0 / 56.7, 70.9 / 57.5; pp8 99.6 / 96.0, 102.6 / 75.8; pp32 147.3 /
 // 141.6, 154.6 / 154.2, 154.4 / 157.3; pp64 192.1 / 188.6, 194.8 / 186.4,
 // 187.5 / 197.8; pp128 205.9 / 207.5, 207.5 / 209.1, 206.2 / 217.1.
+// The Q4_0/Q8_0 tiles (2026-12-06) run the matvec up to 8 tokens: with
+// their GEMM from 6 / 17 / 33 tokens, llama-1b `bench -p N -n 1 -t 2 -r 5`,
+// two rounds, t/s: Q4_0 pp6 46.17 / 80.88 / 82.23, 45.11 / 78.95 / 81.25;
+// pp8 61.10 / 79.32 / 73.59, 58.07 / 102.72 / 96.88; pp12 86.92 / 94.62 /
+// 127.55, 86.06 / 100.55 / 91.92; pp16 139.34 / 119.02 / 109.81, 110.31 /
+// 99.58 / 100.72; Q8_0 pp6 35.95 / 58.45 / 56.78, 36.52 / 48.05 / 44.82;
+// pp8 57.09 / 24.94 / 64.45, 46.05 / 51.62 / 53.71; pp12 89.69 / 72.39 /
+// 64.35, 74.69 / 55.50 / 56.42 (the GEMM ahead from about 12).
 inline int64_t gemmMinTokens(int blockSize, bool rowTiles = false) {
-    return blockSize == 32 ? 6 : rowTiles ? 32 : 4;
+    if (blockSize == 32) return rowTiles ? 9 : 6;
+    return rowTiles ? 32 : 4;
 }
 
 inline int32_t load32(const void* p) {
