@@ -8,6 +8,7 @@
 #include "tensor/blocks.h"
 #include "tensor/kernels_common.h"
 #include "tensor/q4k_scales_x86.h"
+#include "tensor/row_tiles.h"
 
 #include <immintrin.h>
 
@@ -225,6 +226,23 @@ void decodeRowK(TensorType type, const uint8_t* row, int64_t nb, uint8_t* u, int
         d[b] = dec.d;
         dmin[b] = dec.dmin;
     }
+}
+
+// Rows [rc, rc + nr) of a K-format matrix decoded for the GEMM (decodeRowK):
+// row i's codes at u + i * K, its blocks' scales and mins at s / mn + 16 nb
+// i, d and dmin at + nb i. A whole tile of a Tiles16 matrix (Q4_K, Q6_K; rc
+// a multiple of 16) is gathered back into the file layout in scratch first.
+void decodeChunkK(const MatrixView& w, int64_t rc, int nr, int64_t nb, int64_t K, uint8_t* u, int16_t* s,
+                  int16_t* mn, float* d, float* dmin) {
+    const uint8_t* rows = w.row(rc);
+    if (w.layout == RowLayout::Tiles16 && nr == kTileRows) {
+        uint8_t* unpacked = scratch(kUnpackedTileSlot, size_t(kTileRows) * w.rowStride);
+        unpackWordTile(w.type, rows, nb, w.rowStride, unpacked);
+        rows = unpacked;
+    }
+    for (int i = 0; i < nr; ++i)
+        decodeRowK(w.type, rows + size_t(i) * w.rowStride, nb, u + i * K, s + i * nb * 16, mn + i * nb * 16,
+                   d + i * nb, dmin + i * nb);
 }
 
 }  // namespace

@@ -1518,17 +1518,7 @@ void gemmK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, fl
     float* dmin = d + kChunkRows * nb;
     for (int64_t rc = r0; rc < r1; rc += kChunkRows) {
         const int nr = int(std::min<int64_t>(kChunkRows, r1 - rc));
-        // A whole chunk of a Tiles16 matrix (Q4_K, Q6_K) is one tile: its
-        // rows gathered back into the file layout first (r0 is a multiple of 16).
-        const uint8_t* rows = w.row(rc);
-        if (w.layout == RowLayout::Tiles16 && nr == kChunkRows) {
-            uint8_t* unpacked = scratch(kUnpackedTileSlot, size_t(kChunkRows) * w.rowStride);
-            unpackWordTile(w.type, rows, nb, w.rowStride, unpacked);
-            rows = unpacked;
-        }
-        for (int i = 0; i < nr; ++i)
-            decodeRowK(w.type, rows + size_t(i) * w.rowStride, nb, u + i * K, s + i * nb * 16, mn + i * nb * 16,
-                       d + i * nb, dmin + i * nb);
+        decodeChunkK(w, rc, nr, nb, K, u, s, mn, d, dmin);
         for (int64_t g = 0; g < groups; g += 2) {
             const int ng = int(std::min<int64_t>(2, groups - g));
             for (int rt = 0; rt < nr; rt += kGemmRows) {

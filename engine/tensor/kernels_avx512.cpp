@@ -71,11 +71,6 @@ inline int32_t load32(const void* p) {
     std::memcpy(&v, p, 4);
     return v;
 }
-inline uint16_t load16(const void* p) {
-    uint16_t v;
-    std::memcpy(&v, p, 2);
-    return v;
-}
 inline float halfToFloat(uint16_t h) { return _cvtsh_ss(h); }
 
 // ---------------------------------------------------------------------------
@@ -243,7 +238,7 @@ void gemm32Dispatch(bool min, CodeRows<QUADS> codes, const float* dw, const floa
 // with the activations and broadcasts about 20 of the 32 zmm registers.
 // Chosen by register count; the tile runs at 255 GFLOP/s per core against a
 // measured 302 GOP/s vpdpbusd ceiling, so other shapes were not tried.
-constexpr int kTileRows = 4;
+constexpr int kGemmRows = 4;
 
 // Rows decoded together: the GEMM walks the token groups once per 16 rows, so
 // the packed activations stream from L3 once per 16 rows instead of once per
@@ -251,6 +246,7 @@ constexpr int kTileRows = 4;
 // Q4_0: 293 -> 504 GFLOP/s (2 threads, per CPU-second); 2048x2048 gains
 // nothing (its 1 MiB of packed activations stays in L2 either way).
 constexpr int kChunkRows = 16;
+static_assert(kChunkRows == kTileRows);  // a chunk of a Tiles16 matrix is one tile (decodeTile32, decodeChunkK)
 
 // Rows [rc, rc + nr) of y: their codes, d (dw[i * nb + b]) and m against every token group.
 template <bool QUADS>
@@ -261,12 +257,12 @@ void gemm32Chunk(bool min, CodeRows<QUADS> codes, int nr, const float* dw, const
     for (int64_t g = 0; g < groups; g += 2) {
         const int ng = int(std::min<int64_t>(2, groups - g));
         const uint8_t* px = a.packed + size_t(g) * gs;
-        for (int rt = 0; rt < nr; rt += kTileRows) {
-            const int rr = std::min(kTileRows, nr - rt);
+        for (int rt = 0; rt < nr; rt += kGemmRows) {
+            const int rr = std::min(kGemmRows, nr - rt);
             const CodeRows<QUADS> ct = codes.from(rt);
             const float* dt = dw + rt * nb;
             const float* mt = mw + rt * nb;
-            __m512 out[kTileRows * 2];
+            __m512 out[kGemmRows * 2];
             if (ng == 2) {
                 switch (rr) {
                 case 4: gemm32Dispatch<4, 2>(min, ct, dt, mt, nb, px, gs, out); break;
@@ -1721,21 +1717,11 @@ void gemmK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, fl
     float* dmin = d + kChunkRows * nb;
     for (int64_t rc = r0; rc < r1; rc += kChunkRows) {
         const int nr = int(std::min<int64_t>(kChunkRows, r1 - rc));
-        // A whole chunk of a Tiles16 matrix (Q4_K, Q6_K) is one tile: its
-        // rows gathered back into the file layout first (r0 is a multiple of 16).
-        const uint8_t* rows = w.row(rc);
-        if (w.layout == RowLayout::Tiles16 && nr == kChunkRows) {
-            uint8_t* unpacked = scratch(kUnpackedTileSlot, size_t(kChunkRows) * w.rowStride);
-            unpackWordTile(w.type, rows, nb, w.rowStride, unpacked);
-            rows = unpacked;
-        }
-        for (int i = 0; i < nr; ++i)
-            decodeRowK(w.type, rows + size_t(i) * w.rowStride, nb, u + i * K, s + i * nb * 16, mn + i * nb * 16,
-                       d + i * nb, dmin + i * nb);
+        decodeChunkK(w, rc, nr, nb, K, u, s, mn, d, dmin);
         for (int64_t g = 0; g < groups; g += 2) {
             const int ng = int(std::min<int64_t>(2, groups - g));
-            for (int rt = 0; rt < nr; rt += kTileRows) {
-                const int rr = std::min(kTileRows, nr - rt);
+            for (int rt = 0; rt < nr; rt += kGemmRows) {
+                const int rr = std::min(kGemmRows, nr - rt);
                 GemmKFn fn;
                 if (ng == 2)
                     fn = rr == 4  ? pickK<4, 2>(info.hasMin, small)
@@ -1747,7 +1733,7 @@ void gemmK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, fl
                         : rr == 3 ? pickK<3, 1>(info.hasMin, small)
                         : rr == 2 ? pickK<2, 1>(info.hasMin, small)
                                   : pickK<1, 1>(info.hasMin, small);
-                __m512 out[kTileRows * 2];
+                __m512 out[kGemmRows * 2];
                 fn(u + rt * K, K, s + rt * nb * 16, mn + rt * nb * 16, d + rt * nb, dmin + rt * nb, nb, offShift,
                    a.packed + size_t(g) * gs, gs, out);
                 for (int i = 0; i < rr; ++i)
