@@ -57,9 +57,13 @@ private:
     // page cache took 0.33 s on one thread, 0.24 s on two.
     ExecContext& team();
     void copy(const uint8_t* from, size_t bytes, uint8_t* to);
+    // `bytes` of zeroed memory in the last arena or a new one; null when the
+    // system refuses a mapping.
+    uint8_t* allocate(size_t bytes);
     std::unique_ptr<ExecContext> team_;
     size_t budget_;
-    std::vector<tensor::HugePageBuffer> buffers_;
+    std::vector<tensor::HugePageBuffer> buffers_;  // the arenas
+    size_t arenaUsed_ = 0;  // bytes used of the last one
     size_t bytes_ = 0;
     size_t tiledBytes_ = 0;
 };

@@ -20,9 +20,13 @@ namespace cairn::tensor {
 
 class HugePageBuffer {
 public:
+    // The huge-page size of x86-64 and of arm64 with 4 KiB pages.
+    static constexpr size_t kHugePageBytes = size_t(2) << 20;
+
     HugePageBuffer() = default;
-    // `bytes` of zeroed memory; empty (data() null) when the system refuses
-    // the mapping. The hint is ignored where transparent huge pages are off.
+    // `bytes` of zeroed memory, starting on a kHugePageBytes boundary when it
+    // is at least that large; empty (data() null) when the system refuses the
+    // mapping. The hint is ignored where transparent huge pages are off.
     explicit HugePageBuffer(size_t bytes);
     ~HugePageBuffer();
     HugePageBuffer(HugePageBuffer&& other) noexcept;

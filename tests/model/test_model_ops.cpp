@@ -13,6 +13,7 @@
 #include <QTest>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <initializer_list>
 #include <random>
@@ -236,6 +237,26 @@ private slots:
         QVERIFY(w.data != file.tensor("big").data);
         QVERIFY(std::memcmp(w.data, big.bytes.data(), big.bytes.size()) == 0);
         owned.finishLoading();
+    }
+
+    // Owned matrices lie one after another, page-aligned, in a mapping that
+    // starts on a huge-page boundary: a matrix in a mapping of its own shared
+    // its 2 MiB ranges with its neighbours' and was mostly in 4 KiB pages.
+    // Each copy stays whole beside the others.
+    void ownedWeightsShareHugePageArenas() {
+        const test::Weights a = test::makeWeights(TensorType::F16, 40, 64, 1),  // 5 KiB: not a whole page
+            b = test::makeWeights(TensorType::F16, 32, 64, 2);
+        const InMemoryGguf inMemory({{"a", a}, {"b", b}});
+        const gguf::File& file = inMemory.file;
+        OwnedWeights owned;
+        const tensor::MatrixView oa = owned.own(file, matrixView(file.tensor("a")), false);
+        const tensor::MatrixView ob = owned.own(file, matrixView(file.tensor("b")), false);
+        const auto at = [](const void* p) { return reinterpret_cast<uintptr_t>(p); };
+        QCOMPARE(at(oa.data) % tensor::HugePageBuffer::kHugePageBytes, uintptr_t(0));
+        QCOMPARE(at(ob.data), at(oa.data) + 8192);
+        QVERIFY(std::memcmp(oa.data, a.bytes.data(), a.bytes.size()) == 0);
+        QVERIFY(std::memcmp(ob.data, b.bytes.data(), b.bytes.size()) == 0);
+        QCOMPARE(owned.bytes(), a.bytes.size() + b.bytes.size());
     }
 
     // Where this CPU's decode kernels read 16-row tiles the copy is tiled,

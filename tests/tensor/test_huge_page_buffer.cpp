@@ -63,6 +63,20 @@ private slots:
         QCOMPARE(c.size(), size_t(4096));
     }
 
+    // Only whole aligned 2 MiB can be huge pages: a large buffer starts on
+    // that boundary (and a small one on a page), and all of it is usable.
+    void largeBuffersStartOnAHugePage() {
+        for (const size_t bytes : {HugePageBuffer::kHugePageBytes, (size_t(5) << 20) + 123, size_t(64) << 20}) {
+            HugePageBuffer b(bytes);
+            QVERIFY(b);
+            QCOMPARE(reinterpret_cast<uintptr_t>(b.data()) % HugePageBuffer::kHugePageBytes, uintptr_t(0));
+            std::memset(b.data(), 0x5A, bytes);
+            QCOMPARE(int(b.data()[bytes - 1]), 0x5A);
+        }
+        HugePageBuffer small(5000);
+        QCOMPARE(reinterpret_cast<uintptr_t>(small.data()) % 4096, uintptr_t(0));
+    }
+
     // MADV_HUGEPAGE shows as "hg" among the mapping's VmFlags.
     void asksForHugePages() {
         if (!QFile::exists("/sys/kernel/mm/transparent_hugepage/enabled"))
