@@ -1532,8 +1532,8 @@ __attribute__((target("gfni"))) void matvecTileQ6_K(const uint8_t* tile, const i
             // the loop and dot[] on the stack, each vpdpbusd between a load
             // and a store of its sum. Intel Xeon family 6 model 207, from L2
             // (`bench-kernels --types Q6_K --rows 512 --cols 2048 -p 1 -t 1
-            // -r 300 --decode-mib 1`, alternating, best GB/s): 36.3-37.6 ->
-            // 43.9-44.2.
+            // -r 300 --decode-mib 1`, five alternating rounds, best GB/s of
+            // the three quiet ones): 37.2-37.6 -> 44.1-44.2.
 #pragma GCC unroll 8
             for (int c = 0; c < 8; ++c) {
                 // A sixteenth of the block's prefetches at each step (as the Q4_K tile).
