@@ -74,7 +74,7 @@ tensor::MatrixView OwnedWeights::own(const gguf::File& file, const tensor::Matri
 // pages already, within +-4 % either way over four rounds.
 uint8_t* OwnedWeights::allocate(size_t bytes) {
     constexpr size_t kArenaBytes = size_t(256) << 20;
-    constexpr size_t kAlign = 4096;  // each matrix page-aligned, as its own mapping was
+    constexpr size_t kAlign = 4096;  // each matrix on a 4 KiB boundary (a page on x86-64; more than the kernels need)
     size_t at = (arenaUsed_ + kAlign - 1) / kAlign * kAlign;
     if (buffers_.empty() || at + bytes > buffers_.back().size()) {
         tensor::HugePageBuffer arena(std::max(kArenaBytes, bytes));
