@@ -941,6 +941,17 @@ void floatDot(const float* const* rows, int64_t K, const float* x, float* out) {
 // llama-1b F16 tg64 (`cairn-cli bench -p 1 -n 64 -t 2 -r 1`, 3 rounds beside
 // `llama-bench -p 0 -n 64 -t 2 -r 1`): sweep 9.4-9.9 t/s, 1 KiB 9.7-11.3,
 // 2 KiB 8.5-11.0, llama.cpp 10.0-11.4.
+//
+// The lines go to L2 (prefetcht1), not L1: Zen 3 and older fill L1 either way
+// (PrefetchTo), Intel's cores measured the same (F16 33.3 / 33.1 GB/s on the
+// AVX-512 tile there), and Zen 4 gains by far. AMD EPYC Zen 4 (family 25
+// model 17, 2 cores, KVM), interleaved, L1 -> L2: `bench-kernels --types F16
+// --rows 16384 --cols 2048 -p 1 -t 2 -r 10 --path avx2` 21.5 -> 38.9, 26.1 ->
+// 42.8, 22.4 -> 32.7, 25.1 -> 29.7 GB/s; `CAIRN_KERNELS=avx2 bench -p 16 -n 64
+// -t 2 -r 2` tg, llama-1b F16 9.85 / 9.53 / 9.19 -> 16.85 / 14.24 / 15.07,
+// mamba-370m F16 25.4 / 26.1 / 25.8 -> 42.6 / 34.6 / 37.2 t/s. (The same
+// change on the Q4_0 / Q8_0 tiles' prefetch was slower there, 28-32 -> 22-28
+// GB/s, so they keep L1.)
 constexpr int64_t kFloatRowPrefetch = 2048;
 
 void floatRowsOneToken(const MatrixView& w, int64_t r0, int64_t r1, const float* x, float* y) {
@@ -957,7 +968,7 @@ void floatRowsOneToken(const MatrixView& w, int64_t r0, int64_t r1, const float*
             if ((k * eb) % 64 == 0) {  // a new cache line of each row
                 const int64_t ahead = k * eb + kFloatRowPrefetch;
                 const int64_t at = rowStreamOffset(ahead, rowBytes, 4);
-                for (int i = 0; i < 4; ++i) prefetchLine(rows[i] + at);
+                for (int i = 0; i < 4; ++i) prefetchLine<PrefetchTo::L2>(rows[i] + at);
             }
             const __m256 x0 = _mm256_loadu_ps(x + k), x1 = _mm256_loadu_ps(x + k + 8);
             for (int i = 0; i < 4; ++i) {
