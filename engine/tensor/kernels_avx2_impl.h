@@ -650,32 +650,40 @@ inline __m256i laneBytes(int b0, int b1, int b2, int b3) {
 // 22.0 / 25.2, 26.0. llama-1b Q4_K_M tg128, interleaved: 26.61 / 28.29,
 // 26.06 / 28.81, 25.03 / 28.08 t/s (pp512 through matmul's copy: 99.1 /
 // 84.9, 98.6 / 100.1, 91.6 / 89.2).
+// Without AVX-VNNI the word sums meet their scale in one madd (the scale
+// byte as both words of its lane) instead of madd by 1 then mullo, and the
+// scales are read from the tile at each step rather than held for both
+// halves across the block, which GCC 12 had spilled to the stack. AMD EPYC
+// Zen 4 (family 25 model 17) with `--path avx2`, interleaved, best GB/s
+// before / after: from L2 (`--rows 512 --cols 2048 -p 1 -t 1 -r 1000
+// --decode-mib 1`) 31.9 / 32.6, 32.1 / 32.9, 31.9 / 32.3, 31.6 / 33.0,
+// 32.0 / 33.0, 32.1 / 32.1; from memory (`--rows 8192 -t 2 -r 7`) level (33-34). One
+// half at a time, re-reading the activations for the second, was slower
+// (28.0-28.9 from L2).
 void matvecTileQ4_K16(const uint8_t* tile, const int8_t* xq, const int32_t* bsPairs, const float* dx, int64_t nb,
                       float* out) {
     constexpr int64_t kBlock = int64_t(kQ4_KTileBlock);
     const __m256i low4 = _mm256_set1_epi8(0x0F), six = _mm256_set1_epi8(0x3F), top2 = _mm256_set1_epi8(0x30);
-    const __m256i byteIdx[4] = {laneBytes(0, -1, -1, -1), laneBytes(1, -1, -1, -1), laneBytes(2, -1, -1, -1),
-                                laneBytes(3, -1, -1, -1)};
+    // Scale byte j of each lane as the int32 mullo takes it (AVX-VNNI sums
+    // are int32), or twice as int16 for madd against the word pairs of the
+    // maddubs sums: s * w0 + s * w1 = s * (w0 + w1), the same integer.
+    const __m256i scaleIdx[4] = {kAvxVnni ? laneBytes(0, -1, -1, -1) : laneBytes(0, -1, 0, -1),
+                                 kAvxVnni ? laneBytes(1, -1, -1, -1) : laneBytes(1, -1, 1, -1),
+                                 kAvxVnni ? laneBytes(2, -1, -1, -1) : laneBytes(2, -1, 2, -1),
+                                 kAvxVnni ? laneBytes(3, -1, -1, -1) : laneBytes(3, -1, 3, -1)};
     const __m256i words01 = laneBytes(0, -1, 1, -1), words23 = laneBytes(2, -1, 3, -1);
     __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* blk = tile + b * kBlock;
         const int8_t* x = xq + 256 * b;
-        const auto word = [&](int k, int half) {
-            return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + tileWordAt(8 * half, k)));
+        const __m256 dxv = _mm256_set1_ps(dx[b]);
+        const auto word = [&](int k, int h) {
+            return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + tileWordAt(8 * h, k)));
         };
-        __m256i sc[2][2], mn[2][2], isum[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
-        for (int h = 0; h < 2; ++h) {
-            const __m256i s0 = word(1, h), s1 = word(2, h), s2 = word(3, h);
-            sc[h][0] = _mm256_and_si256(s0, six);
-            sc[h][1] = _mm256_or_si256(_mm256_and_si256(s2, low4), _mm256_and_si256(_mm256_srli_epi32(s0, 2), top2));
-            mn[h][0] = _mm256_and_si256(s1, six);
-            mn[h][1] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(s2, 4), low4),
-                                       _mm256_and_si256(_mm256_srli_epi32(s1, 2), top2));
-        }
+        __m256i isum[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+#pragma GCC unroll 4
         for (int g = 0; g < 4; ++g) {  // sub-blocks 2g (low nibbles) and 2g + 1 (high)
-            // A quarter of the block's prefetches at each step (a burst of 36
-            // lines at the block's start streamed no faster on AVX-512).
+            // A quarter of the block's prefetches at each step.
             prefetchLines(blk + kAvx2TilePrefetch + g * (kBlock / 4), kBlock / 4);
             __m256i lo[2], hi[2];
             for (int h = 0; h < 2; ++h) lo[h] = hi[h] = _mm256_setzero_si256();
@@ -696,22 +704,32 @@ void matvecTileQ4_K16(const uint8_t* tile, const int8_t* xq, const int32_t* bsPa
                 }
             }
             for (int h = 0; h < 2; ++h) {
-                if (!kAvxVnni) {
-                    lo[h] = _mm256_madd_epi16(lo[h], _mm256_set1_epi16(1));
-                    hi[h] = _mm256_madd_epi16(hi[h], _mm256_set1_epi16(1));
+                // get_scale_min_k4's scales of sub-blocks 4 (g / 2) .. + 3,
+                // from the tile again rather than held across the block (16
+                // ymm registers: both halves' scales and sums spilled).
+                const __m256i scales =
+                    g < 2 ? _mm256_and_si256(word(1, h), six)
+                          : _mm256_or_si256(_mm256_and_si256(word(3, h), low4),
+                                            _mm256_and_si256(_mm256_srli_epi32(word(1, h), 2), top2));
+                const __m256i sl = _mm256_shuffle_epi8(scales, scaleIdx[2 * (g % 2)]);
+                const __m256i sh = _mm256_shuffle_epi8(scales, scaleIdx[2 * (g % 2) + 1]);
+                if constexpr (kAvxVnni) {
+                    isum[h] = _mm256_add_epi32(isum[h], _mm256_mullo_epi32(lo[h], sl));
+                    isum[h] = _mm256_add_epi32(isum[h], _mm256_mullo_epi32(hi[h], sh));
+                } else {
+                    isum[h] = _mm256_add_epi32(isum[h], _mm256_madd_epi16(lo[h], sl));
+                    isum[h] = _mm256_add_epi32(isum[h], _mm256_madd_epi16(hi[h], sh));
                 }
-                const __m256i scales = sc[h][g / 2];
-                isum[h] = _mm256_add_epi32(isum[h],
-                                           _mm256_mullo_epi32(lo[h], _mm256_shuffle_epi8(scales, byteIdx[2 * (g % 2)])));
-                isum[h] = _mm256_add_epi32(
-                    isum[h], _mm256_mullo_epi32(hi[h], _mm256_shuffle_epi8(scales, byteIdx[2 * (g % 2) + 1])));
             }
         }
-        const __m256 dxv = _mm256_set1_ps(dx[b]);
         for (int h = 0; h < 2; ++h) {
+            const __m256i s1 = word(2, h), s2 = word(3, h);
+            const __m256i mn[2] = {_mm256_and_si256(s1, six),
+                                   _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(s2, 4), low4),
+                                                   _mm256_and_si256(_mm256_srli_epi32(s1, 2), top2))};
             __m256i msum = _mm256_setzero_si256();
             for (int p = 0; p < 4; ++p)
-                msum = _mm256_add_epi32(msum, _mm256_madd_epi16(_mm256_shuffle_epi8(mn[h][p / 2], p % 2 ? words23 : words01),
+                msum = _mm256_add_epi32(msum, _mm256_madd_epi16(_mm256_shuffle_epi8(mn[p / 2], p % 2 ? words23 : words01),
                                                                 _mm256_set1_epi32(bsPairs[4 * b + p])));
             const __m256i hdr = word(0, h);  // d | dmin << 16
             acc[h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[h]), _mm256_mul_ps(halvesOfLanes(hdr), dxv), acc[h]);
