@@ -8,10 +8,15 @@
 // --calibrate / --kernel-cache FILE: kernel paths by the calibration
 // (kernel_setup.h), before the model loads; when it measures, its 64-128 MiB
 // of synthetic weights count in the peak RSS.
-// --read-loop MIB: after the tests (and the peak RSS), a plain read of MIB MiB
-// on the same threads (calibration/read_bandwidth.h), printed beside the
-// weight bytes decode streamed per second: how close decode runs to the
-// machine's memory bandwidth.
+// --read-loop MIB: a plain read of MIB MiB on the same threads
+// (calibration/read_bandwidth.h), printed beside the weight bytes decode
+// streamed per second: how close decode runs to the machine's memory
+// bandwidth. Three passes right after each generation run give that run's
+// share of what the memory gave it (a shared host's speed drifts by the
+// minute, so a read loop minutes away says little about one run); seven
+// passes after the tests give the best and median. Its buffer is allocated
+// after the first run, and the peak RSS is taken before that (the later runs
+// repeat the first one's allocations).
 #include "command.h"
 #include "kernel_setup.h"
 
@@ -32,6 +37,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <sstream>
 
 namespace cairn::cli {
@@ -160,7 +166,10 @@ int runBench(Args& args) {
         return 0;
     }
 
-    std::vector<double> pp, tg, ppCpu, tgCpu;
+    const double weightMb = double(weightBytesPerToken(model->file())) / 1e6;
+    std::optional<cairn::calibration::ReadLoop> readLoop;
+    double rss = 0;
+    std::vector<double> pp, tg, ppCpu, tgCpu, adjacentReadGBs, adjacentShares;
     for (int r = 0; r < reps; ++r) {
         const double seconds = prefillSeconds(chunk);
         pp.push_back(double(p) / seconds);
@@ -174,14 +183,23 @@ int runBench(Args& args) {
             tg.push_back(double(n) / std::chrono::duration<double>(Clock::now() - t0).count());
             tgCpu.push_back(double(n) / (cpuSecondsPerThread(threads) - c0));
         }
+        if (readLoopMib > 0) {
+            if (!readLoop) {
+                rss = peakRssMb();
+                readLoop.emplace(size_t(readLoopMib * 1048576.0), ctx);
+            }
+            if (n > 0) {
+                adjacentReadGBs.push_back(readLoop->measure(3).bestGBs);
+                adjacentShares.push_back(weightMb * tg.back() / 1e3 / adjacentReadGBs.back());
+            }
+        }
     }
-    const double ppTps = medianOf(pp), tgTps = medianOf(tg), rss = peakRssMb();
+    if (!readLoop) rss = peakRssMb();
+    const double ppTps = medianOf(pp), tgTps = medianOf(tg);
     const double ppTpsCpu = medianOf(ppCpu), tgTpsCpu = medianOf(tgCpu);
     const double fileMb = double(model->file().fileSize()) / (1024.0 * 1024.0);
-    const double weightMb = double(weightBytesPerToken(model->file())) / 1e6;
     const double decodeGBs = weightMb * tgTps / 1e3;
-    cairn::calibration::ReadBandwidth readLoop;
-    if (readLoopMib > 0) readLoop = cairn::calibration::measureReadBandwidth(size_t(readLoopMib * 1048576.0), 7, ctx);
+    const cairn::calibration::ReadBandwidth readLoopAfter = readLoop ? readLoop->measure(7) : cairn::calibration::ReadBandwidth{};
     nlohmann::json choice = nlohmann::json::object();
     for (KernelRegime r : kKernelRegimes)
         for (KernelFamily f : kKernelFamilies)
@@ -209,8 +227,13 @@ int runBench(Args& args) {
                             {"tiled_weights_mb", double(model->tiledWeightBytes()) / 1e6},
                             {"decode_gbs", decodeGBs}};
         if (readLoopMib > 0) {
-            j["read_loop_gbs"] = readLoop.bestGBs;
-            j["read_loop_median_gbs"] = readLoop.medianGBs;
+            j["read_loop_gbs"] = readLoopAfter.bestGBs;
+            j["read_loop_median_gbs"] = readLoopAfter.medianGBs;
+            if (n > 0) {
+                j["tg_tps_runs"] = tg;
+                j["read_loop_adjacent_gbs"] = adjacentReadGBs;  // best of 3 passes right after each run
+                j["decode_share_adjacent"] = medianOf(adjacentShares);
+            }
         }
         std::printf("%s\n", j.dump().c_str());
     } else {
@@ -225,9 +248,12 @@ int runBench(Args& args) {
         if (n > 0) std::printf("decode reads %.1f MB of weights a token: %.1f GB/s\n", weightMb, decodeGBs);
         if (readLoopMib > 0) {
             std::printf("read loop (%.0f MiB, %d threads, 7 passes): best %.1f GB/s, median %.1f GB/s", readLoopMib,
-                        threads, readLoop.bestGBs, readLoop.medianGBs);
-            if (n > 0) std::printf("; decode %.0f %% of the best", 100.0 * decodeGBs / readLoop.bestGBs);
+                        threads, readLoopAfter.bestGBs, readLoopAfter.medianGBs);
+            if (n > 0) std::printf("; decode %.0f %% of the best", 100.0 * decodeGBs / readLoopAfter.bestGBs);
             std::printf("\n");
+            if (n > 0)
+                std::printf("decode %.0f %% of the read loop right after each run (median of %d)\n",
+                            100.0 * medianOf(adjacentShares), reps);
         }
     }
     return 0;

@@ -1,7 +1,6 @@
 #include "calibration/read_bandwidth.h"
 
 #include "calibration/cache_eviction.h"
-#include "tensor/huge_page_buffer.h"
 #include "tensor/vector_clones.h"
 
 #include <algorithm>
@@ -39,45 +38,48 @@ CAIRN_VECTOR_CLONES uint64_t sumLines(const Line* from, const Line* to) {
 
 }  // namespace
 
-ReadBandwidth measureReadBandwidth(size_t bytes, int passes, ExecContext& ctx) {
-    const int64_t lines = std::max<int64_t>(1, int64_t(bytes / sizeof(Line)));
-    // The memory kind a model's owned weights live in (tensor/huge_page_buffer.h).
-    tensor::HugePageBuffer buffer(size_t(lines) * sizeof(Line));
-    if (!buffer) throw std::bad_alloc();
-    Line* data = reinterpret_cast<Line*>(buffer.data());
-    // Slices of 2 MiB claimed by the threads as they go, so a thread that is
-    // descheduled for a moment does not hold the pass back (one slice a
-    // thread read no faster).
-    constexpr int64_t kSliceLines = (2 << 20) / 64;
-    const int64_t slices = (lines + kSliceLines - 1) / kSliceLines;
-    const auto sliceRange = [&](int64_t s) {
-        return std::pair{data + s * kSliceLines, data + std::min(lines, (s + 1) * kSliceLines)};
-    };
-    ctx.parallelFor(slices, 1, [&](int64_t a, int64_t b) {
-        for (int64_t s = a; s < b; ++s) {
-            auto [from, to] = sliceRange(s);
-            std::fill(from, to, Line{} + uint64_t(s));  // touches every page on the thread that reads it
-        }
-    });
+// Slices of 2 MiB claimed by the threads as they go, so a thread that is
+// descheduled for a moment does not hold the pass back (one slice a thread
+// read no faster).
+constexpr int64_t kSliceLines = (2 << 20) / 64;
 
+ReadLoop::ReadLoop(size_t bytes, ExecContext& ctx)
+    : ctx_(ctx),
+      // The memory kind a model's owned weights live in (tensor/huge_page_buffer.h).
+      buffer_(std::max<size_t>(1, bytes / sizeof(Line)) * sizeof(Line)),
+      lines_(int64_t(std::max<size_t>(1, bytes / sizeof(Line)))) {
+    if (!buffer_) throw std::bad_alloc();
+    Line* data = reinterpret_cast<Line*>(buffer_.data());
+    const int64_t slices = (lines_ + kSliceLines - 1) / kSliceLines;
+    ctx_.parallelFor(slices, 1, [&](int64_t a, int64_t b) {
+        for (int64_t s = a; s < b; ++s)  // touches every page on the thread that reads it
+            std::fill(data + s * kSliceLines, data + std::min(lines_, (s + 1) * kSliceLines), Line{} + uint64_t(s));
+    });
+}
+
+ReadBandwidth ReadLoop::measure(int passes) {
+    const Line* data = reinterpret_cast<const Line*>(buffer_.data());
+    const int64_t slices = (lines_ + kSliceLines - 1) / kSliceLines;
     std::vector<double> gbs;
     std::vector<uint64_t> sums(static_cast<size_t>(slices));
     for (int pass = 0; pass < std::max(1, passes); ++pass) {
-        evictFromCaches(reinterpret_cast<const uint8_t*>(data), size_t(lines) * sizeof(Line), ctx);
+        evictFromCaches(buffer_.data(), size_t(lines_) * sizeof(Line), ctx_);
         const auto t0 = std::chrono::steady_clock::now();
-        ctx.parallelFor(slices, 1, [&](int64_t a, int64_t b) {
-            for (int64_t s = a; s < b; ++s) {
-                auto [from, to] = sliceRange(s);
-                sums[size_t(s)] = sumLines(from, to);  // kept, so the reads are not optimized away
-            }
+        ctx_.parallelFor(slices, 1, [&](int64_t a, int64_t b) {
+            for (int64_t s = a; s < b; ++s)  // the sums are kept, so the reads are not optimized away
+                sums[size_t(s)] = sumLines(data + s * kSliceLines, data + std::min(lines_, (s + 1) * kSliceLines));
         });
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        gbs.push_back(double(lines) * sizeof(Line) / seconds / 1e9);
+        gbs.push_back(double(lines_) * sizeof(Line) / seconds / 1e9);
     }
     volatile uint64_t sink = 0;
     for (uint64_t s : sums) sink = sink + s;
     std::sort(gbs.begin(), gbs.end());
     return {gbs.back(), gbs[gbs.size() / 2]};
+}
+
+ReadBandwidth measureReadBandwidth(size_t bytes, int passes, ExecContext& ctx) {
+    return ReadLoop(bytes, ctx).measure(passes);
 }
 
 }  // namespace cairn::calibration

@@ -5,8 +5,10 @@
 #pragma once
 
 #include "cairn/exec.h"
+#include "tensor/huge_page_buffer.h"
 
 #include <cstddef>
+#include <cstdint>
 
 namespace cairn::calibration {
 
@@ -15,10 +17,25 @@ struct ReadBandwidth {
     double medianGBs = 0;  // the median pass
 };
 
-// Reads `bytes` (rounded down to whole 64-byte lines, at least one) `passes`
-// times on ctx's threads, each pass from memory (the buffer is evicted from
-// the caches first where canEvictFromCaches()). Allocates and touches the
-// buffer first; that is not timed.
+// A buffer of `bytes` (rounded down to whole 64-byte lines, at least one),
+// allocated and touched once (not timed), to be read again and again: beside
+// a benchmark whose runs are minutes apart, a read right after each run says
+// what the memory gave that run (a shared host's speed drifts by minutes).
+class ReadLoop {
+public:
+    // std::bad_alloc when the buffer cannot be allocated.
+    ReadLoop(size_t bytes, ExecContext& ctx);
+    // Reads the buffer `passes` times on ctx's threads, each pass from memory
+    // (evicted from the caches first where canEvictFromCaches()).
+    ReadBandwidth measure(int passes);
+
+private:
+    ExecContext& ctx_;
+    tensor::HugePageBuffer buffer_;
+    int64_t lines_ = 0;
+};
+
+// ReadLoop(bytes, ctx).measure(passes).
 ReadBandwidth measureReadBandwidth(size_t bytes, int passes, ExecContext& ctx);
 
 }  // namespace cairn::calibration

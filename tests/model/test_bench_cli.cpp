@@ -13,6 +13,9 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
+#include <vector>
+
 using namespace cairn;
 using nlohmann::json;
 
@@ -110,6 +113,35 @@ private slots:
         auto [plainCode, plain] = bench({"-p", "4", "-n", "4"});
         QCOMPARE(plainCode, 0);
         QVERIFY(!plain.contains("read_loop_gbs"));
+        QVERIFY(!plain.contains("decode_share_adjacent"));
+    }
+
+    // Each generation run's decode GB/s over the read loop right after it;
+    // the share reported is the median of the runs' shares.
+    void readLoopAfterEachRun() {
+        QProcess p;  // bench() runs one repetition
+        p.start(cli_, {"bench", "-m", model_, "-t", "2", "-r", "3", "-p", "4", "-n", "4", "--read-loop", "16", "--json"});
+        QVERIFY(p.waitForFinished(120000));
+        QCOMPARE(p.exitCode(), 0);
+        const json j = json::parse(p.readAllStandardOutput().toStdString());
+        const auto runs = j["tg_tps_runs"].get<std::vector<double>>();
+        const auto reads = j["read_loop_adjacent_gbs"].get<std::vector<double>>();
+        QCOMPARE(int(runs.size()), 3);
+        QCOMPARE(int(reads.size()), 3);
+        std::vector<double> shares, sortedRuns = runs;
+        for (size_t r = 0; r < runs.size(); ++r) {
+            QVERIFY(reads[r] > 0);
+            shares.push_back(j["weights_per_token_mb"].get<double>() * runs[r] / 1e3 / reads[r]);
+        }
+        std::sort(shares.begin(), shares.end());
+        std::sort(sortedRuns.begin(), sortedRuns.end());
+        QCOMPARE(j["decode_share_adjacent"].get<double>(), shares[1]);
+        QCOMPARE(j["tg_tps"].get<double>(), sortedRuns[1]);
+        // Prefill only: no generation runs to set beside a read.
+        auto [ppCode, pp] = bench({"-p", "4", "-n", "0", "--read-loop", "16"});
+        QCOMPARE(ppCode, 0);
+        QVERIFY(pp["read_loop_gbs"].get<double>() > 0);
+        QVERIFY(!pp.contains("decode_share_adjacent"));
     }
 
     // Untied: the embedding table is read a row a token, so it does not count.
