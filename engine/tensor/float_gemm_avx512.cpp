@@ -34,7 +34,20 @@ namespace {
 constexpr int kTileRows = 32, kTileTok = 12;
 constexpr int kLaneVecs = 2 * kTileTok;  // accumulators of one lane of a tile
 constexpr int kTileVecs = 16 * kLaneVecs;
-constexpr int64_t kChunk = 2048, kBlockRows = 64;
+// Columns per chunk and rows per block. A K longer than one chunk keeps
+// every token group's accumulators in memory between chunks (16 lanes x 32
+// rows x 12 tokens a tile: 2 MiB for 64 rows x 512 tokens), which evicted
+// the packed weights from L2 at every chunk; 8192 columns take llama-1b's
+// ffn_down (K = 8192) in one, and 32 rows keep its packed panel at 1 MiB.
+// AMD EPYC Zen 4 (family 25 model 17), `cairn-cli bench-kernels --types F16
+// --rows R --cols C -p 512 -t T -r 5 --decode-mib 0`, GFLOP/s, chunk 2048 and
+// 64 rows / 8192 and 32: 2048x8192 -t 1 92.5-98.6 / 105.7-105.8, -t 2
+// 178.0-180.6 / 200.2-207.1; 8192x2048 -t 1 103.8-106.8 / 107.9-108.0, -t 2
+// 205.5-208.4 / 210.7-211.6; 8192 and 64 rows (a 2 MiB panel, from L3)
+// 2048x8192 -t 1 108.4-108.9 but 8192x2048 -t 2 193.4-199.2. llama-1b F16
+// pp512 (`bench -p 512 -n 0 -t 2 -r 2`, interleaved) 98.8 / 101.2, 96.6 /
+// 102.0, 98.0 / 101.5 t/s.
+constexpr int64_t kChunk = 8192, kBlockRows = 32;
 // Floats between the starts of two lanes of a packed weight tile: the lane's
 // steps plus 128 bytes, so the 16 stores of one packing step do not fall in
 // one L1 set (unpadded, lanes are 16 KiB apart at 2048 columns). Measured AMD

@@ -1022,15 +1022,25 @@ void floatRowsOneToken(const MatrixView& w, int64_t r0, int64_t r1, const float*
 //   accumulators: per token tile [l][6 tokens][2 halves of 8 rows], kept
 //     across chunks (storing a vector is exact, so the order is canonical).
 // Loops: 32-row block > chunk > token tile > row tile > lane: the block's
-// chunk of weights (256 KiB) stays in L2, each token tile's chunk is read
+// chunk of weights (256 KiB at 2048 columns) stays in L2, each token tile's chunk is read
 // from L3 once per block. Measured on an AMD EPYC Zen 3 class (busy shared
 // VM, old/new interleaved, `cairn-cli bench-kernels --types F16 --rows R
 // --cols C -p 512 -t 1 -r 8`), GFLOP/s one thread, 4 x 3 half passes ->
 // this: 2048x2048 38-48 -> 52-80 (3 pairs), 2048x8192 31 -> 55-66, 8192x2048
 // 46 -> 74-77. The first version (16-row tiles, activations lane-major)
 // ran 25 at 2048x8192: per-call streams of 1.5-3 KiB from L3/memory.
+// Chunks of 8192 columns, not 2048: a K of several chunks keeps every token
+// tile's accumulators in memory between chunks (1 MiB for 32 rows x 512
+// tokens), which evicted the block's packed weights from L2 at each chunk;
+// one chunk for llama-1b's ffn_down (K = 8192) reads its 1 MiB panel from L2
+// and L3 instead. AMD EPYC Zen 4 (family 25 model 17) with `--path avx2`, 3
+// interleaved rounds, GFLOP/s chunk 2048 / 8192 (`bench-kernels --types F16
+// --rows R --cols C -p 512 -t T -r 5 --decode-mib 0`): 2048x8192 -t 1
+// 75.1-76.3 / 95.4-96.8, -t 2 153.3-162.0 / 201.3-204.8; 8192x2048 (one
+// chunk either way) -t 1 106.3-106.9 / 107.0-107.1. llama-1b F16 pp512 with
+// CAIRN_KERNELS=avx2 (`bench -p 512 -n 0 -t 2 -r 2`) 99.8 / 101.0, 99.0 / 101.1.
 constexpr int kFloatTileRows = 16, kFloatTileTok = 6;
-constexpr int64_t kFloatChunk = 2048, kFloatBlockRows = 32;
+constexpr int64_t kFloatChunk = 8192, kFloatBlockRows = 32;
 
 // 16 rows x T tokens, one lane, `steps` steps of the chain. Named registers,
 // not arrays: GCC 12 at -O3 kept an array of accumulators mirrored in memory

@@ -191,11 +191,11 @@ private slots:
     // The float GEMMs' blocking edges against the scalar bits: rows beyond
     // whole 16- and 32-row tiles and 32- and 64-row blocks (AVX2, AVX-512),
     // token counts 2-26 (every partial 6- and 12-token tile, and two whole
-    // 12-token groups), and K past one 2048-column chunk by a partial chunk
+    // 12-token groups), and K past one 8192-column chunk by a partial chunk
     // (accumulators carried across chunks), on 1 and 2 threads.
     void floatGemmEdgesAreBitExact() {
         for (TensorType t : {TensorType::F32, TensorType::F16, TensorType::BF16}) {
-            const int64_t rows = 83, cols = 2048 + 48;
+            const int64_t rows = 83, cols = 8192 + 48;
             Weights w = makeWeights(t, rows, cols, 91);
             const int64_t maxTokens = 26;
             auto x = makeActivations(maxTokens, cols, 92);
