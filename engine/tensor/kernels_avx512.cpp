@@ -1798,6 +1798,18 @@ void floatTile(const float* wf, int64_t K, const float* x, int64_t ldx, float* o
 // 21.2-23.4, 1 KiB 20.0-23.0, 2 KiB 20.0-22.5 (llama.cpp 18.8);
 // mamba-370m F16 sweep 58.2-60.3, 1 KiB 63.0-66.4, 2 KiB 61.0-64.8.
 
+// Into L2 (the calibration's "-l2pf" paths) each row runs twice as far
+// ahead: lines in flight there do not crowd L1. AMD EPYC Zen 4 (family 25
+// model 17), llama-1b F16 decode on avx512vnni-l2pf, `cairn-cli bench -m M -p
+// 1 -n 32 -t 2 -r 3 --read-loop 1024`, interleaved, median tg t/s 1 KiB / 2
+// KiB, and decode's share of the read loop right after each run: host fast
+// (60-65 GB/s) 18.3 / 18.1, 18.2 / 19.4, 18.1 / 19.0, 18.4 / 19.0, shares
+// 0.71-0.74 / 0.73-0.77; host slow (35-36 GB/s) 13.1 / 13.4, shares 0.88-0.89
+// / 0.96; mamba-370m F16 (`-n 64`) 49.4-51.3 / 51.9-52.2. 3 KiB: as 2 KiB
+// (fast 19.4, 19.5 / 19.5, 19.0; slow 13.5, 13.2 / 13.3, 13.4).
+template <PrefetchTo PF>
+constexpr int64_t kFloatRowPrefetch = PF == PrefetchTo::L2 ? 2 * kRowPrefetch : kRowPrefetch;
+
 template <int R, PrefetchTo PF>
 void floatRowsOneToken(TensorType type, const uint8_t* const* rows, int64_t K, const float* x, float* out,
                        int64_t rowStride) {
@@ -1807,7 +1819,7 @@ void floatRowsOneToken(TensorType type, const uint8_t* const* rows, int64_t K, c
     const int64_t eb = type == TensorType::F32 ? 4 : 2;
     for (int64_t k = 0; k < full; k += 16) {
         if ((k * eb) % 64 == 0) {  // a new cache line of each row
-            const int64_t ahead = k * eb + kRowPrefetch;
+            const int64_t ahead = k * eb + kFloatRowPrefetch<PF>;
             const int64_t at = rowStreamOffset(ahead, rowStride, R);
             for (int r = 0; r < R; ++r) prefetchLine<PF>(rows[r] + at);
         }
