@@ -765,7 +765,6 @@ void matvecTileQ6_K16(const uint8_t* tile, const int8_t* xq, const int32_t* offs
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* blk = tile + b * kBlock;
         const int8_t* x = xq + 256 * b;
-        prefetchLines(blk + kAvx2TilePrefetch, kBlock);
         for (int h = 0; h < 2; ++h) {
             const auto word = [&](int k) {
                 return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + tileWordAt(8 * h, k)));
@@ -782,6 +781,24 @@ void matvecTileQ6_K16(const uint8_t* tile, const int8_t* xq, const int32_t* offs
                 // 15.2-21.6 -> 16.4-23.9.
 #pragma GCC unroll 4
                 for (int c0 = 0; c0 < 8; c0 += 2) {
+                    // A sixteenth of the block's prefetches (3-4 lines) at
+                    // each step: all 53 lines at the block's start held
+                    // decode from memory far below the read loop. AMD EPYC
+                    // Zen 4 (family 25 model 17), `--path avx2`, interleaved,
+                    // GB/s, one burst / a quarter per (h, n) / a sixteenth:
+                    // `bench-kernels --types Q6_K --rows 8192 --cols 2048 -p 1
+                    // -t 2 -r 7` 21.1 / 27.2 / 33.2, 18.8 / 25.7 / 31.4, 21.4
+                    // / 29.5 / 33.1 (2-thread read loop 32.7-34.3); from L2
+                    // (`--rows 512 -t 1 -r 1000 --decode-mib 1`) 30.6, 31.6
+                    // -> 35.6, 36.6. llama-1b Q4_K_M tg with CAIRN_KERNELS=avx2
+                    // (`bench -p 1 -n 64 -t 2 -r 3 --read-loop 1024`, median
+                    // of 3 runs, interleaved) 31.1 / 35.8, 30.5 / 35.5, 28.3 /
+                    // 34.7 t/s; share of the read loop right after each run
+                    // 0.73-0.74 -> 0.88-0.90. (The Q4_K tile's quarters as
+                    // sixteenths: level, 29-33 GB/s from memory either way.)
+                    const int64_t step = 4 * (2 * h + n) + c0 / 2;
+                    prefetchLines(blk + kAvx2TilePrefetch + step * kBlock / 16,
+                                  (step + 1) * kBlock / 16 - step * kBlock / 16);
                     __m256i pairs[4];  // two chunks' pairs of group k, as words (or int32 with AVX-VNNI)
                     for (auto& p : pairs) p = _mm256_setzero_si256();
                     for (int c = c0; c < c0 + 2; ++c) {
