@@ -667,10 +667,8 @@ void matvecTileQ4_K16(const uint8_t* tile, const int8_t* xq, const int32_t* bsPa
     // Scale byte j of each lane as the int32 mullo takes it (AVX-VNNI sums
     // are int32), or twice as int16 for madd against the word pairs of the
     // maddubs sums: s * w0 + s * w1 = s * (w0 + w1), the same integer.
-    const __m256i scaleIdx[4] = {kAvxVnni ? laneBytes(0, -1, -1, -1) : laneBytes(0, -1, 0, -1),
-                                 kAvxVnni ? laneBytes(1, -1, -1, -1) : laneBytes(1, -1, 1, -1),
-                                 kAvxVnni ? laneBytes(2, -1, -1, -1) : laneBytes(2, -1, 2, -1),
-                                 kAvxVnni ? laneBytes(3, -1, -1, -1) : laneBytes(3, -1, 3, -1)};
+    const auto scaleIndex = [](int j) { return kAvxVnni ? laneBytes(j, -1, -1, -1) : laneBytes(j, -1, j, -1); };
+    const __m256i scaleIdx[4] = {scaleIndex(0), scaleIndex(1), scaleIndex(2), scaleIndex(3)};
     const __m256i words01 = laneBytes(0, -1, 1, -1), words23 = laneBytes(2, -1, 3, -1);
     __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
     for (int64_t b = 0; b < nb; ++b) {
@@ -761,6 +759,7 @@ void matvecTileQ4_K16(const uint8_t* tile, const int8_t* xq, const int32_t* bsPa
 void matvecTileQ6_K16(const uint8_t* tile, const int8_t* xq, const int32_t* offsets, const float* dx, int64_t nb,
                       float* out) {
     constexpr int64_t kBlock = int64_t(kQ6_KTileBlock);
+    static_assert(kBlock % 16 == 0, "the prefetches below cover the block in 16 equal steps");
     __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* blk = tile + b * kBlock;
@@ -797,8 +796,7 @@ void matvecTileQ6_K16(const uint8_t* tile, const int8_t* xq, const int32_t* offs
                     // 0.73-0.74 -> 0.88-0.90. (The Q4_K tile's quarters as
                     // sixteenths: level, 29-33 GB/s from memory either way.)
                     const int64_t step = 4 * (2 * h + n) + c0 / 2;
-                    prefetchLines(blk + kAvx2TilePrefetch + step * kBlock / 16,
-                                  (step + 1) * kBlock / 16 - step * kBlock / 16);
+                    prefetchLines(blk + kAvx2TilePrefetch + step * (kBlock / 16), kBlock / 16);
                     __m256i pairs[4];  // two chunks' pairs of group k, as words (or int32 with AVX-VNNI)
                     for (auto& p : pairs) p = _mm256_setzero_si256();
                     for (int c = c0; c < c0 + 2; ++c) {
