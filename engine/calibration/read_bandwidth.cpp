@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <new>
+#include <utility>
 #include <vector>
 
 namespace cairn::calibration {
@@ -36,38 +37,48 @@ CAIRN_VECTOR_CLONES uint64_t sumLines(const Line* from, const Line* to) {
     return t;
 }
 
-}  // namespace
-
 // Slices of 2 MiB claimed by the threads as they go, so a thread that is
 // descheduled for a moment does not hold the pass back (one slice a thread
 // read no faster).
 constexpr int64_t kSliceLines = (2 << 20) / 64;
 
+int64_t sliceCount(int64_t lines) { return (lines + kSliceLines - 1) / kSliceLines; }
+
+// Slice s of a buffer of `lines` lines at `data`: [first, last).
+std::pair<Line*, Line*> slice(Line* data, int64_t lines, int64_t s) {
+    return {data + s * kSliceLines, data + std::min(lines, (s + 1) * kSliceLines)};
+}
+
+}  // namespace
+
 ReadLoop::ReadLoop(size_t bytes, ExecContext& ctx)
     : ctx_(ctx),
+      lines_(int64_t(std::max<size_t>(1, bytes / sizeof(Line)))),
       // The memory kind a model's owned weights live in (tensor/huge_page_buffer.h).
-      buffer_(std::max<size_t>(1, bytes / sizeof(Line)) * sizeof(Line)),
-      lines_(int64_t(std::max<size_t>(1, bytes / sizeof(Line)))) {
+      buffer_(size_t(lines_) * sizeof(Line)) {
     if (!buffer_) throw std::bad_alloc();
     Line* data = reinterpret_cast<Line*>(buffer_.data());
-    const int64_t slices = (lines_ + kSliceLines - 1) / kSliceLines;
-    ctx_.parallelFor(slices, 1, [&](int64_t a, int64_t b) {
-        for (int64_t s = a; s < b; ++s)  // touches every page on the thread that reads it
-            std::fill(data + s * kSliceLines, data + std::min(lines_, (s + 1) * kSliceLines), Line{} + uint64_t(s));
+    ctx_.parallelFor(sliceCount(lines_), 1, [&](int64_t a, int64_t b) {
+        for (int64_t s = a; s < b; ++s) {
+            auto [from, to] = slice(data, lines_, s);
+            std::fill(from, to, Line{} + uint64_t(s));  // touches every page on the thread that reads it
+        }
     });
 }
 
 ReadBandwidth ReadLoop::measure(int passes) {
-    const Line* data = reinterpret_cast<const Line*>(buffer_.data());
-    const int64_t slices = (lines_ + kSliceLines - 1) / kSliceLines;
+    Line* data = reinterpret_cast<Line*>(buffer_.data());
+    const int64_t slices = sliceCount(lines_);
     std::vector<double> gbs;
     std::vector<uint64_t> sums(static_cast<size_t>(slices));
     for (int pass = 0; pass < std::max(1, passes); ++pass) {
         evictFromCaches(buffer_.data(), size_t(lines_) * sizeof(Line), ctx_);
         const auto t0 = std::chrono::steady_clock::now();
         ctx_.parallelFor(slices, 1, [&](int64_t a, int64_t b) {
-            for (int64_t s = a; s < b; ++s)  // the sums are kept, so the reads are not optimized away
-                sums[size_t(s)] = sumLines(data + s * kSliceLines, data + std::min(lines_, (s + 1) * kSliceLines));
+            for (int64_t s = a; s < b; ++s) {
+                auto [from, to] = slice(data, lines_, s);
+                sums[size_t(s)] = sumLines(from, to);  // kept, so the reads are not optimized away
+            }
         });
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         gbs.push_back(double(lines_) * sizeof(Line) / seconds / 1e9);

@@ -31,8 +31,8 @@ public:
 
 private:
     ExecContext& ctx_;
+    int64_t lines_ = 0;  // before buffer_, which is sized from it
     tensor::HugePageBuffer buffer_;
-    int64_t lines_ = 0;
 };
 
 // ReadLoop(bytes, ctx).measure(passes).
