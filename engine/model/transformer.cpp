@@ -172,9 +172,10 @@ void TransformerModel::forward(Memory& mem, std::span<const int32_t> tokens, boo
     for (int64_t t = 0; t < T; ++t) rope.angles(pos0 + t, &cosv[size_t(t * pairs)], &sinv[size_t(t * pairs)]);
 
     const AttentionShape shape{p_.heads, p_.kvHeads, p_.keyDim, p_.valueDim, float(1.0 / std::sqrt(double(p_.keyDim)))};
-    auto perToken = [&](const std::function<void(int64_t)>& fn) {
-        ctx.parallelFor(T, 1, [&](int64_t b, int64_t end) {
-            for (int64_t t = b; t < end; ++t) fn(t);
+    // fn(t) for the tokens [from, T).
+    auto perToken = [&](int64_t from, const std::function<void(int64_t)>& fn) {
+        ctx.parallelFor(T - from, 1, [&](int64_t b, int64_t end) {
+            for (int64_t t = from + b; t < from + end; ++t) fn(t);
         });
     };
 
@@ -182,27 +183,36 @@ void TransformerModel::forward(Memory& mem, std::span<const int32_t> tokens, boo
         ctx.atLayer(l, p_.layers);
         const TransformerLayer& L = layers_[size_t(l)];
         const bool useRope = variant_.noRopeInterval == 0 || (l + 1) % variant_.noRopeInterval != 0;
-        perToken([&](int64_t t) { rmsNorm(&x[size_t(t * e)], L.attnNorm.data(), &xn[size_t(t * e)], e, p_.eps); });
-        tensor::matmul(L.wq, xn.data(), e, T, q.data(), qd, ctx);
+        // The last layer's outputs feed only the logits, so unless every
+        // position's are wanted its queries, attention, output projection and
+        // feed-forward run on the last token alone (on none without logits);
+        // every token's keys and values still enter the cache. llama.cpp's
+        // graph does the same (its inp_out_ids). Each token's outputs are
+        // computed as they would be in the whole batch (batched ≡ sequential),
+        // so the logits keep their bits.
+        const int64_t first = l + 1 < p_.layers || allLogits ? 0 : logits ? T - 1 : T;
+        const int64_t n = T - first;  // tokens whose outputs this layer computes
+        perToken(0, [&](int64_t t) { rmsNorm(&x[size_t(t * e)], L.attnNorm.data(), &xn[size_t(t * e)], e, p_.eps); });
+        if (n > 0) tensor::matmul(L.wq, &xn[size_t(first * e)], e, n, &q[size_t(first * qd)], qd, ctx);
         tensor::matmul(L.wk, xn.data(), e, T, k.data(), kd, ctx);
         tensor::matmul(L.wv, xn.data(), e, T, v.data(), vd, ctx);
-        perToken([&](int64_t t) {
-            float* qt = &q[size_t(t * qd)];
+        perToken(0, [&](int64_t t) {
+            float* qt = t >= first ? &q[size_t(t * qd)] : nullptr;
             float* kt = &k[size_t(t * kd)];
             float* vt = &v[size_t(t * vd)];
             if (variant_.qkvBias) {
-                addInPlace(qt, L.bq.data(), qd);
+                if (qt) addInPlace(qt, L.bq.data(), qd);
                 addInPlace(kt, L.bk.data(), kd);
                 addInPlace(vt, L.bv.data(), vd);
             }
             if (variant_.qkNorm) {
-                for (int64_t h = 0; h < p_.heads; ++h)
+                for (int64_t h = 0; qt && h < p_.heads; ++h)
                     rmsNorm(qt + h * p_.keyDim, L.qNorm.data(), qt + h * p_.keyDim, p_.keyDim, p_.eps);
                 for (int64_t h = 0; h < p_.kvHeads; ++h)
                     rmsNorm(kt + h * p_.keyDim, L.kNorm.data(), kt + h * p_.keyDim, p_.keyDim, p_.eps);
             }
             if (useRope) {
-                rope.apply(qt, p_.heads, p_.keyDim, &cosv[size_t(t * pairs)], &sinv[size_t(t * pairs)]);
+                if (qt) rope.apply(qt, p_.heads, p_.keyDim, &cosv[size_t(t * pairs)], &sinv[size_t(t * pairs)]);
                 rope.apply(kt, p_.kvHeads, p_.keyDim, &cosv[size_t(t * pairs)], &sinv[size_t(t * pairs)]);
             }
             for (int64_t h = 0; h < p_.kvHeads; ++h) {
@@ -210,13 +220,16 @@ void TransformerModel::forward(Memory& mem, std::span<const int32_t> tokens, boo
                 cache->writeV(l, h, pos0 + t, vt + h * p_.valueDim);
             }
         });
-        attention(*cache, l, shape, q.data(), qd, T, pos0, att.data(), od, ctx);
-        tensor::matmul(L.wo, att.data(), od, T, xn.data(), e, ctx);
-        perToken([&](int64_t t) {
+        if (n == 0) continue;
+        attention(*cache, l, shape, &q[size_t(first * qd)], qd, n, pos0 + first, &att[size_t(first * od)], od, ctx);
+        tensor::matmul(L.wo, &att[size_t(first * od)], od, n, &xn[size_t(first * e)], e, ctx);
+        perToken(first, [&](int64_t t) {
             addInPlace(&x[size_t(t * e)], &xn[size_t(t * e)], e);
             rmsNorm(&x[size_t(t * e)], L.ffnNorm.data(), &xn[size_t(t * e)], e, p_.eps);
         });
-        tensor::matmul(L.gate, xn.data(), e, T, gate.data(), ff, ctx);
+        float* gateRows = &gate[size_t(first * ff)];
+        float* upRows = &up[size_t(first * ff)];
+        tensor::matmul(L.gate, &xn[size_t(first * e)], e, n, gateRows, ff, ctx);
         // SwiGLU on the up rows as they are written, on the thread that
         // wrote them (element-wise, in whole 16-lane vectors from a multiple
         // of 16: the same bits as one pass), instead of a pass of its own on
@@ -225,13 +238,13 @@ void TransformerModel::forward(Memory& mem, std::span<const int32_t> tokens, boo
         // host), time a token: llama-1b Q4_0 +3.8, -0.3, +1.3, +0.0 %; Q8_0
         // -0.6, -0.5 %; Q4_K_M +0.8, +1.8 %: about +0.8 %, within the noise.
         const tensor::RowsDone glu{vec::kLanes, [&](int64_t r0, int64_t r1) {
-                                       for (int64_t t = 0; t < T; ++t)
-                                           swiglu(&gate[size_t(t * ff + r0)], &up[size_t(t * ff + r0)],
-                                                  &gate[size_t(t * ff + r0)], r1 - r0);
+                                       for (int64_t t = 0; t < n; ++t)
+                                           swiglu(&gateRows[t * ff + r0], &upRows[t * ff + r0],
+                                                  &gateRows[t * ff + r0], r1 - r0);
                                    }};
-        tensor::matmul(L.up, xn.data(), e, T, up.data(), ff, ctx, glu);
-        tensor::matmul(L.down, gate.data(), ff, T, xn.data(), e, ctx);
-        perToken([&](int64_t t) { addInPlace(&x[size_t(t * e)], &xn[size_t(t * e)], e); });
+        tensor::matmul(L.up, &xn[size_t(first * e)], e, n, upRows, ff, ctx, glu);
+        tensor::matmul(L.down, gateRows, ff, n, &xn[size_t(first * e)], e, ctx);
+        perToken(first, [&](int64_t t) { addInPlace(&x[size_t(t * e)], &xn[size_t(t * e)], e); });
     }
     cache->advance(T);
 

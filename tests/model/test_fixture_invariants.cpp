@@ -90,6 +90,49 @@ private slots:
         }
     }
 
+    // Asking for fewer logits computes less (the transformer's last layer
+    // runs its queries and feed-forward on the last token alone, or on none)
+    // but leaves the same memory, every layer's keys and values included, and
+    // the same last logits as asking for every position's.
+    void fewerLogitsLeaveTheSameMemory_data() { invariants_data(); }
+    void fewerLogitsLeaveTheSameMemory() {
+        QFETCH(QString, name);
+        auto model = Model::load(test::sharedPath("fixtures/" + name.toStdString() + ".gguf"));
+        const auto tokens = model->tokenizer().encode("Only the last position's logits, or none at all.", true, true);
+        const size_t V = size_t(model->info().vocabSize), n = tokens.size();
+        struct Run {
+            std::unique_ptr<Memory> mem;
+            std::vector<float> logits;
+        };
+        auto run = [&](bool all, bool withLogits) {
+            ExecContext ctx(2);
+            Run r{model->newMemory({64, KvType::F16}), std::vector<float>(all ? n * V : V)};
+            model->forward(*r.mem, tokens, all, withLogits ? r.logits.data() : nullptr, ctx);
+            return r;
+        };
+        auto stateBytes = [](Memory& mem) {
+            std::vector<uint8_t> bytes;
+            for (const StateTensor& t : mem.state())
+                for (int64_t row = 0; row < t.rows; ++row) {
+                    const uint8_t* p = t.data + size_t(row) * t.rowStride;
+                    bytes.insert(bytes.end(), p, p + size_t(t.cols) * (t.typeId == int(TensorType::F16) ? 2 : 4));
+                }
+            return bytes;
+        };
+        Run every = run(true, true), last = run(false, true), none = run(false, false);
+        QVERIFY(std::memcmp(last.logits.data(), &every.logits[(n - 1) * V], V * 4) == 0);
+        const auto reference = stateBytes(*every.mem);
+        QVERIFY(!reference.empty());
+        QVERIFY2(stateBytes(*last.mem) == reference, "last logits only");
+        QVERIFY2(stateBytes(*none.mem) == reference, "no logits");
+        // And the memory carries on alike: one more step from each.
+        ExecContext ctx(1);
+        std::vector<float> a(V), b(V);
+        model->forward(*every.mem, std::span(tokens).first(1), false, a.data(), ctx);
+        model->forward(*none.mem, std::span(tokens).first(1), false, b.data(), ctx);
+        QVERIFY(std::memcmp(a.data(), b.data(), V * 4) == 0);
+    }
+
     // Weights re-ordered into 16-row tiles at load (tensor/row_tiles.h, on
     // CPUs whose decode kernels read them) give the bits of the file's
     // layout, in decode steps and in prefill, on every kernel path; tied
