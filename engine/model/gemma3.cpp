@@ -159,22 +159,25 @@ public:
         for (int64_t l = 0; l < int64_t(layers_.size()); ++l) {
             ctx.atLayer(l, int64_t(layers_.size()));
             const Gemma3Layer& L = layers_[size_t(l)];
+            const int64_t first = firstOutputPosition(l, int64_t(layers_.size()), T, allLogits, logits != nullptr);
             forEachPosition(
                 T, ctx, [&](int64_t t) { rmsNorm(&x[size_t(t * e)], L.attnNorm.data(), &xn[size_t(t * e)], e, eps_); });
             if (L.local)
-                hybridAttention(localAttn_, L.attn, *cache, l, xn.data(), e, T, pos0, cosL.data(), sinL.data(),
+                hybridAttention(localAttn_, L.attn, *cache, l, xn.data(), e, T, pos0, cosL.data(), sinL.data(), first,
                                 out.data(), ctx);
             else
-                hybridAttention(globalAttn_, L.attn, *cache, l, xn.data(), e, T, pos0, cosG.data(), sinG.data(),
+                hybridAttention(globalAttn_, L.attn, *cache, l, xn.data(), e, T, pos0, cosG.data(), sinG.data(), first,
                                 out.data(), ctx);
-            forEachPosition(T, ctx, [&](int64_t t) {
+            if (first == T) continue;
+            forEachPosition(first, T, ctx, [&](int64_t t) {
                 float* o = &out[size_t(t * e)];
                 rmsNorm(o, L.postAttnNorm.data(), o, e, eps_);
                 addInPlace(&x[size_t(t * e)], o, e);
                 rmsNorm(&x[size_t(t * e)], L.ffnNorm.data(), &xn[size_t(t * e)], e, eps_);
             });
-            feedForward(L.ffn, xn.data(), e, ff_, T, out.data(), ctx, GatedActivation::GeluTanh);
-            forEachPosition(T, ctx, [&](int64_t t) {
+            feedForward(L.ffn, &xn[size_t(first * e)], e, ff_, T - first, &out[size_t(first * e)], ctx,
+                        GatedActivation::GeluTanh);
+            forEachPosition(first, T, ctx, [&](int64_t t) {
                 float* o = &out[size_t(t * e)];
                 rmsNorm(o, L.postFfnNorm.data(), o, e, eps_);
                 addInPlace(&x[size_t(t * e)], o, e);

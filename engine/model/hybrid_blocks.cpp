@@ -49,37 +49,42 @@ HybridAttentionWeights bindHybridAttention(TensorBinder& bind, const std::string
     return w;
 }
 
-void forEachPosition(int64_t T, ExecContext& ctx, const std::function<void(int64_t)>& fn) {
-    ctx.parallelFor(T, 1, [&](int64_t b, int64_t end) {
-        for (int64_t t = b; t < end; ++t) fn(t);
+void forEachPosition(int64_t first, int64_t T, ExecContext& ctx, const std::function<void(int64_t)>& fn) {
+    ctx.parallelFor(T - first, 1, [&](int64_t b, int64_t end) {
+        for (int64_t t = first + b; t < first + end; ++t) fn(t);
     });
+}
+
+void forEachPosition(int64_t T, ExecContext& ctx, const std::function<void(int64_t)>& fn) {
+    forEachPosition(0, T, ctx, fn);
 }
 
 void hybridAttention(const HybridAttentionConfig& c, const HybridAttentionWeights& w, memory::KvCache& cache,
                      int64_t cacheLayer, const float* xn, int64_t e, int64_t T, int64_t pos0, const float* cosv,
-                     const float* sinv, float* out, ExecContext& ctx) {
+                     const float* sinv, int64_t first, float* out, ExecContext& ctx) {
     const int64_t hd = c.headDim, qd = c.heads * hd, kd = c.kvHeads * hd, pq = c.outputGate ? 2 * qd : qd;
     const int64_t pairs = c.rope ? c.rope->config().dims / 2 : 0;
+    const int64_t n = T - first;  // positions with outputs; rows below `first` of proj, q, gate and att stay unused
     std::vector<float> proj(size_t(T * pq)), q(size_t(T * qd)), gate(c.outputGate ? size_t(T * qd) : 0),
         k(size_t(T * kd)), v(size_t(T * kd)), att(size_t(T * qd));
-    tensor::matmul(w.wq, xn, e, T, proj.data(), pq, ctx);
+    if (n > 0) tensor::matmul(w.wq, xn + first * e, e, n, &proj[size_t(first * pq)], pq, ctx);
     tensor::matmul(w.wk, xn, e, T, k.data(), kd, ctx);
     tensor::matmul(w.wv, xn, e, T, v.data(), kd, ctx);
     forEachPosition(T, ctx, [&](int64_t t) {
-        float* qt = &q[size_t(t * qd)];
+        float* qt = t >= first ? &q[size_t(t * qd)] : nullptr;
         float* kt = &k[size_t(t * kd)];
         const float* pt = &proj[size_t(t * pq)];
-        for (int64_t h = 0; h < c.heads; ++h) {
+        for (int64_t h = 0; qt && h < c.heads; ++h) {
             const float* src = c.outputGate ? pt + 2 * h * hd : pt + h * hd;
             std::copy(src, src + hd, qt + h * hd);
             if (c.outputGate) std::copy(src + hd, src + 2 * hd, &gate[size_t(t * qd + h * hd)]);
         }
         if (c.qkNorm) {
-            for (int64_t h = 0; h < c.heads; ++h) rmsNorm(qt + h * hd, w.qNorm.data(), qt + h * hd, hd, c.eps);
+            for (int64_t h = 0; qt && h < c.heads; ++h) rmsNorm(qt + h * hd, w.qNorm.data(), qt + h * hd, hd, c.eps);
             for (int64_t h = 0; h < c.kvHeads; ++h) rmsNorm(kt + h * hd, w.kNorm.data(), kt + h * hd, hd, c.eps);
         }
         if (c.rope) {
-            c.rope->apply(qt, c.heads, hd, cosv + t * pairs, sinv + t * pairs);
+            if (qt) c.rope->apply(qt, c.heads, hd, cosv + t * pairs, sinv + t * pairs);
             c.rope->apply(kt, c.kvHeads, hd, cosv + t * pairs, sinv + t * pairs);
         }
         for (int64_t h = 0; h < c.kvHeads; ++h) {
@@ -87,15 +92,17 @@ void hybridAttention(const HybridAttentionConfig& c, const HybridAttentionWeight
             cache.writeV(cacheLayer, h, pos0 + t, &v[size_t(t * kd + h * hd)]);
         }
     });
+    if (n == 0) return;
     const AttentionShape shape{c.heads, c.kvHeads, hd, hd, c.scale, c.window};
-    attention(cache, cacheLayer, shape, q.data(), qd, T, pos0, att.data(), qd, ctx);
+    attention(cache, cacheLayer, shape, &q[size_t(first * qd)], qd, n, pos0 + first, &att[size_t(first * qd)], qd,
+              ctx);
     if (c.outputGate)
-        forEachPosition(T, ctx, [&](int64_t t) {
+        forEachPosition(first, T, ctx, [&](int64_t t) {
             float* o = &att[size_t(t * qd)];
             const float* g = &gate[size_t(t * qd)];
             for (int64_t i = 0; i < qd; ++i) o[i] *= 1.0f / (1.0f + std::exp(-g[i]));
         });
-    tensor::matmul(w.wo, att.data(), qd, T, out, e, ctx);
+    tensor::matmul(w.wo, &att[size_t(first * qd)], qd, n, out + first * e, e, ctx);
 }
 
 FeedForwardWeights bindFeedForward(TensorBinder& bind, const std::string& b, int64_t e, int64_t ff) {

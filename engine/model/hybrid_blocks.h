@@ -46,12 +46,13 @@ struct HybridAttentionWeights {
 HybridAttentionWeights bindHybridAttention(TensorBinder& bind, const std::string& prefix, int64_t embedding,
                                            const HybridAttentionConfig& c);
 
-// out[t] = attn_output · attention(xn[t]) for the chunk's T positions at
-// pos0 …, writing their K/V to `cache` layer `cacheLayer` (T rows of `e`).
+// out[t] = attn_output · attention(xn[t]) for the chunk's positions t in
+// [first, T) (rows of `e`; firstOutputPosition), writing all T positions' K/V
+// (at pos0 …) to `cache` layer `cacheLayer`.
 // cosv/sinv: the chunk's RoPE angles (T rows of rope dims / 2), unused without rope.
 void hybridAttention(const HybridAttentionConfig& c, const HybridAttentionWeights& w, memory::KvCache& cache,
                      int64_t cacheLayer, const float* xn, int64_t e, int64_t T, int64_t pos0, const float* cosv,
-                     const float* sinv, float* out, ExecContext& ctx);
+                     const float* sinv, int64_t first, float* out, ExecContext& ctx);
 
 struct FeedForwardWeights {
     tensor::MatrixView gate, up, down;
@@ -81,5 +82,7 @@ HybridChunk beginHybridChunk(Memory& mem, const memory::HybridShape& shape, int6
 
 // Runs fn(t) for every position of the chunk, split over the threads.
 void forEachPosition(int64_t T, ExecContext& ctx, const std::function<void(int64_t)>& fn);
+// The same for the positions [first, T).
+void forEachPosition(int64_t first, int64_t T, ExecContext& ctx, const std::function<void(int64_t)>& fn);
 
 }  // namespace cairn::model

@@ -93,18 +93,22 @@ void HybridModel::forward(Memory& mem, std::span<const int32_t> tokens, bool all
     for (int64_t l = 0; l < int64_t(layers_.size()); ++l) {
         ctx.atLayer(l, int64_t(layers_.size()));
         const Layer& L = layers_[size_t(l)];
+        // A recurrent last layer still mixes every position (its state
+        // carries them); its feed-forward runs on the wanted ones alone.
+        const int64_t first = firstOutputPosition(l, int64_t(layers_.size()), T, allLogits, logits != nullptr);
         forEachPosition(T, ctx,
                         [&](int64_t t) { rmsNorm(&x[size_t(t * e)], L.attnNorm.data(), &xn[size_t(t * e)], e, eps_); });
         if (L.attention)
             hybridAttention(attn_, L.attn, m.kv(), m.kvIndex(l), xn.data(), e, T, chunk.pos0, chunk.cos.data(),
-                            chunk.sin.data(), out.data(), ctx);
+                            chunk.sin.data(), first, out.data(), ctx);
         else recurrentMix(l, m, xn.data(), T, out.data(), ctx);
-        forEachPosition(T, ctx, [&](int64_t t) {
+        if (first == T) continue;
+        forEachPosition(first, T, ctx, [&](int64_t t) {
             addBranch(t);
             rmsNorm(&x[size_t(t * e)], L.ffnNorm.data(), &xn[size_t(t * e)], e, eps_);
         });
-        feedForward(L.ffn, xn.data(), e, ff_, T, out.data(), ctx);
-        forEachPosition(T, ctx, addBranch);
+        feedForward(L.ffn, &xn[size_t(first * e)], e, ff_, T - first, &out[size_t(first * e)], ctx);
+        forEachPosition(first, T, ctx, addBranch);
     }
     m.advance(T);
 

@@ -41,6 +41,19 @@ void addInPlace(float* y, const float* x, int64_t n);
 // Fixed-order dot product of two f32 vectors (8 partial sums, then combined in order).
 float dot(const float* a, const float* b, int64_t n);
 
+// The first of a chunk's T positions whose outputs layer `layer` (of
+// `layers`) must compute. The last layer's outputs feed only the logits, so
+// unless every position's are wanted (allLogits) its queries, attention
+// output, feed-forward and the like run on the last position alone, or on
+// none without logits (wantLogits false); every position still writes its
+// keys and values or recurrent state. llama.cpp's graphs do the same (their
+// inp_out_ids). A position's outputs are computed as they would be in the
+// whole chunk (batched ≡ sequential), so the logits keep their bits.
+inline int64_t firstOutputPosition(int64_t layer, int64_t layers, int64_t T, bool allLogits, bool wantLogits) {
+    if (layer + 1 < layers || allLogits) return 0;
+    return wantLogits ? T - 1 : T;
+}
+
 // Rows of the embedding table `table` (n_vocab rows of n_embd, any row
 // layout) for `tokens`, as f32, `ld` floats apart. Throws cairn::Error for an
 // id outside the vocabulary.

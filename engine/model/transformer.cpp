@@ -183,14 +183,7 @@ void TransformerModel::forward(Memory& mem, std::span<const int32_t> tokens, boo
         ctx.atLayer(l, p_.layers);
         const TransformerLayer& L = layers_[size_t(l)];
         const bool useRope = variant_.noRopeInterval == 0 || (l + 1) % variant_.noRopeInterval != 0;
-        // The last layer's outputs feed only the logits, so unless every
-        // position's are wanted its queries, attention, output projection and
-        // feed-forward run on the last token alone (on none without logits);
-        // every token's keys and values still enter the cache. llama.cpp's
-        // graph does the same (its inp_out_ids). Each token's outputs are
-        // computed as they would be in the whole batch (batched ≡ sequential),
-        // so the logits keep their bits.
-        const int64_t first = l + 1 < p_.layers || allLogits ? 0 : logits ? T - 1 : T;
+        const int64_t first = firstOutputPosition(l, p_.layers, T, allLogits, logits != nullptr);
         const int64_t n = T - first;  // tokens whose outputs this layer computes
         perToken(0, [&](int64_t t) { rmsNorm(&x[size_t(t * e)], L.attnNorm.data(), &xn[size_t(t * e)], e, p_.eps); });
         if (n > 0) tensor::matmul(L.wq, &xn[size_t(first * e)], e, n, &q[size_t(first * qd)], qd, ctx);
