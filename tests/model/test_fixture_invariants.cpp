@@ -90,10 +90,11 @@ private slots:
         }
     }
 
-    // Asking for fewer logits computes less (the transformer's last layer
-    // runs its queries and feed-forward on the last token alone, or on none)
-    // but leaves the same memory, every layer's keys and values included, and
-    // the same last logits as asking for every position's.
+    // Asking for fewer logits computes less (the last layer runs its queries
+    // and feed-forward on the last position alone, or on none:
+    // firstOutputPosition) but leaves the same memory, every layer's keys,
+    // values and recurrent state, and the same last logits as asking for
+    // every position's.
     void fewerLogitsLeaveTheSameMemory_data() { invariants_data(); }
     void fewerLogitsLeaveTheSameMemory() {
         QFETCH(QString, name);
