@@ -49,16 +49,6 @@ HybridAttentionWeights bindHybridAttention(TensorBinder& bind, const std::string
     return w;
 }
 
-void forEachPosition(int64_t first, int64_t T, ExecContext& ctx, const std::function<void(int64_t)>& fn) {
-    ctx.parallelFor(T - first, 1, [&](int64_t b, int64_t end) {
-        for (int64_t t = first + b; t < first + end; ++t) fn(t);
-    });
-}
-
-void forEachPosition(int64_t T, ExecContext& ctx, const std::function<void(int64_t)>& fn) {
-    forEachPosition(0, T, ctx, fn);
-}
-
 void hybridAttention(const HybridAttentionConfig& c, const HybridAttentionWeights& w, memory::KvCache& cache,
                      int64_t cacheLayer, const float* xn, int64_t e, int64_t T, int64_t pos0, const float* cosv,
                      const float* sinv, int64_t first, float* out, ExecContext& ctx) {

@@ -80,9 +80,4 @@ struct HybridChunk {
 };
 HybridChunk beginHybridChunk(Memory& mem, const memory::HybridShape& shape, int64_t T, const Rope* rope);
 
-// Runs fn(t) for every position of the chunk, split over the threads.
-void forEachPosition(int64_t T, ExecContext& ctx, const std::function<void(int64_t)>& fn);
-// The same for the positions [first, T).
-void forEachPosition(int64_t first, int64_t T, ExecContext& ctx, const std::function<void(int64_t)>& fn);
-
 }  // namespace cairn::model

@@ -96,17 +96,10 @@ void MambaModel::forward(Memory& mem, std::span<const int32_t> tokens, bool allL
     // Throws on a bad token id before any state changes.
     embedTokens(head_.tokenEmbd, tokens, x.data(), e);
 
-    // fn(t) for the tokens [from, T).
-    auto perToken = [&](int64_t from, const std::function<void(int64_t)>& fn) {
-        ctx.parallelFor(T - from, 1, [&](int64_t b, int64_t end) {
-            for (int64_t t = from + b; t < from + end; ++t) fn(t);
-        });
-    };
-
     for (int64_t l = 0; l < p_.layers; ++l) {
         ctx.atLayer(l, p_.layers);
         const MambaLayer& L = layers_[size_t(l)];
-        perToken(0, [&](int64_t t) { rmsNorm(&x[size_t(t * e)], L.norm.data(), &xn[size_t(t * e)], e, p_.eps); });
+        forEachPosition(T, ctx, [&](int64_t t) { rmsNorm(&x[size_t(t * e)], L.norm.data(), &xn[size_t(t * e)], e, p_.eps); });
         // xz[t] = [x (di) | z (di)]
         if (T == 1) {
             // Decode: each block of channels' conv as soon as its x rows are
@@ -169,7 +162,7 @@ void MambaModel::forward(Memory& mem, std::span<const int32_t> tokens, bool allL
         // positions whose logits are wanted.
         const int64_t first = firstOutputPosition(l, p_.layers, T, allLogits, logits != nullptr);
         if (first < T) tensor::matmul(L.out, &y[size_t(first * di)], di, T - first, &xn[size_t(first * e)], e, ctx);
-        perToken(first, [&](int64_t t) { addInPlace(&x[size_t(t * e)], &xn[size_t(t * e)], e); });
+        forEachPosition(first, T, ctx, [&](int64_t t) { addInPlace(&x[size_t(t * e)], &xn[size_t(t * e)], e); });
     }
     st->advance(T);
 

@@ -21,12 +21,6 @@ std::vector<float> perChannel(const std::vector<float>& perHead, int64_t headDim
     return out;
 }
 
-void perToken(int64_t T, ExecContext& ctx, const std::function<void(int64_t)>& fn) {
-    ctx.parallelFor(T, 1, [&](int64_t b, int64_t end) {
-        for (int64_t t = b; t < end; ++t) fn(t);
-    });
-}
-
 }  // namespace
 
 std::unique_ptr<Model> loadMamba2(std::unique_ptr<gguf::File> file) {
@@ -89,7 +83,7 @@ void mamba2Mix(const Mamba2Params& p, const Mamba2Layer& L, memory::RecurrentSta
     ssm::conv1dSilu(proj.data() + di, np, T, cc, p.conv, L.convW.data(), L.convB.data(), st.conv(l), xbc.data(), cc,
                     ctx);
     // Each head's dt for each of its channels.
-    perToken(T, ctx, [&](int64_t t) {
+    forEachPosition(T, ctx, [&](int64_t t) {
         const float* dh = &proj[size_t(t * np + di + cc)];
         float* o = &dt[size_t(t * di)];
         for (int64_t h = 0; h < nh; ++h)
@@ -117,7 +111,7 @@ void mamba2Mix(const Mamba2Params& p, const Mamba2Layer& L, memory::RecurrentSta
         ssm::selectiveScan(in, st.ssm(l) + blk0 * ds * ssm::kLanes, y.data() + c0, di, ctx);
     }
     // Grouped RMSNorm of the gated output, then the out-projection.
-    perToken(T, ctx, [&](int64_t t) {
+    forEachPosition(T, ctx, [&](int64_t t) {
         for (int64_t g = 0; g < ng; ++g)
             rmsNorm(&y[size_t(t * di + g * cpg)], &L.groupNorm[size_t(g * cpg)], &y[size_t(t * di + g * cpg)], cpg,
                     p.eps);
@@ -178,11 +172,11 @@ void Mamba2Model::forward(Memory& mem, std::span<const int32_t> tokens, bool all
     embedTokens(head_.tokenEmbd, tokens, x.data(), e);
     for (int64_t l = 0; l < p_.layers; ++l) {
         ctx.atLayer(l, p_.layers);
-        perToken(T, ctx, [&](int64_t t) {
+        forEachPosition(T, ctx, [&](int64_t t) {
             rmsNorm(&x[size_t(t * e)], norms_[size_t(l)].data(), &xn[size_t(t * e)], e, p_.eps);
         });
         mamba2Mix(p_, layers_[size_t(l)], *st, l, xn.data(), T, xn.data(), ctx);
-        perToken(T, ctx, [&](int64_t t) { addInPlace(&x[size_t(t * e)], &xn[size_t(t * e)], e); });
+        forEachPosition(T, ctx, [&](int64_t t) { addInPlace(&x[size_t(t * e)], &xn[size_t(t * e)], e); });
     }
     st->advance(T);
 

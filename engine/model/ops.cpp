@@ -45,6 +45,12 @@ void geglu(const float* gate, const float* up, float* out, int64_t n) {
     for (int64_t i = 0; i < n; ++i) out[i] = geluTanh(gate[i]) * up[i];
 }
 
+void forEachPosition(int64_t first, int64_t T, ExecContext& ctx, const std::function<void(int64_t)>& fn) {
+    ctx.parallelFor(T - first, 1, [&](int64_t b, int64_t end) {
+        for (int64_t t = first + b; t < first + end; ++t) fn(t);
+    });
+}
+
 void addInPlace(float* y, const float* x, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] += x[i];
 }

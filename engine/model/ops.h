@@ -1,4 +1,4 @@
-// Shared per-position operations of the forward passes (transformer and Mamba).
+// Shared per-position operations of the forward passes (every architecture).
 //
 // Exactness: every function here computes each output row from its own input
 // row only, with a fixed summation order, so a position gives the same bits
@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -40,6 +41,13 @@ void addInPlace(float* y, const float* x, int64_t n);
 
 // Fixed-order dot product of two f32 vectors (8 partial sums, then combined in order).
 float dot(const float* a, const float* b, int64_t n);
+
+// Runs fn(t) for the chunk's positions t in [first, T) (every position:
+// first = 0), split over the threads.
+void forEachPosition(int64_t first, int64_t T, ExecContext& ctx, const std::function<void(int64_t)>& fn);
+inline void forEachPosition(int64_t T, ExecContext& ctx, const std::function<void(int64_t)>& fn) {
+    forEachPosition(0, T, ctx, fn);
+}
 
 // The first of a chunk's T positions whose outputs layer `layer` (of
 // `layers`) must compute. The last layer's outputs feed only the logits, so

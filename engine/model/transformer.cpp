@@ -172,12 +172,6 @@ void TransformerModel::forward(Memory& mem, std::span<const int32_t> tokens, boo
     for (int64_t t = 0; t < T; ++t) rope.angles(pos0 + t, &cosv[size_t(t * pairs)], &sinv[size_t(t * pairs)]);
 
     const AttentionShape shape{p_.heads, p_.kvHeads, p_.keyDim, p_.valueDim, float(1.0 / std::sqrt(double(p_.keyDim)))};
-    // fn(t) for the tokens [from, T).
-    auto perToken = [&](int64_t from, const std::function<void(int64_t)>& fn) {
-        ctx.parallelFor(T - from, 1, [&](int64_t b, int64_t end) {
-            for (int64_t t = from + b; t < from + end; ++t) fn(t);
-        });
-    };
 
     for (int64_t l = 0; l < p_.layers; ++l) {
         ctx.atLayer(l, p_.layers);
@@ -185,11 +179,11 @@ void TransformerModel::forward(Memory& mem, std::span<const int32_t> tokens, boo
         const bool useRope = variant_.noRopeInterval == 0 || (l + 1) % variant_.noRopeInterval != 0;
         const int64_t first = firstOutputPosition(l, p_.layers, T, allLogits, logits != nullptr);
         const int64_t n = T - first;  // tokens whose outputs this layer computes
-        perToken(0, [&](int64_t t) { rmsNorm(&x[size_t(t * e)], L.attnNorm.data(), &xn[size_t(t * e)], e, p_.eps); });
+        forEachPosition(T, ctx, [&](int64_t t) { rmsNorm(&x[size_t(t * e)], L.attnNorm.data(), &xn[size_t(t * e)], e, p_.eps); });
         if (n > 0) tensor::matmul(L.wq, &xn[size_t(first * e)], e, n, &q[size_t(first * qd)], qd, ctx);
         tensor::matmul(L.wk, xn.data(), e, T, k.data(), kd, ctx);
         tensor::matmul(L.wv, xn.data(), e, T, v.data(), vd, ctx);
-        perToken(0, [&](int64_t t) {
+        forEachPosition(T, ctx, [&](int64_t t) {
             float* qt = t >= first ? &q[size_t(t * qd)] : nullptr;
             float* kt = &k[size_t(t * kd)];
             float* vt = &v[size_t(t * vd)];
@@ -216,7 +210,7 @@ void TransformerModel::forward(Memory& mem, std::span<const int32_t> tokens, boo
         if (n == 0) continue;
         attention(*cache, l, shape, &q[size_t(first * qd)], qd, n, pos0 + first, &att[size_t(first * od)], od, ctx);
         tensor::matmul(L.wo, &att[size_t(first * od)], od, n, &xn[size_t(first * e)], e, ctx);
-        perToken(first, [&](int64_t t) {
+        forEachPosition(first, T, ctx, [&](int64_t t) {
             addInPlace(&x[size_t(t * e)], &xn[size_t(t * e)], e);
             rmsNorm(&x[size_t(t * e)], L.ffnNorm.data(), &xn[size_t(t * e)], e, p_.eps);
         });
@@ -237,7 +231,7 @@ void TransformerModel::forward(Memory& mem, std::span<const int32_t> tokens, boo
                                    }};
         tensor::matmul(L.up, &xn[size_t(first * e)], e, n, upRows, ff, ctx, glu);
         tensor::matmul(L.down, gateRows, ff, n, &xn[size_t(first * e)], e, ctx);
-        perToken(first, [&](int64_t t) { addInPlace(&x[size_t(t * e)], &xn[size_t(t * e)], e); });
+        forEachPosition(first, T, ctx, [&](int64_t t) { addInPlace(&x[size_t(t * e)], &xn[size_t(t * e)], e); });
     }
     cache->advance(T);
 
