@@ -226,6 +226,16 @@ template <int T, int I = 0, class F, class V, class... Rest>
     }
 }
 
+// f(v, i) for the first N of the arguments, i = 0, 1, ...: the same for
+// accumulators that are not pairs (the attention kernels' weighted sums).
+template <int N, int I = 0, class F, class V, class... Rest>
+[[gnu::always_inline]] static inline void forEachNamed(F& f, V& v, Rest&... rest) {
+    if constexpr (I < N) {
+        f(v, I);
+        if constexpr (sizeof...(Rest) > 0) forEachNamed<N, I + 1>(f, rest...);
+    }
+}
+
 struct PackPlan {
     int64_t groups = 0;
     size_t groupBytes = 0;
