@@ -5,6 +5,7 @@
 #include "cairn/exec.h"
 #include "cairn/model.h"
 #include "memory/recurrent_state.h"
+#include "memory_state.h"
 #include "same_bits.h"
 #include "tiny_mamba.h"
 #include "tiny_models.h"
@@ -18,6 +19,7 @@
 
 using namespace cairn;
 using cairn::test::sameBits;
+using cairn::test::stateBytes;
 
 namespace {
 
@@ -25,18 +27,6 @@ struct Run {
     std::vector<float> logits;  // every position
     std::vector<uint8_t> state;  // all state bytes
 };
-
-std::vector<uint8_t> stateBytes(Memory& mem) {
-    std::vector<uint8_t> out;
-    for (const auto& t : mem.state()) {
-        const size_t rowBytes = size_t(t.cols) * (t.typeId == int(TensorType::F32) ? 4 : 2);
-        for (int64_t r = 0; r < t.rows; ++r) {
-            const uint8_t* p = t.data + size_t(r) * t.rowStride;
-            out.insert(out.end(), p, p + rowBytes);
-        }
-    }
-    return out;
-}
 
 std::vector<int32_t> randomTokens(size_t n, uint32_t seed) {
     std::mt19937 rng(seed);

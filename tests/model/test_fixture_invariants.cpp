@@ -7,6 +7,7 @@
 #include "cairn/exec.h"
 #include "cairn/model.h"
 #include "cairn/tokenizer.h"
+#include "memory_state.h"
 #include "same_bits.h"
 #include "shared_data.h"
 #include "tensor/matmul.h"
@@ -114,21 +115,12 @@ private slots:
             model->forward(*r.mem, tokens, all, withLogits ? r.logits.data() : nullptr, ctx);
             return r;
         };
-        auto stateBytes = [](Memory& mem) {
-            std::vector<uint8_t> bytes;
-            for (const StateTensor& t : mem.state())
-                for (int64_t row = 0; row < t.rows; ++row) {
-                    const uint8_t* p = t.data + size_t(row) * t.rowStride;
-                    bytes.insert(bytes.end(), p, p + size_t(t.cols) * (t.typeId == int(TensorType::F16) ? 2 : 4));
-                }
-            return bytes;
-        };
         Run every = run(true, true), last = run(false, true), none = run(false, false);
         QVERIFY(std::memcmp(last.logits.data(), &every.logits[(n - 1) * V], V * 4) == 0);
-        const auto reference = stateBytes(*every.mem);
+        const auto reference = test::stateBytes(*every.mem);
         QVERIFY(!reference.empty());
-        QVERIFY2(stateBytes(*last.mem) == reference, "last logits only");
-        QVERIFY2(stateBytes(*none.mem) == reference, "no logits");
+        QVERIFY2(test::stateBytes(*last.mem) == reference, "last logits only");
+        QVERIFY2(test::stateBytes(*none.mem) == reference, "no logits");
         // And the memory carries on alike: one more step from each.
         ExecContext ctx(1);
         std::vector<float> a(V), b(V);
