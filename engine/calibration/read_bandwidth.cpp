@@ -52,8 +52,7 @@ std::pair<Line*, Line*> slice(Line* data, int64_t lines, int64_t s) {
 }  // namespace
 
 ReadLoop::ReadLoop(size_t bytes, ExecContext& ctx)
-    : ctx_(ctx),
-      lines_(int64_t(std::max<size_t>(1, bytes / sizeof(Line)))),
+    : ctx_(ctx), lines_(int64_t(std::max<size_t>(1, bytes / sizeof(Line)))),
       // The memory kind a model's owned weights live in (tensor/huge_page_buffer.h).
       buffer_(size_t(lines_) * sizeof(Line)) {
     if (!buffer_) throw std::bad_alloc();

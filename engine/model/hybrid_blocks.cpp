@@ -84,8 +84,7 @@ void hybridAttention(const HybridAttentionConfig& c, const HybridAttentionWeight
     });
     if (n == 0) return;
     const AttentionShape shape{c.heads, c.kvHeads, hd, hd, c.scale, c.window};
-    attention(cache, cacheLayer, shape, &q[size_t(first * qd)], qd, n, pos0 + first, &att[size_t(first * qd)], qd,
-              ctx);
+    attention(cache, cacheLayer, shape, &q[size_t(first * qd)], qd, n, pos0 + first, &att[size_t(first * qd)], qd, ctx);
     if (c.outputGate)
         forEachPosition(first, T, ctx, [&](int64_t t) {
             float* o = &att[size_t(t * qd)];

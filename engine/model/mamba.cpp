@@ -99,7 +99,8 @@ void MambaModel::forward(Memory& mem, std::span<const int32_t> tokens, bool allL
     for (int64_t l = 0; l < p_.layers; ++l) {
         ctx.atLayer(l, p_.layers);
         const MambaLayer& L = layers_[size_t(l)];
-        forEachPosition(T, ctx, [&](int64_t t) { rmsNorm(&x[size_t(t * e)], L.norm.data(), &xn[size_t(t * e)], e, p_.eps); });
+        forEachPosition(T, ctx,
+                        [&](int64_t t) { rmsNorm(&x[size_t(t * e)], L.norm.data(), &xn[size_t(t * e)], e, p_.eps); });
         // xz[t] = [x (di) | z (di)]
         if (T == 1) {
             // Decode: each block of channels' conv as soon as its x rows are

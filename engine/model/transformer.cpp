@@ -179,7 +179,8 @@ void TransformerModel::forward(Memory& mem, std::span<const int32_t> tokens, boo
         const bool useRope = variant_.noRopeInterval == 0 || (l + 1) % variant_.noRopeInterval != 0;
         const int64_t first = firstOutputPosition(l, p_.layers, T, allLogits, logits != nullptr);
         const int64_t n = T - first;  // tokens whose outputs this layer computes
-        forEachPosition(T, ctx, [&](int64_t t) { rmsNorm(&x[size_t(t * e)], L.attnNorm.data(), &xn[size_t(t * e)], e, p_.eps); });
+        forEachPosition(
+            T, ctx, [&](int64_t t) { rmsNorm(&x[size_t(t * e)], L.attnNorm.data(), &xn[size_t(t * e)], e, p_.eps); });
         if (n > 0) tensor::matmul(L.wq, &xn[size_t(first * e)], e, n, &q[size_t(first * qd)], qd, ctx);
         tensor::matmul(L.wk, xn.data(), e, T, k.data(), kd, ctx);
         tensor::matmul(L.wv, xn.data(), e, T, v.data(), vd, ctx);
@@ -226,8 +227,8 @@ void TransformerModel::forward(Memory& mem, std::span<const int32_t> tokens, boo
         // -0.6, -0.5 %; Q4_K_M +0.8, +1.8 %: about +0.8 %, within the noise.
         const tensor::RowsDone glu{vec::kLanes, [&](int64_t r0, int64_t r1) {
                                        for (int64_t t = 0; t < n; ++t)
-                                           swiglu(&gateRows[t * ff + r0], &upRows[t * ff + r0],
-                                                  &gateRows[t * ff + r0], r1 - r0);
+                                           swiglu(&gateRows[t * ff + r0], &upRows[t * ff + r0], &gateRows[t * ff + r0],
+                                                  r1 - r0);
                                    }};
         tensor::matmul(L.up, &xn[size_t(first * e)], e, n, upRows, ff, ctx, glu);
         tensor::matmul(L.down, gateRows, ff, n, &xn[size_t(first * e)], e, ctx);

@@ -1196,7 +1196,8 @@ void packFloatTokens(const Activations& a, uint8_t* p, int64_t g0, int64_t g1) {
                 for (int h = 0; h < 2; ++h) {
                     const int64_t k = kc + 16 * s + 8 * h;
                     __m256 v[8];
-                    for (int t = 0; t < kFloatTileTok; ++t) v[t] = x[t] ? _mm256_loadu_ps(x[t] + k) : _mm256_setzero_ps();
+                    for (int t = 0; t < kFloatTileTok; ++t)
+                        v[t] = x[t] ? _mm256_loadu_ps(x[t] + k) : _mm256_setzero_ps();
                     v[6] = v[7] = _mm256_setzero_ps();
                     transpose8(v);
                     for (int j = 0; j < 8; ++j) {
