@@ -49,7 +49,8 @@ tensor::MatrixView OwnedWeights::own(const gguf::File& file, const tensor::Matri
     uint8_t* to = allocate(bytes);
     if (!to) return w;
     tensor::MatrixView owned = w;
-    if (tileable && w.rows >= tensor::kTileRows && tensor::rowTilesWanted(w.type)) {
+    if (tileable && w.rows >= tensor::kTileRows && tensor::rowTilesFit(w.type, w.cols) &&
+        tensor::rowTilesWanted(w.type)) {
         owned = tensor::tileRows(w, to, team());
         tiledBytes_ += bytes;
     } else {

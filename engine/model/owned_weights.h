@@ -41,7 +41,8 @@ public:
 
     // `w` (a view of `file`'s mapping) copied into owned memory when it fits
     // the budget: in the Tiles16 layout when `tileable`, w has at least one
-    // whole tile and tensor::rowTilesWanted(w.type), else in the file's
+    // whole tile, its columns fit (tensor::rowTilesFit) and
+    // tensor::rowTilesWanted(w.type); else in the file's
     // layout. Otherwise `w` itself.
     tensor::MatrixView own(const gguf::File& file, const tensor::MatrixView& w, bool tileable = true);
 

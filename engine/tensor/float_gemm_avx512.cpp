@@ -94,18 +94,19 @@ inline void transpose16(__m512* v) {
 // --decode-mib 0`: 366-371 -> 380-386 GFLOP/s; in llama-1b F16 pp512 (one
 // packing per 512 tokens) within the noise, 163-171 -> 164-172 t/s.
 template <TensorType Type, bool Full>
-void packHalf(const uint8_t* const* rows, int64_t kc, int64_t steps, int h, float* out) {
+void packHalf(const FloatRow* rows, int64_t kc, int64_t steps, int h, float* out) {
     for (int64_t s = 0; s < steps; ++s) {
         const int64_t k = kc + 16 * s;
         __m512 v[16];
-        for (int i = 0; i < 16; ++i) v[i] = Full || rows[i] ? loadFloats(Type, rows[i], k) : _mm512_setzero_ps();
+        for (int i = 0; i < 16; ++i)
+            v[i] = Full || rows[i].start ? loadFloats(Type, rows[i].start, rows[i].at(k)) : _mm512_setzero_ps();
         transpose16(v);
         for (int j = 0; j < 16; ++j) _mm512_store_ps(out + j * lanePitch(steps) + s * kTileRows + 16 * h, v[j]);
     }
 }
 
 template <TensorType Type>
-void packHalfOf(const uint8_t* const* rows, bool full, int64_t kc, int64_t steps, int h, float* out) {
+void packHalfOf(const FloatRow* rows, bool full, int64_t kc, int64_t steps, int h, float* out) {
     if (full) packHalf<Type, true>(rows, kc, steps, h, out);
     else packHalf<Type, false>(rows, kc, steps, h, out);
 }
@@ -113,8 +114,8 @@ void packHalfOf(const uint8_t* const* rows, bool full, int64_t kc, int64_t steps
 void packWeights(const MatrixView& w, int64_t r, int n, int64_t kc, int64_t len, float* out) {
     const int64_t steps = len / 16;
     for (int h = 0; h < 2; ++h) {
-        const uint8_t* rows[16];
-        for (int i = 0; i < 16; ++i) rows[i] = 16 * h + i < n ? w.row(r + 16 * h + i) : nullptr;
+        FloatRow rows[16];
+        for (int i = 0; i < 16; ++i) rows[i] = 16 * h + i < n ? floatRow(w, r + 16 * h + i) : FloatRow{};
         const bool full = n >= 16 * h + 16;
         switch (w.type) {
         case TensorType::F16: packHalfOf<TensorType::F16>(rows, full, kc, steps, h, out); break;

@@ -987,7 +987,40 @@ void floatDot(const float* const* rows, int64_t K, const float* x, float* out) {
 // GB/s, so they keep L1.)
 constexpr int64_t kFloatRowPrefetch = 2048;
 
+// One token, a pair of rows of a float Tiles16 tile (kernels::floatRow): the
+// two rows are one stream, so the hardware prefetcher follows it and the
+// kernel issues none. AMD EPYC Zen 4 (family 25 model 17), in the model
+// (docs/PERFORMANCE.md, "Float rows in pairs").
+template <TensorType Type>
+void floatPairOneToken(const uint8_t* pair, int64_t K, const float* x, float* y) {
+    __m256 lo0 = _mm256_setzero_ps(), hi0 = lo0, lo1 = lo0, hi1 = lo0;
+    for (int64_t k = 0; k < K; k += 16) {
+        const int64_t at = 2 * k;  // chunk k / 16 of row 0, then of row 1
+        const __m256 x0 = _mm256_loadu_ps(x + k), x1 = _mm256_loadu_ps(x + k + 8);
+        lo0 = _mm256_fmadd_ps(load8(Type, pair, at), x0, lo0);
+        hi0 = _mm256_fmadd_ps(load8(Type, pair, at + 8), x1, hi0);
+        lo1 = _mm256_fmadd_ps(load8(Type, pair, at + 16), x0, lo1);
+        hi1 = _mm256_fmadd_ps(load8(Type, pair, at + 24), x1, hi1);
+    }
+    y[0] = reduce16v(lo0, hi0);
+    y[1] = reduce16v(lo1, hi1);
+}
+
+// The whole tiles among rows [r0, r1) (r0 a multiple of 16) of a float
+// Tiles16 matrix; returns where the file rows after them start.
+int64_t floatTilesOneToken(const MatrixView& w, int64_t r0, int64_t r1, const float* x, float* y) {
+    const int64_t end = std::min(r1, w.rows / kTileRows * kTileRows);
+    for (int64_t r = r0; r < end; r += 2) switch (w.type) {
+        case TensorType::F16: floatPairOneToken<TensorType::F16>(w.row(r), w.cols, x, y + r); break;
+        case TensorType::BF16: floatPairOneToken<TensorType::BF16>(w.row(r), w.cols, x, y + r); break;
+        default: floatPairOneToken<TensorType::F32>(w.row(r), w.cols, x, y + r); break;
+        }
+    return std::max(r0, end);
+}
+
 void floatRowsOneToken(const MatrixView& w, int64_t r0, int64_t r1, const float* x, float* y) {
+    if (w.layout == RowLayout::Tiles16) r0 = floatTilesOneToken(w, r0, r1, x, y);
+    if (r0 >= r1) return;
     const int64_t K = w.cols, full = K & ~int64_t(15);
     const int64_t eb = w.type == TensorType::F32 ? 4 : 2, rowBytes = int64_t(w.rowStride);
     prefetchRowsStart(w, r0, r1);
@@ -1137,11 +1170,12 @@ constexpr int64_t floatLanePitch(int64_t steps) { return steps * kFloatTileRows 
 // type and whether all 8 rows exist are template arguments, so the loop has
 // no per-row test and no type switch.
 template <TensorType Type, bool Full>
-void packFloatHalf(const uint8_t* const* rows, int64_t kc, int64_t len, int h, float* out) {
+void packFloatHalf(const FloatRow* rows, int64_t kc, int64_t len, int h, float* out) {
     const int64_t steps = len / 16;
     for (int64_t k = 0; k < len; k += 8) {
         __m256 v[8];
-        for (int i = 0; i < 8; ++i) v[i] = Full || rows[i] ? load8(Type, rows[i], kc + k) : _mm256_setzero_ps();
+        for (int i = 0; i < 8; ++i)
+            v[i] = Full || rows[i].start ? load8(Type, rows[i].start, rows[i].at(kc + k)) : _mm256_setzero_ps();
         transpose8(v);
         for (int j = 0; j < 8; ++j) {
             const int64_t kk = k + j;
@@ -1151,7 +1185,7 @@ void packFloatHalf(const uint8_t* const* rows, int64_t kc, int64_t len, int h, f
 }
 
 template <TensorType Type>
-void packFloatHalfOf(const uint8_t* const* rows, bool full, int64_t kc, int64_t len, int h, float* out) {
+void packFloatHalfOf(const FloatRow* rows, bool full, int64_t kc, int64_t len, int h, float* out) {
     if (full) packFloatHalf<Type, true>(rows, kc, len, h, out);
     else packFloatHalf<Type, false>(rows, kc, len, h, out);
 }
@@ -1160,8 +1194,8 @@ void packFloatHalfOf(const uint8_t* const* rows, bool full, int64_t kc, int64_t 
 // layout above (steps = len / 16).
 void packFloatWeights(const MatrixView& w, int64_t r, int n, int64_t kc, int64_t len, float* out) {
     for (int h = 0; h < 2; ++h) {
-        const uint8_t* rows[8];
-        for (int i = 0; i < 8; ++i) rows[i] = 8 * h + i < n ? w.row(r + 8 * h + i) : nullptr;
+        FloatRow rows[8];
+        for (int i = 0; i < 8; ++i) rows[i] = 8 * h + i < n ? floatRow(w, r + 8 * h + i) : FloatRow{};
         const bool full = n >= 8 * h + 8;
         switch (w.type) {
         case TensorType::F16: packFloatHalfOf<TensorType::F16>(rows, full, kc, len, h, out); break;
@@ -1719,9 +1753,11 @@ void quantizeTokenK(const float* x, int64_t n, const TokenQ8& out) {
 
 // Q4_0 and Q8_0 in Tiles16: the matvec tiles read them as they are (a token
 // at a time, under gemmMinTokens), the GEMM through decodeTile16. Q4_K and
-// Q6_K: the matvec tiles, and the GEMM through unpackWordTile.
+// Q6_K: the matvec tiles, and the GEMM through unpackWordTile. Float types:
+// the one-token pairs and the GEMM's weight packing (floatRow).
 bool readsRowTiles(TensorType type, int64_t) {
-    return type == TensorType::Q4_0 || type == TensorType::Q8_0 || type == TensorType::Q4_K || type == TensorType::Q6_K;
+    return type == TensorType::Q4_0 || type == TensorType::Q8_0 || type == TensorType::Q4_K ||
+        type == TensorType::Q6_K || isFloatWeight(type);
 }
 
 void rows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {

@@ -1842,13 +1842,39 @@ void floatRowsOneToken(TensorType type, const uint8_t* const* rows, int64_t K, c
 // 1.5 KiB ahead (one round): 4 rows 55.7, 8 rows 54.8, 16 rows 48.9 GB/s.
 constexpr int kFloatRows = 8;
 
+// One token, a pair of rows of a float Tiles16 tile (kernels::floatRow): one
+// stream, followed by the hardware prefetcher (as the AVX2 floatPairOneToken).
+template <TensorType Type>
+void floatPairOneToken(const uint8_t* pair, int64_t K, const float* x, float* y) {
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0;
+    for (int64_t k = 0; k < K; k += 16) {
+        const __m512 xv = _mm512_loadu_ps(x + k);
+        acc0 = _mm512_fmadd_ps(loadFloats(Type, pair, 2 * k), xv, acc0);  // chunk k / 16 of row 0
+        acc1 = _mm512_fmadd_ps(loadFloats(Type, pair, 2 * k + 16), xv, acc1);  // and of row 1
+    }
+    y[0] = reduceLanes(acc0);
+    y[1] = reduceLanes(acc1);
+}
+
+// The whole tiles among rows [r0, r1) (r0 a multiple of 16) of a float
+// Tiles16 matrix; returns where the file rows after them start.
+int64_t floatTilesOneToken(const MatrixView& w, int64_t r0, int64_t r1, const float* x, float* y) {
+    const int64_t end = std::min(r1, w.rows / kTileRows * kTileRows);
+    for (int64_t r = r0; r < end; r += 2) switch (w.type) {
+        case TensorType::F16: floatPairOneToken<TensorType::F16>(w.row(r), w.cols, x, y + r); break;
+        case TensorType::BF16: floatPairOneToken<TensorType::BF16>(w.row(r), w.cols, x, y + r); break;
+        default: floatPairOneToken<TensorType::F32>(w.row(r), w.cols, x, y + r); break;
+        }
+    return std::max(r0, end);
+}
+
 template <PrefetchTo PF>
 void floatRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     const int64_t K = a.cols;
     if (a.nTokens < gemmMinTokens(0)) {
         for (int64_t t = 0; t < a.nTokens; ++t) {
             const float* x = a.x + t * a.ldx;
-            int64_t r = r0;
+            int64_t r = w.layout == RowLayout::Tiles16 ? floatTilesOneToken(w, r0, r1, x, y + t * ldy) : r0;
             for (; r + kFloatRows <= r1; r += kFloatRows) {
                 const uint8_t* rows[kFloatRows];
                 for (int i = 0; i < kFloatRows; ++i) rows[i] = w.row(r + i);
@@ -2016,9 +2042,11 @@ void rows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, flo
 
 // The matvecs (matvecTileQ4_0, matvecTileQ8_0, matvecTileQ4_K,
 // matvecTileQ6_K) and the GEMMs (decodeTile32; gemmK after unpackWordTile)
-// read the Tiles16 layout themselves.
+// read the Tiles16 layout themselves; float types through floatPairOneToken
+// and the GEMM's weight packing (floatRow).
 bool readsRowTiles(TensorType type, int64_t) {
-    return type == TensorType::Q4_0 || type == TensorType::Q8_0 || type == TensorType::Q4_K || type == TensorType::Q6_K;
+    return type == TensorType::Q4_0 || type == TensorType::Q8_0 || type == TensorType::Q4_K ||
+        type == TensorType::Q6_K || isFloatWeight(type);
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 
 #include "tensor/blocks.h"
 #include "tensor/matmul.h"
+#include "tensor/row_tiles.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -63,6 +64,25 @@ constexpr size_t kQ4_KTileBlock = 16 * sizeof(BlockQ4_K);
 constexpr size_t kQ6_KTileBlock = 16 * sizeof(BlockQ6_K);
 constexpr int kQ6_KTileWords = int(sizeof(BlockQ6_K) / 4);
 constexpr size_t kQ6_KTileD = tileWordAt(0, kQ6_KTileWords);
+// Float weights (F32, F16, BF16) in Tiles16: a tile is 8 pairs of rows, and
+// a pair's two rows are interleaved in chunks of 16 elements (one lane
+// each), chunk c of the pair's row i (0, 1) at element 32c + 16i from the
+// pair's start. So a decode kernel reads two rows as one stream.
+constexpr int64_t kFloatTileChunk = 16;
+inline bool isFloatWeight(TensorType t) { return t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16; }
+inline int64_t floatElementBytes(TensorType t) { return t == TensorType::F32 ? 4 : 2; }
+// Where a kernel reads row r of a float matrix in either layout: its
+// elements k to k + 7 (or k + 15; k a multiple of 8) at start + at(k)
+// elements. Rows past a Tiles16 matrix's last whole tile are file rows.
+struct FloatRow {
+    const uint8_t* start = nullptr;
+    bool paired = false;
+    int64_t at(int64_t k) const { return paired ? k + (k & ~(kFloatTileChunk - 1)) : k; }
+};
+inline FloatRow floatRow(const MatrixView& w, int64_t r) {
+    if (w.layout != RowLayout::Tiles16 || r >= w.rows / kTileRows * kTileRows) return {w.row(r), false};
+    return {w.row(r & ~int64_t(1)) + (r & 1) * kFloatTileChunk * floatElementBytes(w.type), true};
+}
 
 // Per-type facts for the integer dot products.
 struct QuantInfo {

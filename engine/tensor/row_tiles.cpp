@@ -64,6 +64,20 @@ void blockFromTile(const TileBlock& tb, const uint8_t* column, int i, uint8_t* b
             block[2 + 4 * j + k] = uint8_t(column[kernels::tileCodeWordAt(i, j) + k] ^ tb.codeFlip);
 }
 
+// Float types: row i of a tile to or from the file layout, chunk by chunk
+// (kernels::floatRow has the chunk positions).
+void floatRowToTile(size_t rowBytes, size_t chunk, const uint8_t* row, int i, uint8_t* tile) {
+    uint8_t* pair = tile + size_t(i / 2) * 2 * rowBytes + size_t(i % 2) * chunk;
+    for (size_t c = 0; c < rowBytes / chunk; ++c) std::memcpy(pair + 2 * c * chunk, row + c * chunk, chunk);
+}
+void floatRowFromTile(size_t rowBytes, size_t chunk, const uint8_t* tile, int i, uint8_t* row) {
+    const uint8_t* pair = tile + size_t(i / 2) * 2 * rowBytes + size_t(i % 2) * chunk;
+    for (size_t c = 0; c < rowBytes / chunk; ++c) std::memcpy(row + c * chunk, pair + 2 * c * chunk, chunk);
+}
+size_t floatChunkBytes(TensorType type) {
+    return size_t(kernels::kFloatTileChunk * kernels::floatElementBytes(type));
+}
+
 // Whether path `ks` reads the Tiles16 layout of `type` for `nTokens` itself.
 bool readsTiles(const kernels::KernelSet* ks, TensorType type, int64_t nTokens) {
     return hasRowTiles(type) && ks && ks->readsRowTiles && ks->readsRowTiles(type, nTokens);
@@ -74,7 +88,9 @@ void requireRowTiles(TensorType type) {
 }
 
 // Row i of a tile into `row` (file layout).
-void unpackTileRow(const TileBlock& tb, const uint8_t* tile, int i, size_t rowBytes, uint8_t* row) {
+void unpackTileRow(TensorType type, const uint8_t* tile, int i, size_t rowBytes, uint8_t* row) {
+    if (kernels::isFloatWeight(type)) return floatRowFromTile(rowBytes, floatChunkBytes(type), tile, i, row);
+    const TileBlock tb = tileBlock(type);
     const size_t nb = rowBytes / tb.fileBlock;
     for (size_t b = 0; b < nb; ++b) blockFromTile(tb, tile + b * tb.tileBlock, i, row + b * tb.fileBlock);
 }
@@ -82,7 +98,12 @@ void unpackTileRow(const TileBlock& tb, const uint8_t* tile, int i, size_t rowBy
 }  // namespace
 
 bool hasRowTiles(TensorType type) {
-    return type == TensorType::Q4_0 || type == TensorType::Q8_0 || type == TensorType::Q4_K || type == TensorType::Q6_K;
+    return type == TensorType::Q4_0 || type == TensorType::Q8_0 || type == TensorType::Q4_K || type == TensorType::Q6_K ||
+        kernels::isFloatWeight(type);
+}
+
+bool rowTilesFit(TensorType type, int64_t cols) {
+    return hasRowTiles(type) && (!kernels::isFloatWeight(type) || cols % kernels::kFloatTileChunk == 0);
 }
 
 bool decodeReadsRowTiles(TensorType type) { return readsTiles(&kernels::activeKernels(type, 1), type, 1); }
@@ -98,6 +119,11 @@ bool rowTilesWanted(TensorType type) {
 
 void packRowTile(TensorType type, const uint8_t* rows, size_t rowBytes, uint8_t* tile) {
     requireRowTiles(type);
+    if (kernels::isFloatWeight(type)) {
+        for (int i = 0; i < kTileRows; ++i)
+            floatRowToTile(rowBytes, floatChunkBytes(type), rows + size_t(i) * rowBytes, i, tile);
+        return;
+    }
     const TileBlock tb = tileBlock(type);
     const size_t nb = rowBytes / tb.fileBlock;
     for (size_t b = 0; b < nb; ++b)
@@ -107,19 +133,20 @@ void packRowTile(TensorType type, const uint8_t* rows, size_t rowBytes, uint8_t*
 
 void unpackRowTile(TensorType type, const uint8_t* tile, size_t rowBytes, uint8_t* rows) {
     requireRowTiles(type);
-    const TileBlock tb = tileBlock(type);
-    for (int i = 0; i < kTileRows; ++i) unpackTileRow(tb, tile, i, rowBytes, rows + size_t(i) * rowBytes);
+    for (int i = 0; i < kTileRows; ++i) unpackTileRow(type, tile, i, rowBytes, rows + size_t(i) * rowBytes);
 }
 
 const uint8_t* fileLayoutRow(const MatrixView& w, int64_t r, uint8_t* scratch) {
     if (w.layout == RowLayout::File || r >= w.rows / kTileRows * kTileRows) return w.row(r);
     requireRowTiles(w.type);
-    unpackTileRow(tileBlock(w.type), w.row(r / kTileRows * kTileRows), int(r % kTileRows), w.rowStride, scratch);
+    unpackTileRow(w.type, w.row(r / kTileRows * kTileRows), int(r % kTileRows), w.rowStride, scratch);
     return scratch;
 }
 
 MatrixView tileRows(const MatrixView& w, uint8_t* out, ExecContext& ctx) {
     requireRowTiles(w.type);
+    if (!rowTilesFit(w.type, w.cols))
+        throw Error("row tiles", std::to_string(w.cols) + " columns are not whole chunks of 16 for a float tile");
     const size_t rb = rowBytes(w.type, w.cols);
     if (w.layout != RowLayout::File || w.rowStride != rb)
         throw Error("row tiles", "the matrix is not stored as contiguous file rows");

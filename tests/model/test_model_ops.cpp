@@ -207,8 +207,8 @@ private slots:
         const InMemoryGguf inMemory({{"a", a}, {"b", b}});
         const gguf::File& file = inMemory.file;
         OwnedWeights owned(a.bytes.size() + 100);  // room for one matrix
-        const tensor::MatrixView oa = owned.own(file, matrixView(file.tensor("a")));
-        const tensor::MatrixView ob = owned.own(file, matrixView(file.tensor("b")));
+        const tensor::MatrixView oa = owned.own(file, matrixView(file.tensor("a")), false);
+        const tensor::MatrixView ob = owned.own(file, matrixView(file.tensor("b")), false);
         QVERIFY(oa.data != file.tensor("a").data);
         QCOMPARE(int(oa.layout), int(tensor::RowLayout::File));
         QCOMPARE(oa.rowStride, matrixView(file.tensor("a")).rowStride);
@@ -233,7 +233,7 @@ private slots:
         const InMemoryGguf inMemory({{"big", big}});
         const gguf::File& file = inMemory.file;
         OwnedWeights owned;
-        const tensor::MatrixView w = owned.own(file, matrixView(file.tensor("big")));
+        const tensor::MatrixView w = owned.own(file, matrixView(file.tensor("big")), false);
         QVERIFY(w.data != file.tensor("big").data);
         QVERIFY(std::memcmp(w.data, big.bytes.data(), big.bytes.size()) == 0);
         owned.finishLoading();
@@ -274,6 +274,18 @@ private slots:
         QVERIFY(std::memcmp(rows.data, a.bytes.data(), a.bytes.size()) == 0);
         QCOMPARE(owned.bytes(), 2 * a.bytes.size());
         QCOMPARE(owned.tiledBytes(), a.bytes.size());
+
+        // Float rows are tiled in chunks of 16 columns: 40 columns stay rows.
+        const test::Weights f = test::makeWeights(TensorType::F16, 32, 48, 2),
+                            ragged = test::makeWeights(TensorType::F16, 32, 40, 3);
+        const InMemoryGguf floats({{"f", f}, {"ragged", ragged}});
+        OwnedWeights ownedFloats;
+        const tensor::MatrixView tf = ownedFloats.own(floats.file, matrixView(floats.file.tensor("f")));
+        const tensor::MatrixView tr = ownedFloats.own(floats.file, matrixView(floats.file.tensor("ragged")));
+        QCOMPARE(int(tf.layout), int(tensor::rowTilesWanted(TensorType::F16) ? tensor::RowLayout::Tiles16
+                                                                              : tensor::RowLayout::File));
+        QCOMPARE(int(tr.layout), int(tensor::RowLayout::File));
+        QVERIFY(std::memcmp(tr.data, ragged.bytes.data(), ragged.bytes.size()) == 0);
     }
 };
 

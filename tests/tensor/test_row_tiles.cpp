@@ -114,6 +114,36 @@ private slots:
             QVERIFY(std::memcmp(fileLayoutRow(tallTiled.view, r, scratch.data()), tall.view.row(r), rb) == 0);
     }
 
+    // A float tile is 8 pairs of rows, each pair's two rows interleaved in
+    // chunks of 16 elements: chunk c of row 2p + i at 2 * p * rowBytes +
+    // (2c + i) * chunkBytes. Single rows read back through fileLayoutRow.
+    void floatTileIsRowPairs_data() {
+        QTest::addColumn<int>("type");
+        QTest::newRow("F32") << int(TensorType::F32);
+        QTest::newRow("F16") << int(TensorType::F16);
+        QTest::newRow("BF16") << int(TensorType::BF16);
+    }
+    void floatTileIsRowPairs() {
+        QFETCH(int, type);
+        const auto t = TensorType(type);
+        const int64_t cols = 48;  // 3 chunks
+        Weights w = makeWeights(t, kTileRows, cols, 12);
+        const size_t rb = w.view.rowStride, chunk = rb / 3;
+        std::vector<uint8_t> tile(kTileRows * rb, 0), back(kTileRows * rb, 0);
+        packRowTile(t, w.view.data, rb, tile.data());
+        for (int i = 0; i < kTileRows; ++i)
+            for (size_t c = 0; c < 3; ++c)
+                QVERIFY(std::memcmp(tile.data() + size_t(i / 2) * 2 * rb + (2 * c + size_t(i % 2)) * chunk,
+                                    w.view.row(i) + c * chunk, chunk) == 0);
+        unpackRowTile(t, tile.data(), rb, back.data());
+        QVERIFY(std::memcmp(back.data(), w.view.data, back.size()) == 0);
+        Weights tall = makeWeights(t, 37, cols, 13);
+        const Tiled tallTiled = tiled(tall.view);
+        std::vector<uint8_t> scratch(rb);
+        for (int64_t r = 0; r < 37; ++r)
+            QVERIFY(std::memcmp(fileLayoutRow(tallTiled.view, r, scratch.data()), tall.view.row(r), rb) == 0);
+    }
+
     // A matrix's whole tiles are re-ordered in place of their rows; the rows
     // after the last whole tile are copied as they are.
     void tileRowsKeepsTheTailRows() {
@@ -143,7 +173,8 @@ private slots:
         struct Shape {
             int64_t rows, cols;
         };
-        for (const TensorType type : {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K})
+        for (const TensorType type : {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K,
+                                      TensorType::F16, TensorType::BF16, TensorType::F32})
             for (Shape sh : {Shape{16, 32}, Shape{9, 64}, Shape{37, 64}, Shape{83, 768}, Shape{48, 2048}}) {
                 if (traits(type).blockSize == 256) sh.cols = std::max<int64_t>(256, sh.cols / 256 * 256);  // whole super-blocks
                 Weights w = makeWeights(type, sh.rows, sh.cols, 40 + uint32_t(sh.rows));
@@ -166,9 +197,8 @@ private slots:
 
     // The model tiles a weight only where the decode path reads the tiles
     // itself; the other paths still compute it (above), through a copy. The
-    // AVX-512 paths read every tiled type, the AVX2 paths Q4_0 and Q8_0, and
-    // Q4_K and Q6_K in their decode regime (under 4 tokens; their GEMM gets a
-    // copy); their "-file" variants none.
+    // AVX-512 and AVX2 paths read every tiled type (float ones too); their
+    // "-file" variants none.
     void decodeReadsTilesOnlyWhereThePathDoes() {
         QVERIFY(forceKernelPath("scalar"));
         QVERIFY(!decodeReadsRowTiles(TensorType::Q4_0));
@@ -181,14 +211,13 @@ private slots:
             QCOMPARE(decodeReadsRowTiles(TensorType::Q4_K), avx512 || avx2);
             QCOMPARE(decodeReadsRowTiles(TensorType::Q6_K), avx512 || avx2);
             QVERIFY(!decodeReadsRowTiles(TensorType::Q5_K));
-            QVERIFY(!decodeReadsRowTiles(TensorType::F16));
+            for (const TensorType f : {TensorType::F16, TensorType::BF16, TensorType::F32})
+                QCOMPARE(decodeReadsRowTiles(f), avx512 || avx2);
             // What the calibration asks per path, whichever path is active.
-            for (int64_t tokens : {1, 64}) {
-                QCOMPARE(pathReadsRowTiles(path, TensorType::Q4_0, tokens), avx512 || avx2);
-                QCOMPARE(pathReadsRowTiles(path, TensorType::Q8_0, tokens), avx512 || avx2);
-                QCOMPARE(pathReadsRowTiles(path, TensorType::Q4_K, tokens), avx512 || avx2);
-                QCOMPARE(pathReadsRowTiles(path, TensorType::Q6_K, tokens), avx512 || avx2);
-            }
+            for (int64_t tokens : {1, 64})
+                for (const TensorType t : {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K,
+                                           TensorType::F16, TensorType::BF16, TensorType::F32})
+                    QCOMPARE(pathReadsRowTiles(path, t, tokens), avx512 || avx2);
             QVERIFY(!pathReadsRowTiles(path, TensorType::Q5_K, 1));
         }
         QVERIFY(!pathReadsRowTiles("no-such-path", TensorType::Q4_0, 1));
@@ -210,6 +239,15 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(Error, tileRows(strided, out.data(), one));
         Tiled t = tiled(q4.view);
         QVERIFY_THROWS_EXCEPTION(Error, tileRows(t.view, out.data(), one));  // already tiled
+
+        // Float tiles are chunks of 16 columns: 40 columns do not fit.
+        Weights f16 = makeWeights(TensorType::F16, 16, 40, 5);
+        QVERIFY(!rowTilesFit(TensorType::F16, 40));
+        QVERIFY(rowTilesFit(TensorType::F16, 48));
+        QVERIFY_THROWS_EXCEPTION(Error, tileRows(f16.view, out.data(), one));
+        MatrixView ragged = f16.view;
+        ragged.layout = RowLayout::Tiles16;
+        QVERIFY_THROWS_EXCEPTION(Error, run(ragged, makeActivations(1, 40, 1), 1, 1));
     }
 };
 
