@@ -150,7 +150,8 @@ std::vector<KernelTiming> measureKernelTimings(ExecContext& ctx, const std::vect
         // through an unpacking copy this does not time.)
         auto view = [&](size_t i, int64_t rows, const std::string& path, int64_t tokens) {
             tensor::MatrixView v{type, weights.data() + i * matrixBytes, rows, kCols, rb};
-            if (tensor::pathReadsRowTiles(path, type, tokens)) v.layout = tensor::RowLayout::Tiles16;
+            if (tensor::pathReadsRowTiles(path, type, tokens) && tensor::rowTilesFit(type, kCols))
+                v.layout = tensor::RowLayout::Tiles16;
             return v;
         };
         // Decode: one token against each matrix in turn, as a model's layers.

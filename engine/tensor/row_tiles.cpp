@@ -103,7 +103,8 @@ bool hasRowTiles(TensorType type) {
 }
 
 bool rowTilesFit(TensorType type, int64_t cols) {
-    return hasRowTiles(type) && (!kernels::isFloatWeight(type) || cols % kernels::kFloatTileChunk == 0);
+    if (!kernels::isFloatWeight(type)) return hasRowTiles(type);
+    return cols % kernels::kFloatTileChunk == 0 && cols <= kMaxFloatTileCols;
 }
 
 bool decodeReadsRowTiles(TensorType type) { return readsTiles(&kernels::activeKernels(type, 1), type, 1); }
@@ -146,7 +147,7 @@ const uint8_t* fileLayoutRow(const MatrixView& w, int64_t r, uint8_t* scratch) {
 MatrixView tileRows(const MatrixView& w, uint8_t* out, ExecContext& ctx) {
     requireRowTiles(w.type);
     if (!rowTilesFit(w.type, w.cols))
-        throw Error("row tiles", std::to_string(w.cols) + " columns are not whole chunks of 16 for a float tile");
+        throw Error("row tiles", std::to_string(w.cols) + " columns do not fit a float tile");
     const size_t rb = rowBytes(w.type, w.cols);
     if (w.layout != RowLayout::File || w.rowStride != rb)
         throw Error("row tiles", "the matrix is not stored as contiguous file rows");

@@ -25,14 +25,19 @@
 // bytes as two 256-bit halves (rows 0-7, 8-15); from L2 their decode
 // tiles read 32, 41, 28 and 21.5 GB/s where the file layout's read 20, 28,
 // 11-15 and 18.6 (kernels_avx2_impl.h).
-// Float weights (F32, F16, BF16; columns a multiple of 16) are tiled as 8
-// pairs of rows, each pair's two rows interleaved in chunks of 16 elements
-// (kernels::floatRow): a decode kernel then reads two rows as one stream,
-// where rows side by side are as many streams as rows. AMD EPYC Zen 4,
-// F16 16384x2048 on 2 threads, each call alternating with a plain read loop
-// (a throwaway program; host fast / slow): 4 rows of the file layout with a
-// per-row prefetch 0.85-0.88 / 0.92-0.95 of the read loop, the pairs with no
-// software prefetch 0.99 / 1.01, 2048x2048 0.84 / 0.96 of it.
+// Float weights (F32, F16, BF16; columns a multiple of 16, at most
+// kMaxFloatTileCols) are tiled as 8 pairs of rows, each pair's two rows
+// interleaved in chunks of 16 elements (kernels::floatRow): a decode kernel
+// then reads two rows as one stream, where rows side by side are as many
+// streams as rows, each needing a software prefetch. AMD EPYC Zen 4 (family
+// 25 model 17), F16 on 2 threads, each call alternating with a plain read
+// loop's (a throwaway program; median share of the read loop, host fast /
+// slow): 16384x2048 4 file rows side by side (the AVX2 kernel) 0.85-0.88 /
+// 0.92-0.95, pairs 0.99-1.00 / 1.00-1.02; 2048x2048 0.84 / -, 0.96 / -. But
+// the pairs load the activations once per 2 rows, and from 4096 columns on
+// (16 KiB of f32) these no longer stay in L1 beside the stream: 4096x4096
+// 0.85 / 0.90 against 0.57 / 0.82, 2048x8192 0.83 / 0.93 against 0.51 /
+// 0.79. So wider matrices keep the file layout (kMaxFloatTileCols).
 // Tied embeddings are tiled too (the projection streams the whole table every
 // token); their lookups gather a row back with fileLayoutRow.
 //
@@ -51,11 +56,12 @@
 namespace cairn::tensor {
 
 constexpr int64_t kTileRows = 16;
+constexpr int64_t kMaxFloatTileCols = 2048;  // see the comment at the top
 
 // Whether `type` has a Tiles16 layout.
 bool hasRowTiles(TensorType type);
-// Whether a matrix of `type` with `cols` columns can be tiled: float tiles
-// need whole chunks of 16 columns.
+// Whether a matrix of `type` with `cols` columns is tiled: float tiles need
+// whole chunks of 16 columns, and at most kMaxFloatTileCols of them.
 bool rowTilesFit(TensorType type, int64_t cols);
 
 // Whether the kernels that decode (one token) `type` on this CPU read the

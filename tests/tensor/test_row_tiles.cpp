@@ -240,10 +240,17 @@ private slots:
         Tiled t = tiled(q4.view);
         QVERIFY_THROWS_EXCEPTION(Error, tileRows(t.view, out.data(), one));  // already tiled
 
-        // Float tiles are chunks of 16 columns: 40 columns do not fit.
+        // Float tiles are chunks of 16 columns, at most kMaxFloatTileCols:
+        // 40 columns do not fit, nor wider rows.
         Weights f16 = makeWeights(TensorType::F16, 16, 40, 5);
         QVERIFY(!rowTilesFit(TensorType::F16, 40));
         QVERIFY(rowTilesFit(TensorType::F16, 48));
+        QVERIFY(rowTilesFit(TensorType::F32, kMaxFloatTileCols));
+        QVERIFY(!rowTilesFit(TensorType::BF16, kMaxFloatTileCols + 16));
+        QVERIFY(rowTilesFit(TensorType::Q4_0, 4096));
+        Weights wide = makeWeights(TensorType::F16, 16, kMaxFloatTileCols + 16, 6);
+        std::vector<uint8_t> wideOut(wide.bytes.size());
+        QVERIFY_THROWS_EXCEPTION(Error, tileRows(wide.view, wideOut.data(), one));
         QVERIFY_THROWS_EXCEPTION(Error, tileRows(f16.view, out.data(), one));
         MatrixView ragged = f16.view;
         ragged.layout = RowLayout::Tiles16;
