@@ -69,7 +69,9 @@ constexpr size_t kQ6_KTileD = tileWordAt(0, kQ6_KTileWords);
 // each), chunk c of the pair's row i (0, 1) at element 32c + 16i from the
 // pair's start. So a decode kernel reads two rows as one stream.
 constexpr int64_t kFloatTileChunk = 16;
-inline bool isFloatWeight(TensorType t) { return t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16; }
+inline bool isFloatWeight(TensorType t) {
+    return t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16;
+}
 inline int64_t floatElementBytes(TensorType t) { return t == TensorType::F32 ? 4 : 2; }
 // Where a kernel reads row r of a float matrix in either layout: its
 // elements k to k + 7 (or k + 15; k a multiple of 8) at start + at(k)

@@ -54,11 +54,9 @@ void kernels::quantizeTokenReference(int blockSize, int32_t offset, const float*
 
 namespace {
 
-bool isFloatType(TensorType t) { return t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16; }
-
 void check(const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens, const float* y, int64_t ldy) {
     const std::string where = "matmul";
-    if (!isFloatType(w.type) && kernels::quantInfo(w.type).blockSize == 0)
+    if (!kernels::isFloatWeight(w.type) && kernels::quantInfo(w.type).blockSize == 0)
         throw Error(where, "no kernel for weight type " + std::string(tensorTypeName(w.type)));
     const int64_t bs = traits(w.type).blockSize;
     const int64_t align = quantizesActivations(w.type) ? kernels::quantInfo(w.type).blockSize : 1;

@@ -74,9 +74,7 @@ void floatRowFromTile(size_t rowBytes, size_t chunk, const uint8_t* tile, int i,
     const uint8_t* pair = tile + size_t(i / 2) * 2 * rowBytes + size_t(i % 2) * chunk;
     for (size_t c = 0; c < rowBytes / chunk; ++c) std::memcpy(row + c * chunk, pair + 2 * c * chunk, chunk);
 }
-size_t floatChunkBytes(TensorType type) {
-    return size_t(kernels::kFloatTileChunk * kernels::floatElementBytes(type));
-}
+size_t floatChunkBytes(TensorType type) { return size_t(kernels::kFloatTileChunk * kernels::floatElementBytes(type)); }
 
 // Whether path `ks` reads the Tiles16 layout of `type` for `nTokens` itself.
 bool readsTiles(const kernels::KernelSet* ks, TensorType type, int64_t nTokens) {
@@ -98,8 +96,8 @@ void unpackTileRow(TensorType type, const uint8_t* tile, int i, size_t rowBytes,
 }  // namespace
 
 bool hasRowTiles(TensorType type) {
-    return type == TensorType::Q4_0 || type == TensorType::Q8_0 || type == TensorType::Q4_K || type == TensorType::Q6_K ||
-        kernels::isFloatWeight(type);
+    return type == TensorType::Q4_0 || type == TensorType::Q8_0 || type == TensorType::Q4_K ||
+        type == TensorType::Q6_K || kernels::isFloatWeight(type);
 }
 
 bool rowTilesFit(TensorType type, int64_t cols) {

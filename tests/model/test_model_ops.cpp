@@ -282,8 +282,8 @@ private slots:
         OwnedWeights ownedFloats;
         const tensor::MatrixView tf = ownedFloats.own(floats.file, matrixView(floats.file.tensor("f")));
         const tensor::MatrixView tr = ownedFloats.own(floats.file, matrixView(floats.file.tensor("ragged")));
-        QCOMPARE(int(tf.layout), int(tensor::rowTilesWanted(TensorType::F16) ? tensor::RowLayout::Tiles16
-                                                                              : tensor::RowLayout::File));
+        QCOMPARE(int(tf.layout),
+                 int(tensor::rowTilesWanted(TensorType::F16) ? tensor::RowLayout::Tiles16 : tensor::RowLayout::File));
         QCOMPARE(int(tr.layout), int(tensor::RowLayout::File));
         QVERIFY(std::memcmp(tr.data, ragged.bytes.data(), ragged.bytes.size()) == 0);
     }
