@@ -122,7 +122,7 @@ int runBenchKernels(Args& args) {
         // Prefill: one matrix, all tokens. In the layout a model would store
         // it in on this CPU (tensor/row_tiles.h).
         tensor::MatrixView w{type, w0.data(), rows, cols, rb};
-        if (tensor::rowTilesWanted(type)) {
+        if (tensor::rowTilesWanted(type) && tensor::rowTilesFit(type, cols)) {
             std::vector<uint8_t> tiles(w0.size());
             w = tensor::tileRows(w, tiles.data(), ctx);
             w0.swap(tiles);  // w0 owns the tiles now (w points at them)
