@@ -1859,13 +1859,9 @@ void floatPairOneToken(const uint8_t* pair, int64_t K, const float* x, float* y)
 // The whole tiles among rows [r0, r1) (r0 a multiple of 16) of a float
 // Tiles16 matrix; returns where the file rows after them start.
 int64_t floatTilesOneToken(const MatrixView& w, int64_t r0, int64_t r1, const float* x, float* y) {
-    const int64_t end = std::min(r1, w.rows / kTileRows * kTileRows);
-    for (int64_t r = r0; r < end; r += 2) switch (w.type) {
-        case TensorType::F16: floatPairOneToken<TensorType::F16>(w.row(r), w.cols, x, y + r); break;
-        case TensorType::BF16: floatPairOneToken<TensorType::BF16>(w.row(r), w.cols, x, y + r); break;
-        default: floatPairOneToken<TensorType::F32>(w.row(r), w.cols, x, y + r); break;
-        }
-    return std::max(r0, end);
+    return forEachFloatTilePair(w, r0, r1, [&](auto type, const uint8_t* pair, int64_t r) {
+        floatPairOneToken<decltype(type)::value>(pair, w.cols, x, y + r);
+    });
 }
 
 template <PrefetchTo PF>

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string_view>
+#include <type_traits>
 
 namespace cairn::tensor::kernels {
 
@@ -234,6 +235,21 @@ static inline void forEachRowTile(const MatrixView& w, int64_t r0, int64_t r1, F
         for (int i = 0; i < R; ++i) rows[i] = w.row(r + (i < n ? i : n - 1));
         fn(rows, n, r);
     }
+}
+
+// fn(type, pair, r) for each pair of rows (r, r + 1) in the whole tiles among
+// rows [r0, r1) (r0 a multiple of 16) of a float Tiles16 matrix, `type` a
+// std::integral_constant of the weight type (each kernel file instantiates
+// its pair kernel per type); returns where the file rows after them start.
+template <class Fn>
+static inline int64_t forEachFloatTilePair(const MatrixView& w, int64_t r0, int64_t r1, Fn&& fn) {
+    const int64_t end = r1 < w.rows / kTileRows * kTileRows ? r1 : w.rows / kTileRows * kTileRows;
+    for (int64_t r = r0; r < end; r += 2) switch (w.type) {
+        case TensorType::F16: fn(std::integral_constant<TensorType, TensorType::F16>{}, w.row(r), r); break;
+        case TensorType::BF16: fn(std::integral_constant<TensorType, TensorType::BF16>{}, w.row(r), r); break;
+        default: fn(std::integral_constant<TensorType, TensorType::F32>{}, w.row(r), r); break;
+        }
+    return end > r0 ? end : r0;
 }
 
 // f(lo, hi, t) for the first T pairs (lo, hi) of the arguments, t = 0, 1, ...
