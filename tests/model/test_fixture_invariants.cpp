@@ -141,6 +141,10 @@ private slots:
         QTest::newRow("llama-bpe-q8_0 (own output matrix)") << "llama-bpe-q8_0" << int(TensorType::Q8_0);
         QTest::newRow("gemma3-q8_0") << "gemma3-q8_0" << int(TensorType::Q8_0);
         QTest::newRow("mamba-q8_0") << "mamba-q8_0" << int(TensorType::Q8_0);
+        // Float weights in pairs of rows (up to 2048 columns).
+        QTest::newRow("llama-spm-f16") << "llama-spm-f16" << int(TensorType::F16);
+        QTest::newRow("gemma3-f16") << "gemma3-f16" << int(TensorType::F16);
+        QTest::newRow("mamba-f16") << "mamba-f16" << int(TensorType::F16);
     }
     void tiledWeightsGiveTheFileLayoutsBits() {
         QFETCH(QString, name);
