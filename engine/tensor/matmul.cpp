@@ -67,7 +67,7 @@ void check(const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens, co
     if (!w.data || w.rowStride < rowBytes(w.type, w.cols))
         throw Error(where, "weight view has no data or a row stride shorter than a row");
     if (w.layout == RowLayout::Tiles16 && (!rowTilesFit(w.type, w.cols) || w.rowStride != rowBytes(w.type, w.cols)))
-        throw Error(where, "a row-tiled weight of a type without tiles, or with gaps between rows");
+        throw Error(where, "a row-tiled weight whose type or columns have no tiles, or with gaps between rows");
     if (nTokens < 0 || (nTokens > 0 && (!x || !y)) || (nTokens > 1 && ldx < w.cols) || (nTokens > 1 && ldy < w.rows))
         throw Error(where, "activation or output layout does not fit the weight shape");
 }

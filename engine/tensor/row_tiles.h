@@ -33,11 +33,12 @@
 // 25 model 17), F16 on 2 threads, each call alternating with a plain read
 // loop's (a throwaway program; median share of the read loop, host fast /
 // slow): 16384x2048 4 file rows side by side (the AVX2 kernel) 0.85-0.88 /
-// 0.92-0.95, pairs 0.99-1.00 / 1.00-1.02; 2048x2048 0.84 / -, 0.96 / -. But
-// the pairs load the activations once per 2 rows, and from 4096 columns on
-// (16 KiB of f32) these no longer stay in L1 beside the stream: 4096x4096
-// 0.85 / 0.90 against 0.57 / 0.82, 2048x8192 0.83 / 0.93 against 0.51 /
-// 0.79. So wider matrices keep the file layout (kMaxFloatTileCols).
+// 0.92-0.95, pairs 0.99-1.00 / 1.00-1.02; 2048x2048, host fast, 0.84
+// against 0.96. But the pairs load the activations once per 2 rows, and
+// from 4096 columns on (16 KiB of f32) these no longer stay in L1 beside
+// the stream: 4 file rows / pairs, 4096x4096 0.85 / 0.57 (fast), 0.90 /
+// 0.82 (slow); 2048x8192 0.83 / 0.51, 0.93 / 0.79. So wider matrices keep
+// the file layout (kMaxFloatTileCols).
 // Tied embeddings are tiled too (the projection streams the whole table every
 // token); their lookups gather a row back with fileLayoutRow.
 //
