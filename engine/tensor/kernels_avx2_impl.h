@@ -1018,7 +1018,7 @@ void floatRowsOneToken(const MatrixView& w, int64_t r0, int64_t r1, const float*
     if (w.layout == RowLayout::Tiles16) r0 = floatTilesOneToken(w, r0, r1, x, y);
     if (r0 >= r1) return;
     const int64_t K = w.cols, full = K & ~int64_t(15);
-    const int64_t eb = w.type == TensorType::F32 ? 4 : 2, rowBytes = int64_t(w.rowStride);
+    const int64_t eb = floatElementBytes(w.type), rowBytes = int64_t(w.rowStride);
     prefetchRowsStart(w, r0, r1);
     for (int64_t r = r0; r < r1; r += 4) {
         const int n = int(std::min<int64_t>(4, r1 - r));
@@ -1331,7 +1331,7 @@ void floatRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a
             const uint8_t* row = w.row(r + i);
             int64_t k = 0;
             for (; k + 8 <= K; k += 8) _mm256_storeu_ps(wf + i * K + k, load8(w.type, row, k));
-            if (k < K) decodeFloatRow(w.type, row + k * (w.type == TensorType::F32 ? 4 : 2), wf + i * K + k, K - k);
+            if (k < K) decodeFloatRow(w.type, row + k * floatElementBytes(w.type), wf + i * K + k, K - k);
         }
         const float* rows[4] = {wf, wf + K, wf + 2 * K, wf + 3 * K};
         for (int64_t t = 0; t < a.nTokens; ++t) {

@@ -1816,7 +1816,7 @@ void floatRowsOneToken(TensorType type, const uint8_t* const* rows, int64_t K, c
     __m512 acc[R];
     for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
     const int64_t full = K & ~int64_t(15);
-    const int64_t eb = type == TensorType::F32 ? 4 : 2;
+    const int64_t eb = floatElementBytes(type);
     for (int64_t k = 0; k < full; k += 16) {
         if ((k * eb) % 64 == 0) {  // a new cache line of each row
             const int64_t ahead = k * eb + kFloatRowPrefetch<PF>;

@@ -387,7 +387,7 @@ void decodeFloat(TensorType type, const uint8_t* row, float* out, int64_t n) {
             vst1q_f32(out + k,
                       vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(reinterpret_cast<const uint16_t*>(row) + k), 16)));
     }
-    if (k < n) decodeFloatRow(type, row + k * (type == TensorType::F32 ? 4 : 2), out + k, n - k);
+    if (k < n) decodeFloatRow(type, row + k * floatElementBytes(type), out + k, n - k);
 }
 
 // The canonical tree of kernels_common.h on the four lane vectors.
