@@ -25,6 +25,7 @@ const KernelSet* avx2FileLayoutKernels() { return nullptr; }
 const KernelSet* avx2VnniFileLayoutKernels() { return nullptr; }
 const KernelSet* avx512Kernels() { return nullptr; }
 const KernelSet* avx512L2PrefetchKernels() { return nullptr; }
+const KernelSet* avx512HardwarePrefetchKernels() { return nullptr; }
 #endif
 #if !defined(__aarch64__)
 const KernelSet* neonKernels() { return nullptr; }
@@ -76,6 +77,7 @@ std::vector<const KernelSet*> supported() {
     std::vector<const KernelSet*> out;
     if (avx512Kernels() && cpuHasAvx512()) out.push_back(avx512Kernels());
     if (avx512L2PrefetchKernels() && cpuHasAvx512()) out.push_back(avx512L2PrefetchKernels());
+    if (avx512HardwarePrefetchKernels() && cpuHasAvx512()) out.push_back(avx512HardwarePrefetchKernels());
     if (avx2VnniKernels() && cpuHasAvxVnni()) out.push_back(avx2VnniKernels());
     if (avx2VnniFileLayoutKernels() && cpuHasAvxVnni()) out.push_back(avx2VnniFileLayoutKernels());
     if (avx2Kernels() && cpuHasAvx2()) out.push_back(avx2Kernels());

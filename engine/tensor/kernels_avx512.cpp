@@ -619,11 +619,34 @@ constexpr int64_t kTilePrefetch = 8192;
 // 40.17 / 41.81 / 42.45.
 constexpr int64_t kTileNearPrefetch = 3072;
 
+// Whether the Tiles16 decode kernels prefetch their stream in software
+// (kTilePrefetch ahead, as measured on the Intel Xeon above) or leave it to
+// the hardware prefetchers (avx512vnni-hwpf): a tile is one stream in
+// address order, the next tile follows it, and on an AMD EPYC Zen 4 (family
+// 25 model 17) the hardware prefetchers alone streamed it faster. A
+// throwaway program alternating each Q4_0 tile decode call with a plain
+// 2-thread read loop (the host's drift falls on both), median share of the
+// read loop, host fast / slow, none against kTilePrefetch into L1 (the
+// avx512vnni kernel): 16384 x 2048 1.015 / 1.006 against 0.916 / 0.995,
+// 2048 x 2048 0.882 / 0.903 against 0.756 / 0.866, 512 x 2048 0.942 / 0.978
+// against 0.844 / 0.933; the L2 hint with the L1 one kTileNearPrefetch ahead
+// (avx512vnni-l2pf) 0.787 / 0.958, 0.693 / 0.890, 0.824 / 0.908. Any
+// distance from 1 to 24 KiB, either hint, was slower than none there. In
+// the engine (one process alternating the paths on 12 llama-1b-shaped layers
+// from memory, each pass beside a read loop's; median share, host fast /
+// slow): Q4_0 avx512vnni 0.817 / 0.932, l2pf 0.730 / 0.881, none 0.863 /
+// 0.971; Q8_0 0.803 / 0.938, 0.821 / 0.919, 0.925 / 0.979; Q4_K see
+// matvecTileQ4_K. Q6_K's tile reads three runs of words side by side and
+// keeps its prefetch (none: 0.485 against 0.938 slow). The calibration
+// chooses among the three paths by measurement.
+enum class TileFetch { Software, Hardware };
+
 // Prefetches for the block column of a tile at `blk`, `bytes` long: the
 // column kTilePrefetch ahead, and with the L2 hint again into L1,
-// kTileNearPrefetch ahead.
-template <PrefetchTo PF>
+// kTileNearPrefetch ahead; nothing when the hardware fetches the tiles.
+template <PrefetchTo PF, TileFetch TF>
 inline void prefetchTileColumn(const uint8_t* blk, int64_t bytes) {
+    if constexpr (TF == TileFetch::Hardware) return;
     prefetchLines<PF>(blk + kTilePrefetch, bytes);
     if constexpr (PF == PrefetchTo::L2) prefetchLines<PrefetchTo::L1>(blk + kTileNearPrefetch, bytes);
 }
@@ -652,15 +675,14 @@ inline __m512i broadcastWord(const int8_t* x) { return _mm512_set1_epi32(int32_t
 // in its low nibbles and 16+4j.. in its high ones. The high nibbles are
 // masked in place (x 16, exact) rather than shifted down: an AND runs on
 // either vector port, and the one arithmetic shift of their sum is exact.
-template <PrefetchTo PF>
-void matvecTileQ4_0(const uint8_t* tile, const int8_t* xq, const float* dx, const int32_t* xo, int64_t nb,
-                    float* out) {
+template <PrefetchTo PF, TileFetch TF>
+void matvecTileQ4_0(const uint8_t* tile, const int8_t* xq, const float* dx, const int32_t* xo, int64_t nb, float* out) {
     constexpr int64_t kBlock = int64_t(kQ4_0TileBlock);
     const __m512i low4 = _mm512_set1_epi8(0x0F), high4 = _mm512_set1_epi8(char(0xF0));
     __m512 acc = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* blk = tile + b * kBlock;
-        prefetchTileColumn<PF>(blk, kBlock);
+        prefetchTileColumn<PF, TF>(blk, kBlock);
         const int8_t* x = xq + 32 * b;
         __m512i lo = _mm512_setzero_si512(), hi16 = _mm512_setzero_si512();
         for (int j = 0; j < 4; ++j) {
@@ -677,14 +699,13 @@ void matvecTileQ4_0(const uint8_t* tile, const int8_t* xq, const float* dx, cons
 // Q8_0 decode of one token for one tile of a Tiles16 matrix: 8 chunks of
 // stored unsigned codes, row i in lane i, against 4 broadcast activation bytes
 // each, in two chains. Same integers and float chain as matvec16Q8_0.
-template <PrefetchTo PF>
-void matvecTileQ8_0(const uint8_t* tile, const int8_t* xq, const float* dx, const int32_t* xo, int64_t nb,
-                    float* out) {
+template <PrefetchTo PF, TileFetch TF>
+void matvecTileQ8_0(const uint8_t* tile, const int8_t* xq, const float* dx, const int32_t* xo, int64_t nb, float* out) {
     constexpr int64_t kBlock = int64_t(kQ8_0TileBlock);
     __m512 acc = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* blk = tile + b * kBlock;
-        prefetchTileColumn<PF>(blk, kBlock);
+        prefetchTileColumn<PF, TF>(blk, kBlock);
         const int8_t* x = xq + 32 * b;
         __m512i s[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
         for (int j = 0; j < 8; ++j)
@@ -743,7 +764,7 @@ Matvec16Fn matvec16For(TensorType type) {
     }
 }
 
-template <PrefetchTo PF>
+template <PrefetchTo PF, TileFetch TF>
 void matvec32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     const int64_t nb = a.nBlocks;
     const bool min = quantInfo(w.type).hasMin;
@@ -752,7 +773,7 @@ void matvec32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a,
     const bool fast = w.rowStride * 16 < (1u << 31) && nb >= 2;
     const Matvec16Fn tile = matvec16For<PF>(w.type);
     const bool rowTiles = w.layout == RowLayout::Tiles16;  // Q4_0, Q8_0 (readsRowTiles)
-    const auto rowTile = w.type == TensorType::Q8_0 ? matvecTileQ8_0<PF> : matvecTileQ4_0<PF>;
+    const auto rowTile = w.type == TensorType::Q8_0 ? matvecTileQ8_0<PF, TF> : matvecTileQ4_0<PF, TF>;
     for (int64_t t = 0; t < a.nTokens; ++t) {
         const int8_t* xq = a.q + t * a.cols;
         const float* dx = a.d + t * nb;
@@ -1438,7 +1459,7 @@ __attribute__((target("gfni"))) void matvec16Q6K(const MatrixView& w, int64_t r0
 // 32-element sums in 4 vpdpwssd. The same integers and float chain as
 // matvec16Q45K, with no shuffles or reductions across rows.
 // `bsPairs`: per block, 4 words of (sum of sub-block 2p, of 2p + 1) as int16.
-template <PrefetchTo PF>
+template <PrefetchTo PF, TileFetch TF>
 void matvecTileQ4_K(const uint8_t* tile, const int8_t* xq, const int32_t* bsPairs, const float* dx, int64_t nb,
                     float* out) {
     constexpr int64_t kBlock = int64_t(kQ4_KTileBlock);
@@ -1475,16 +1496,34 @@ void matvecTileQ4_K(const uint8_t* tile, const int8_t* xq, const int32_t* bsPair
         // would wait on each one's latency.
         __m512i lo[4], hi16[4];
         for (int g = 0; g < 4; ++g) lo[g] = hi16[g] = _mm512_setzero_si512();
-        for (int c = 0; c < 8; ++c) {
-            // An eighth of the block's prefetches at each step, as many lines
-            // a step as the Q4_0 tile's (a burst of 36 at the block's start
-            // streamed no faster than the file layout's kernel).
-            prefetchTileColumn<PF>(blk + c * (kBlock / 8), kBlock / 8);
-            for (int g = 0; g < 4; ++g) {
-                const __m512i codes = _mm512_loadu_si512(blk + tileWordAt(0, 4 + 8 * g + c));
-                lo[g] = _mm512_dpbusd_epi32(lo[g], _mm512_and_si512(codes, low4), broadcastWord(x + 64 * g + 4 * c));
-                hi16[g] =
-                    _mm512_dpbusd_epi32(hi16[g], _mm512_and_si512(codes, high4), broadcastWord(x + 64 * g + 32 + 4 * c));
+        const auto step = [&](int g, int c) {
+            const __m512i codes = _mm512_loadu_si512(blk + tileWordAt(0, 4 + 8 * g + c));
+            lo[g] = _mm512_dpbusd_epi32(lo[g], _mm512_and_si512(codes, low4), broadcastWord(x + 64 * g + 4 * c));
+            hi16[g] =
+                _mm512_dpbusd_epi32(hi16[g], _mm512_and_si512(codes, high4), broadcastWord(x + 64 * g + 32 + 4 * c));
+        };
+        if constexpr (TF == TileFetch::Hardware) {
+            // The block's words in address order, which the hardware
+            // prefetchers follow; the order below reads words 512 bytes
+            // apart and, without prefetch, streamed at half the speed. Zen 4,
+            // one process alternating the paths on 12 llama-1b-shaped Q4_K
+            // layers from memory (each pass beside a read loop's), median
+            // share of the read loop, host slow: this 0.946, 0.987;
+            // avx512vnni 0.889, 0.896; avx512vnni-l2pf 0.896, 0.892; the
+            // order below without prefetch 0.561. From L2 this order
+            // computes about 15 % slower (`bench-kernels --types Q4_K --rows
+            // 512 -p 1 -t 1 --decode-mib 1`, best 43-49 against 46-57 GB/s:
+            // fewer independent chains at a time), so the prefetching paths
+            // keep the order below.
+            for (int g = 0; g < 4; ++g)
+                for (int c = 0; c < 8; ++c) step(g, c);
+        } else {
+            for (int c = 0; c < 8; ++c) {
+                // An eighth of the block's prefetches at each step, as many lines
+                // a step as the Q4_0 tile's (a burst of 36 at the block's start
+                // streamed no faster than the file layout's kernel).
+                prefetchTileColumn<PF, TF>(blk + c * (kBlock / 8), kBlock / 8);
+                for (int g = 0; g < 4; ++g) step(g, c);
             }
         }
         __m512i isum = _mm512_setzero_si512();
@@ -1537,7 +1576,7 @@ __attribute__((target("gfni"))) void matvecTileQ6_K(const uint8_t* tile, const i
 #pragma GCC unroll 8
             for (int c = 0; c < 8; ++c) {
                 // A sixteenth of the block's prefetches at each step (as the Q4_K tile).
-                prefetchTileColumn<PF>(blk + (8 * n + c) * (kBlock / 16), kBlock / 16);
+                prefetchTileColumn<PF, TileFetch::Software>(blk + (8 * n + c) * (kBlock / 16), kBlock / 16);
                 const __m512i qlA = _mm512_loadu_si512(blk + tileWordAt(0, 16 * n + c));
                 const __m512i qlB = _mm512_loadu_si512(blk + tileWordAt(0, 16 * n + 8 + c));
                 const __m512i qh = _mm512_loadu_si512(blk + tileWordAt(0, 32 + 8 * n + c));
@@ -1573,7 +1612,7 @@ __attribute__((target("gfni"))) void matvecTileQ6_K(const uint8_t* tile, const i
     _mm512_storeu_ps(out, acc);
 }
 
-template <TensorType T, PrefetchTo PF>
+template <TensorType T, PrefetchTo PF, TileFetch TF>
 void matvecKRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     const int64_t nb = a.nBlocks;
     const bool fast = w.rowStride * 16 < (1u << 31);  // gather offsets fit int32
@@ -1587,7 +1626,7 @@ void matvecKRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations&
             if (w.layout == RowLayout::Tiles16 && r + 16 <= r1) {
                 auto* bsPairs = reinterpret_cast<int32_t*>(scratch(3, size_t(nb) * 16));
                 q4kSubBlockPairSums(bsum, nb, bsPairs);
-                for (; r + 16 <= r1; r += 16) matvecTileQ4_K<PF>(w.row(r), xq, bsPairs, dx, nb, yt + r);
+                for (; r + 16 <= r1; r += 16) matvecTileQ4_K<PF, TF>(w.row(r), xq, bsPairs, dx, nb, yt + r);
             }
         }
         if constexpr (T == TensorType::Q6_K) {
@@ -1618,14 +1657,14 @@ void matvecKRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations&
     }
 }
 
-template <PrefetchTo PF>
+template <PrefetchTo PF, TileFetch TF>
 void matvecK(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     switch (w.type) {
-    case TensorType::Q2_K: matvecKRows<TensorType::Q2_K, PF>(w, r0, r1, a, y, ldy); break;
-    case TensorType::Q3_K: matvecKRows<TensorType::Q3_K, PF>(w, r0, r1, a, y, ldy); break;
-    case TensorType::Q4_K: matvecKRows<TensorType::Q4_K, PF>(w, r0, r1, a, y, ldy); break;
-    case TensorType::Q5_K: matvecKRows<TensorType::Q5_K, PF>(w, r0, r1, a, y, ldy); break;
-    default: matvecKRows<TensorType::Q6_K, PF>(w, r0, r1, a, y, ldy); break;
+    case TensorType::Q2_K: matvecKRows<TensorType::Q2_K, PF, TF>(w, r0, r1, a, y, ldy); break;
+    case TensorType::Q3_K: matvecKRows<TensorType::Q3_K, PF, TF>(w, r0, r1, a, y, ldy); break;
+    case TensorType::Q4_K: matvecKRows<TensorType::Q4_K, PF, TF>(w, r0, r1, a, y, ldy); break;
+    case TensorType::Q5_K: matvecKRows<TensorType::Q5_K, PF, TF>(w, r0, r1, a, y, ldy); break;
+    default: matvecKRows<TensorType::Q6_K, PF, TF>(w, r0, r1, a, y, ldy); break;
     }
 }
 
@@ -2020,18 +2059,19 @@ void quantizeTokenK(const float* x, int64_t n, const TokenQ8& out) {
 
 // ---------------------------------------------------------------------------
 
-// PF: where the decode kernels prefetch to (the GEMMs do not prefetch).
-template <PrefetchTo PF>
+// PF: where the decode kernels prefetch to (the GEMMs do not prefetch); TF:
+// whether the Tiles16 ones prefetch at all.
+template <PrefetchTo PF, TileFetch TF = TileFetch::Software>
 void rows(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a, float* y, int64_t ldy) {
     switch (a.blockSize) {
     case 0: floatRows<PF>(w, r0, r1, a, y, ldy); break;
     case 32:
         if (a.packed) gemm32(w, r0, r1, a, y, ldy);
-        else matvec32<PF>(w, r0, r1, a, y, ldy);
+        else matvec32<PF, TF>(w, r0, r1, a, y, ldy);
         break;
     default:
         if (a.packed) gemmK(w, r0, r1, a, y, ldy);
-        else matvecK<PF>(w, r0, r1, a, y, ldy);
+        else matvecK<PF, TF>(w, r0, r1, a, y, ldy);
         break;
     }
 }
@@ -2058,6 +2098,16 @@ const KernelSet* avx512Kernels() {
 const KernelSet* avx512L2PrefetchKernels() {
     static const KernelSet set{"avx512vnni-l2pf", packPlan,        pack, rows<PrefetchTo::L2>, 16, readsRowTiles,
                                quantizeToken32,   quantizeTokenK};
+    return &set;
+}
+
+// The same kernels with the Q4_0, Q8_0 and Q4_K Tiles16 decode kernels
+// issuing no prefetch (TileFetch); the other decode kernels, which read
+// several streams side by side, prefetch into L2 as avx512vnni-l2pf's do.
+const KernelSet* avx512HardwarePrefetchKernels() {
+    static const KernelSet set{
+        "avx512vnni-hwpf", packPlan,        pack,          rows<PrefetchTo::L2, TileFetch::Hardware>, 16,
+        readsRowTiles,     quantizeToken32, quantizeTokenK};
     return &set;
 }
 

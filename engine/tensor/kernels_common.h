@@ -373,6 +373,7 @@ const KernelSet* avx2FileLayoutKernels();
 const KernelSet* avx2VnniFileLayoutKernels();
 const KernelSet* avx512Kernels();  // nullptr when not compiled in
 const KernelSet* avx512L2PrefetchKernels();  // the same, decode prefetching to L2 (PrefetchTo)
+const KernelSet* avx512HardwarePrefetchKernels();  // the same, no prefetch in the Tiles16 decode kernels
 const KernelSet* neonKernels();  // nullptr when not compiled in
 const KernelSet* neonDotprodKernels();  // nullptr when not compiled in
 
