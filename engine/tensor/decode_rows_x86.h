@@ -61,13 +61,15 @@ void unpackWordTile(TensorType type, const uint8_t* tile, int64_t nb, size_t row
             __m256i v[8], row[8];
             for (int g = 0; g < eights; ++g) {
                 for (int j = 0; j < 8; ++j)
-                    v[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + tileWordAt(8 * half, 8 * g + j)));
+                    v[j] = _mm256_loadu_si256(
+                        reinterpret_cast<const __m256i*>(col + tileWordAt(8 * half, wordTileSlot(q6, 8 * g + j))));
                 transpose8x8(v, row);
                 for (int i = 0; i < 8; ++i)
                     _mm256_storeu_si256(reinterpret_cast<__m256i*>(rowsOut + size_t(i) * rowBytes + 32 * g), row[i]);
             }
             for (int j = 0; j < 8; ++j)
-                v[j] = j < 4 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + tileWordAt(8 * half, 8 * eights + j)))
+                v[j] = j < 4 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
+                                   col + tileWordAt(8 * half, wordTileSlot(q6, 8 * eights + j))))
                              : _mm256_setzero_si256();
             transpose8x8(v, row);
             for (int i = 0; i < 8; ++i)

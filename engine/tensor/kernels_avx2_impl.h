@@ -766,7 +766,7 @@ void matvecTileQ6_K16(const uint8_t* tile, const int8_t* xq, const int32_t* offs
         const int8_t* x = xq + 256 * b;
         for (int h = 0; h < 2; ++h) {
             const auto word = [&](int k) {
-                return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + tileWordAt(8 * h, k)));
+                return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + q6kTileWordAt(8 * h, k)));
             };
             __m256i isum = _mm256_setzero_si256();
             for (int n = 0; n < 2; ++n) {

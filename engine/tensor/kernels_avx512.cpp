@@ -636,9 +636,10 @@ constexpr int64_t kTileNearPrefetch = 3072;
 // from memory, each pass beside a read loop's; median share, host fast /
 // slow): Q4_0 avx512vnni 0.817 / 0.932, l2pf 0.730 / 0.881, none 0.863 /
 // 0.971; Q8_0 0.803 / 0.938, 0.821 / 0.919, 0.925 / 0.979; Q4_K see
-// matvecTileQ4_K. Q6_K's tile reads three runs of words side by side and
-// keeps its prefetch (none: 0.485 against 0.938 slow). The calibration
-// chooses among the three paths by measurement.
+// matvecTileQ4_K; Q6_K (its words stored in the order read,
+// q6kTileSlot) 0.858 / 0.963, 0.764 / 0.928, 0.934 / 1.030, and host slow
+// 0.981, 0.945, 1.013. The calibration chooses among the three paths by
+// measurement.
 enum class TileFetch { Software, Hardware };
 
 // Prefetches for the block column of a tile at `blk`, `bytes` long: the
@@ -1551,7 +1552,7 @@ void matvecTileQ4_K(const uint8_t* tile, const int8_t* xq, const int32_t* bsPair
 // isum = sum_j s_j (dot_j - 32 bsum_j) with each row's int8 scales in its
 // lane: the integers of matvec16Q6K, exact in int32, and its float chain.
 // `offsets`: per block, 32 * bsum_j of its 16 sub-blocks, as int32.
-template <bool GFNI, PrefetchTo PF>
+template <bool GFNI, PrefetchTo PF, TileFetch TF>
 __attribute__((target("gfni"))) void matvecTileQ6_K(const uint8_t* tile, const int8_t* xq, const int32_t* offsets,
                                                     const float* dx, int64_t nb, float* out) {
     constexpr int64_t kBlock = int64_t(kQ6_KTileBlock);
@@ -1576,10 +1577,10 @@ __attribute__((target("gfni"))) void matvecTileQ6_K(const uint8_t* tile, const i
 #pragma GCC unroll 8
             for (int c = 0; c < 8; ++c) {
                 // A sixteenth of the block's prefetches at each step (as the Q4_K tile).
-                prefetchTileColumn<PF, TileFetch::Software>(blk + (8 * n + c) * (kBlock / 16), kBlock / 16);
-                const __m512i qlA = _mm512_loadu_si512(blk + tileWordAt(0, 16 * n + c));
-                const __m512i qlB = _mm512_loadu_si512(blk + tileWordAt(0, 16 * n + 8 + c));
-                const __m512i qh = _mm512_loadu_si512(blk + tileWordAt(0, 32 + 8 * n + c));
+                prefetchTileColumn<PF, TF>(blk + (8 * n + c) * (kBlock / 16), kBlock / 16);
+                const __m512i qlA = _mm512_loadu_si512(blk + q6kTileWordAt(0, 16 * n + c));
+                const __m512i qlB = _mm512_loadu_si512(blk + q6kTileWordAt(0, 16 * n + 8 + c));
+                const __m512i qh = _mm512_loadu_si512(blk + q6kTileWordAt(0, 32 + 8 * n + c));
                 __m512i e[4];
                 // ternary 0xEA = (A & B) | C, 0xF8 = A | (B & C)
                 if constexpr (GFNI) {
@@ -1601,7 +1602,7 @@ __attribute__((target("gfni"))) void matvecTileQ6_K(const uint8_t* tile, const i
             }
             for (int j = 0; j < 8; ++j) {
                 // scale 8n + j: byte j % 4 of scale word 48 + 2n + j / 4, sign-extended in its lane
-                const __m512i words = _mm512_loadu_si512(blk + tileWordAt(0, 48 + 2 * n + j / 4));
+                const __m512i words = _mm512_loadu_si512(blk + q6kTileWordAt(0, 48 + 2 * n + j / 4));
                 const __m512i scale = _mm512_srai_epi32(_mm512_slli_epi32(words, 24 - 8 * (j % 4)), 24);
                 const __m512i centered = _mm512_sub_epi32(dot[j], _mm512_set1_epi32(offsets[16 * b + 8 * n + j]));
                 isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(centered, scale));
@@ -1634,8 +1635,8 @@ void matvecKRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations&
                 auto* offsets = reinterpret_cast<int32_t*>(scratch(3, size_t(nb) * 64));
                 q6kCodeOffsets(bsum, nb, offsets);
                 for (; r + 16 <= r1; r += 16)
-                    kHasGfni ? matvecTileQ6_K<true, PF>(w.row(r), xq, offsets, dx, nb, yt + r)
-                             : matvecTileQ6_K<false, PF>(w.row(r), xq, offsets, dx, nb, yt + r);
+                    kHasGfni ? matvecTileQ6_K<true, PF, TF>(w.row(r), xq, offsets, dx, nb, yt + r)
+                             : matvecTileQ6_K<false, PF, TF>(w.row(r), xq, offsets, dx, nb, yt + r);
             }
         }
         if (fast && r + 16 <= r1 && w.layout == RowLayout::File) {
@@ -2101,9 +2102,9 @@ const KernelSet* avx512L2PrefetchKernels() {
     return &set;
 }
 
-// The same kernels with the Q4_0, Q8_0 and Q4_K Tiles16 decode kernels
-// issuing no prefetch (TileFetch); the other decode kernels, which read
-// several streams side by side, prefetch into L2 as avx512vnni-l2pf's do.
+// The same kernels with the Tiles16 decode kernels issuing no prefetch
+// (TileFetch); the other decode kernels, which read several streams side
+// by side, prefetch into L2 as avx512vnni-l2pf's do.
 const KernelSet* avx512HardwarePrefetchKernels() {
     static const KernelSet set{
         "avx512vnni-hwpf", packPlan,        pack,          rows<PrefetchTo::L2, TileFetch::Hardware>, 16,

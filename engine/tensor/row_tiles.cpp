@@ -24,6 +24,7 @@ struct TileBlock {
     size_t tileBlock;  // bytes of the 16 rows' blocks in a tile
     uint8_t codeFlip;  // xor between a file code byte and its tile byte
     bool wordsOnly;  // every whole 4 bytes of a block are one word of its row's lane
+    bool q6Order;  // the words in Q6_K's order (kernels::q6kTileSlot)
     int chunks() const { return int(fileBlock - 2) / 4; }
     size_t words() const { return fileBlock / 4; }
     size_t tailBytes() const { return fileBlock % 4; }  // after the words (Q6_K's d)
@@ -33,17 +34,18 @@ struct TileBlock {
 
 TileBlock tileBlock(TensorType type) {
     if (type == TensorType::Q8_0)
-        return {sizeof(BlockQ8_0), kernels::kQ8_0TileBlock, kernels::kQ8_0TileCodeFlip, false};
-    if (type == TensorType::Q4_K) return {sizeof(BlockQ4_K), kernels::kQ4_KTileBlock, 0, true};
-    if (type == TensorType::Q6_K) return {sizeof(BlockQ6_K), kernels::kQ6_KTileBlock, 0, true};
-    return {sizeof(BlockQ4_0), kernels::kQ4_0TileBlock, 0, false};
+        return {sizeof(BlockQ8_0), kernels::kQ8_0TileBlock, kernels::kQ8_0TileCodeFlip, false, false};
+    if (type == TensorType::Q4_K) return {sizeof(BlockQ4_K), kernels::kQ4_KTileBlock, 0, true, false};
+    if (type == TensorType::Q6_K) return {sizeof(BlockQ6_K), kernels::kQ6_KTileBlock, 0, true, true};
+    return {sizeof(BlockQ4_0), kernels::kQ4_0TileBlock, 0, false, false};
 }
 
 // Row i's block of a block column (`column`, tile layout) to or from `block`
 // (file layout).
 void blockToTile(const TileBlock& tb, const uint8_t* block, int i, uint8_t* column) {
     if (tb.wordsOnly) {
-        for (size_t k = 0; k < tb.words(); ++k) std::memcpy(column + kernels::tileWordAt(i, int(k)), block + 4 * k, 4);
+        for (size_t k = 0; k < tb.words(); ++k)
+            std::memcpy(column + kernels::tileWordAt(i, kernels::wordTileSlot(tb.q6Order, int(k))), block + 4 * k, 4);
         std::memcpy(column + tb.tailAt(i), block + 4 * tb.words(), tb.tailBytes());
         return;
     }
@@ -54,7 +56,8 @@ void blockToTile(const TileBlock& tb, const uint8_t* block, int i, uint8_t* colu
 }
 void blockFromTile(const TileBlock& tb, const uint8_t* column, int i, uint8_t* block) {
     if (tb.wordsOnly) {
-        for (size_t k = 0; k < tb.words(); ++k) std::memcpy(block + 4 * k, column + kernels::tileWordAt(i, int(k)), 4);
+        for (size_t k = 0; k < tb.words(); ++k)
+            std::memcpy(block + 4 * k, column + kernels::tileWordAt(i, kernels::wordTileSlot(tb.q6Order, int(k))), 4);
         std::memcpy(block + 4 * tb.words(), column + tb.tailAt(i), tb.tailBytes());
         return;
     }

@@ -20,7 +20,8 @@
 // 64k + 4i (d | dmin, the 12 scale bytes, then the codes), so every part of a
 // row's block is in that row's int32 lane (kernels::tileWordAt). Q6_K's
 // 210-byte super-blocks are stored the same way for their 52 whole words
-// (codes and scales), then the 16 rows' d (kernels::kQ6_KTileD).
+// (codes and scales), in the order its decode kernels read them
+// (kernels::q6kTileSlot), then the 16 rows' d (kernels::kQ6_KTileD).
 // The AVX2 paths read the Q4_0, Q8_0, Q4_K and Q6_K tiles too, each 64
 // bytes as two 256-bit halves (rows 0-7, 8-15); from L2 their decode
 // tiles read 32, 41, 28 and 21.5 GB/s where the file layout's read 20, 28,

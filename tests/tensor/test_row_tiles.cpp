@@ -94,7 +94,10 @@ private slots:
 
     // Q4_K's tile holds each row's 144-byte super-block word by word: word k
     // of row i at 64k + 4i (d | dmin, 3 words of scales, 32 of codes). Q6_K's
-    // holds the 52 whole words of its 210 bytes so, then the 16 rows' d.
+    // holds the 52 whole words of its 210 bytes so, then the 16 rows' d, its
+    // words in the order its decode kernels read them: per half n, for each
+    // chunk c ql words 16n + c, 16n + 8 + c and qh word 32 + 8n + c, then
+    // scale words 48 + 2n, 49 + 2n.
     void kTileIsWordsInRowLanes_data() {
         QTest::addColumn<int>("type");
         QTest::newRow("Q4_K") << int(TensorType::Q4_K);
@@ -106,13 +109,24 @@ private slots:
         const int64_t cols = 512;  // 2 super-blocks
         Weights w = makeWeights(t, kTileRows, cols, 9);
         const size_t rb = w.view.rowStride, block = t == TensorType::Q6_K ? 210 : 144, words = block / 4;
+        std::vector<size_t> slot(words);  // where word k is stored
+        for (size_t k = 0; k < words; ++k) slot[k] = k;
+        if (t == TensorType::Q6_K) {
+            size_t next = 0;
+            for (size_t n = 0; n < 2; ++n) {
+                for (size_t c = 0; c < 8; ++c)
+                    for (size_t k : {16 * n + c, 16 * n + 8 + c, 32 + 8 * n + c}) slot[k] = next++;
+                slot[48 + 2 * n] = next++;
+                slot[49 + 2 * n] = next++;
+            }
+        }
         std::vector<uint8_t> tile(kTileRows * rb, 0), back(kTileRows * rb, 0);
         packRowTile(t, w.view.data, rb, tile.data());
         for (int64_t b = 0; b < 2; ++b)
             for (int i = 0; i < kTileRows; ++i) {
                 const uint8_t* column = tile.data() + b * 16 * block;
                 for (size_t k = 0; k < words; ++k)
-                    QVERIFY(std::memcmp(column + 64 * k + 4 * i, w.view.row(i) + b * block + 4 * k, 4) == 0);
+                    QVERIFY(std::memcmp(column + 64 * slot[k] + 4 * i, w.view.row(i) + b * block + 4 * k, 4) == 0);
                 if (block % 4)  // Q6_K's d
                     QVERIFY(std::memcmp(column + 64 * words + 2 * i, w.view.row(i) + b * block + 4 * words, 2) == 0);
             }
