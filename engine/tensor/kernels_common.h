@@ -39,6 +39,10 @@ namespace cairn::tensor::kernels {
 constexpr int kCallSlots = 8;
 constexpr int kUnpackedTileSlot = 4;
 constexpr int kMaxMatmulNesting = 4;
+// Where a team's worker keeps its own copy of a one-token matmul's quantized
+// activations (matmul.cpp): only a worker running ranges of another thread's
+// call uses it, and a worker runs one call's ranges at a time.
+constexpr int kWorkerActivationsSlot = kCallSlots + 2 * kMaxMatmulNesting;
 
 // The tiles of the Tiles16 row layout (tensor/row_tiles.h) for Q4_0 and Q8_0,
 // per block column: the 16 rows' d (fp16, row order), then the codes in
@@ -175,7 +179,7 @@ void decodeFloatRow(TensorType type, const uint8_t* row, float* out, int64_t n);
 // waits for other tasks, so no other task can run on the thread meanwhile.
 // Slots from kCallSlots on: the per-call activations, held across the
 // parallelFor wait (a thread may run another matmul's task while it waits), so
-// matmul takes two per nesting level on its thread.
+// matmul takes two per nesting level on its thread; then kWorkerActivationsSlot.
 uint8_t* scratch(int slot, size_t bytes);
 
 // The fixed reduction of the 16 float lanes.

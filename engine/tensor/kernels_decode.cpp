@@ -230,7 +230,7 @@ struct ScratchSlot {
     std::unique_ptr<uint8_t, FreeDeleter> p;
     size_t size = 0;
 };
-constexpr int kSlots = kCallSlots + 2 * kMaxMatmulNesting;
+constexpr int kSlots = kWorkerActivationsSlot + 1;
 thread_local ScratchSlot tlsSlots[kSlots];
 }  // namespace
 
