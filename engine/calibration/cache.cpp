@@ -24,7 +24,7 @@ constexpr size_t kMaxFileBytes = 64 * 1024;
 constexpr int kMaxDepth = 4;
 constexpr size_t kMaxNameBytes = 256;
 constexpr size_t kMaxPaths = 16;
-constexpr size_t kMaxTimings = 4 * 2 * kMaxPaths;
+constexpr size_t kMaxTimings = 4 * 3 * kMaxPaths;  // decode on two thread counts
 constexpr int kMaxThreads = 4096;
 
 // Text from the file, cut to one printable ASCII line for a message.
@@ -118,7 +118,9 @@ std::string kernelCalibrationToJson(const KernelCalibration& c) {
                            {"regime", kernelRegimeName(t.regime)},
                            {"path", t.path},
                            {"seconds", t.seconds},
-                           {"bytes", t.bytes}});
+                           {"bytes", t.bytes},
+                           {"rounds", t.rounds},
+                           {"threads", t.threads}});
     const json j = {
         {"format", kKernelCalibrationFormat}, {"cpu", c.cpuModel}, {"threads", c.threads}, {"paths", c.paths},
         {"measure_ms", c.measureMs},          {"choice", choice},  {"timings", timings}};
@@ -174,6 +176,16 @@ KernelCalibration kernelCalibrationFromJson(std::string_view text, const std::st
         k.path = supportedPath(shortString(t, "path", where), supported, where);
         k.seconds = finiteNumber(t, "seconds", 0, 1e4, where);
         k.bytes = finiteNumber(t, "bytes", 0, 1e13, where);
+        const int64_t threads = member(t, "threads", json::value_t::number_integer, where).get<int64_t>();
+        if (threads < 1 || threads > kMaxThreads) throw Error(where, "a timing's \"threads\" is out of range");
+        k.threads = int(threads);
+        const json& rounds = member(t, "rounds", json::value_t::array, where);
+        if (rounds.size() > kMaxCalibrationRounds) throw Error(where, "a timing has too many rounds");
+        for (const json& r : rounds) {
+            if (!r.is_number() || !std::isfinite(r.get<double>()) || r.get<double>() < 0 || r.get<double>() > 1e4)
+                throw Error(where, "a timing's rounds hold something other than seconds");
+            k.rounds.push_back(r.get<double>());
+        }
         c.timings.push_back(std::move(k));
     }
     return c;

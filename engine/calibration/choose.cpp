@@ -1,16 +1,46 @@
 // The calibration's choice: per family and regime the fastest timed path,
-// unless the default (the best path by CPU features) is within 5 % of it.
+// unless the default (the best path by CPU features) is within a margin of it.
 #include "cairn/kernel_calibration.h"
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace cairn {
 
 namespace {
 
 // Another path must beat the default by more than this factor of its time.
-constexpr double kMargin = 1.05;
+// Decode: compared round by round and on one thread as well as on all, the
+// AVX-512 decode paths of a Zen 4 guest differ by 5-30 %; best times of 3
+// rounds on two threads against a 5 % margin kept the slower one in half of
+// its calibrations (2026-12-07).
+constexpr double kDecodeMargin = 1.03;
+// Prefill: the AVX-512 paths share one GEMM, so they tie within ±3 % in the
+// median (Zen 4), and paths that differ, differ by more than 30 % (AVX2's
+// quantized GEMMs). A prefill path that reads another layout than the decode
+// path chosen pays for an unpacking copy the measurement does not time
+// (llama-1b F16 pp512 98.5 t/s against 105-107 when avx2-file had won the
+// float prefill by noise).
+constexpr double kPrefillMargin = 1.10;
+
+bool usable(double seconds) { return seconds > 0 && std::isfinite(seconds); }
+
+double medianOf(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// `path`'s time as a multiple of `def`'s: the median of the rounds' ratios
+// where both have the same rounds, else of their fastest rounds.
+double relativeTime(const KernelTiming& path, const KernelTiming& def) {
+    std::vector<double> ratios;
+    if (path.rounds.size() == def.rounds.size())
+        for (size_t i = 0; i < path.rounds.size(); ++i)
+            if (usable(path.rounds[i]) && usable(def.rounds[i])) ratios.push_back(path.rounds[i] / def.rounds[i]);
+    return ratios.empty() ? path.seconds / def.seconds : medianOf(std::move(ratios));
+}
 
 }  // namespace
 
@@ -19,22 +49,43 @@ KernelChoice chooseKernels(const std::vector<KernelTiming>& timings, const std::
     const std::string fallback = supported.empty() ? std::string("scalar") : supported.front();
     for (KernelFamily f : kKernelFamilies)
         for (KernelRegime r : kKernelRegimes) {
-            // Best time per supported path, in `supported` order (best by features first).
-            std::vector<double> best(supported.size(), INFINITY);
+            // Per thread count, the usable timing of each supported path, in
+            // `supported` order (best by features first).
+            std::map<int, std::vector<const KernelTiming*>> timed;
             for (const KernelTiming& t : timings) {
-                if (t.family != f || t.regime != r || !(t.seconds > 0) || !std::isfinite(t.seconds)) continue;
+                if (t.family != f || t.regime != r || !usable(t.seconds)) continue;
                 const auto it = std::find(supported.begin(), supported.end(), t.path);
-                if (it != supported.end())
-                    best[size_t(it - supported.begin())] = std::min(best[size_t(it - supported.begin())], t.seconds);
+                if (it == supported.end()) continue;
+                auto& slots = timed.try_emplace(t.threads, supported.size(), nullptr).first->second;
+                if (!slots[size_t(it - supported.begin())]) slots[size_t(it - supported.begin())] = &t;
             }
-            const auto def = std::find_if(best.begin(), best.end(), [](double s) { return std::isfinite(s); });
-            if (def == best.end()) {
+            size_t def = supported.size();
+            for (const auto& [threads, slots] : timed)
+                for (size_t i = 0; i < def; ++i)
+                    if (slots[i]) def = i;
+            if (def == supported.size()) {
                 choice.at(f, r) = fallback;
                 continue;
             }
-            const auto fastest = std::min_element(best.begin(), best.end());  // first of equal times
-            const auto pick = *fastest * kMargin < *def ? fastest : def;
-            choice.at(f, r) = supported[size_t(pick - best.begin())];
+            size_t pick = def;
+            const double margin = r == KernelRegime::Decode ? kDecodeMargin : kPrefillMargin;
+            double pickTime = 1;  // relative to the default's
+            for (size_t i = def + 1; i < supported.size(); ++i) {
+                double logSum = 0;
+                int counts = 0;
+                for (const auto& [threads, slots] : timed)
+                    if (slots[i] && slots[def]) {
+                        logSum += std::log(relativeTime(*slots[i], *slots[def]));
+                        ++counts;
+                    }
+                if (counts == 0) continue;
+                const double t = std::exp(logSum / counts);
+                if (t * margin < 1 && t < pickTime) {
+                    pick = i;
+                    pickTime = t;
+                }
+            }
+            choice.at(f, r) = supported[pick];
         }
     return choice;
 }

@@ -25,9 +25,19 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int64_t kCols = 2048;  // a 1-3B model's hidden size
 constexpr int64_t kDecodeRows = 4096;  // per matrix: 4.5-16 MiB, like a layer's weights
+// Every other decode matrix is this many times wider and as many times
+// shorter, as a model's down projection (llama-1b's 2048×8192). Float rows
+// that wide stay in the file layout (tensor/row_tiles.h), where the paths
+// differ most: Zen 4, share of a read loop in its fast minutes, avx512vnni
+// 0.59, avx512vnni-l2pf 0.83, avx2 0.78 (2048×8192 F16, 2026-12-07).
+constexpr int64_t kWide = 4;
 constexpr int64_t kPrefillRows = 256;
 constexpr int64_t kPrefillTokens = 64;
-constexpr int kRepetitions = 3;
+// Rounds per family and regime: the choice compares paths round by round
+// (chooseKernels), so a median needs a few. With 5, and a warm-up pass
+// before the decode rounds, the calibration took 0.5-0.75 s on a Zen 4
+// guest whose memory was slow.
+constexpr int kRounds = 4;
 constexpr size_t kMiB = size_t(1) << 20;
 // A machine too busy to finish in this time gets fewer repetitions (at least one).
 constexpr auto kSoftDeadline = std::chrono::milliseconds(800);
@@ -55,8 +65,10 @@ size_t l3Bytes() {
 
 // Weights decode reads. Each timed pass starts with them evicted from the
 // caches where the CPU can (CLFLUSHOPT), so 64 MiB are read from memory
-// whatever the L3. Elsewhere twice the L3, so no pass finds them in cache,
-// within 64 … 128 MiB (a pass then takes 3-10 ms). The eviction is needed:
+// whatever the L3 (32 MiB of 2048-row matrices made the rounds' ratios
+// wobble by ±10 % on a Zen 4 guest). Elsewhere twice the L3, so no pass
+// finds them in cache, within 64 … 128 MiB (a pass then takes 3-10 ms). The
+// eviction is needed:
 // an Intel Xeon guest (family 6 model 207) has a 300 MiB L3, so 128 MiB were
 // partly read from it (Q4_0 decode 39-47 GB/s against a 34 GB/s plain read
 // loop) and the calibration chose for Q4_0 the path that was fastest from the
@@ -117,25 +129,40 @@ std::vector<KernelTiming> measureKernelTimings(ExecContext& ctx, const std::vect
     const auto start = Clock::now();
     const Weights weights(decodeBytes(), ctx);
     const std::vector<float> x = activations(kPrefillTokens * kCols);
-    std::vector<float> y(size_t(kPrefillTokens * kDecodeRows));
+    std::vector<float> y(size_t(kPrefillTokens * std::max(kDecodeRows, kPrefillRows)));
     std::vector<KernelTiming> out;
+    // Decode on two threads reads as fast as the memory lets whichever
+    // path runs when the memory is slow. A Zen 4 guest's flips between 26-36
+    // and 49-65 GB/s within seconds: in its slow minutes its paths were within
+    // 0-6 % of each other, in its fast ones 10-25 % apart. On one thread the
+    // paths stay apart in both (median over rounds, avx512vnni-hwpf's speed
+    // over avx512vnni's, Q8_0: 1.27 slow, 1.22-1.26 fast, 2026-12-07).
+    ExecContext oneThread(1);
 
-    // Times `pass` on every candidate: one untimed pass each, then rounds in
-    // alternating order, keeping each path's best. `cold`: the weights are
-    // evicted from the caches before each timed pass (not timed).
-    auto timeAll = [&](KernelFamily f, KernelRegime r, double bytes, bool cold,
+    // Times `pass` on every candidate in rounds in alternating order, each
+    // timing every path once. `cold`: the bytes it reads are evicted from the
+    // caches before each timed pass (not timed); otherwise each path first
+    // gets one untimed pass that brings them into the caches. (Cold passes
+    // need no warm-up: the weights' pages were touched when filled. With one,
+    // the calibration took 0.58-0.60 s on a Zen 4 guest whose memory was
+    // slow, 0.49-0.52 s without: decode 27-31 GB/s on two threads.)
+    auto timeAll = [&](KernelFamily f, KernelRegime r, int threads, double bytes, bool cold,
                        const std::function<void(const std::string&)>& pass) {
-        std::vector<double> best(candidates.size(), 1e300);
-        for (const std::string& p : candidates) pass(p);
-        for (int rep = 0; rep < kRepetitions; ++rep) {
-            if (rep > 0 && Clock::now() - start > kSoftDeadline) break;
+        std::vector<std::vector<double>> rounds(candidates.size());
+        if (!cold)
+            for (const std::string& p : candidates) pass(p);
+        for (int round = 0; round < kRounds; ++round) {
+            if (round > 0 && Clock::now() - start > kSoftDeadline) break;
             for (size_t i = 0; i < candidates.size(); ++i) {
-                const size_t c = rep % 2 ? candidates.size() - 1 - i : i;
-                if (cold) calibration::evictFromCaches(weights.data(), weights.bytes, ctx);
-                best[c] = std::min(best[c], secondsOf([&] { pass(candidates[c]); }));
+                const size_t c = round % 2 ? candidates.size() - 1 - i : i;
+                if (cold) calibration::evictFromCaches(weights.data(), size_t(bytes), ctx);
+                rounds[c].push_back(secondsOf([&] { pass(candidates[c]); }));
             }
         }
-        for (size_t c = 0; c < candidates.size(); ++c) out.push_back({f, r, candidates[c], best[c], bytes});
+        for (size_t c = 0; c < candidates.size(); ++c) {
+            const double best = *std::min_element(rounds[c].begin(), rounds[c].end());
+            out.push_back({f, r, candidates[c], best, bytes, std::move(rounds[c]), threads});
+        }
     };
 
     for (KernelFamily f : kKernelFamilies) {
@@ -148,21 +175,30 @@ std::vector<KernelTiming> measureKernelTimings(ExecContext& ctx, const std::vect
         // way: the tiles' half-float scales sit at even offsets too. (Where
         // decode and prefill choose paths that differ in layout, prefill runs
         // through an unpacking copy this does not time.)
-        auto view = [&](size_t i, int64_t rows, const std::string& path, int64_t tokens) {
-            tensor::MatrixView v{type, weights.data() + i * matrixBytes, rows, kCols, rb};
-            if (tensor::pathReadsRowTiles(path, type, tokens) && tensor::rowTilesFit(type, kCols))
+        auto view = [&](size_t i, int64_t rows, int64_t cols, const std::string& path, int64_t tokens) {
+            tensor::MatrixView v{type, weights.data() + i * matrixBytes, rows, cols, rowBytes(type, cols)};
+            if (tensor::pathReadsRowTiles(path, type, tokens) && tensor::rowTilesFit(type, cols))
                 v.layout = tensor::RowLayout::Tiles16;
             return v;
         };
-        // Decode: one token against each matrix in turn, as a model's layers.
-        timeAll(f, KernelRegime::Decode, double(matrices * matrixBytes), true, [&](const std::string& p) {
-            for (size_t i = 0; i < matrices; ++i)
-                tensor::matmulOnPath(p, view(i, kDecodeRows, p, 1), x.data(), kCols, 1, y.data(), kDecodeRows, ctx);
-        });
+        // Decode: one token against each matrix in turn, as a model's layers,
+        // on ctx's threads, then on one thread over half the matrices.
+        auto decode = [&](size_t count, ExecContext& on) {
+            timeAll(f, KernelRegime::Decode, on.threads(), double(count * matrixBytes), true,
+                    [&](const std::string& p) {
+                        for (size_t i = 0; i < count; ++i) {
+                            const int64_t wide = i % 2 ? kWide : 1;
+                            tensor::matmulOnPath(p, view(i, kDecodeRows / wide, kCols * wide, p, 1), x.data(),
+                                                 kCols * wide, 1, y.data(), kDecodeRows, on);
+                        }
+                    });
+        };
+        decode(matrices, ctx);
+        if (ctx.threads() > 1) decode((matrices + 1) / 2, oneThread);
         // Prefill: a batch of tokens against one matrix that stays in cache.
-        timeAll(f, KernelRegime::Prefill, double(rb * kPrefillRows), false, [&](const std::string& p) {
-            tensor::matmulOnPath(p, view(0, kPrefillRows, p, kPrefillTokens), x.data(), kCols, kPrefillTokens, y.data(),
-                                 kPrefillRows, ctx);
+        timeAll(f, KernelRegime::Prefill, ctx.threads(), double(rb * kPrefillRows), false, [&](const std::string& p) {
+            tensor::matmulOnPath(p, view(0, kPrefillRows, kCols, p, kPrefillTokens), x.data(), kCols, kPrefillTokens,
+                                 y.data(), kPrefillRows, ctx);
         });
     }
     return out;

@@ -655,7 +655,7 @@ private slots:
             for (KernelFamily f : kKernelFamilies)
                 for (KernelRegime r : kKernelRegimes)
                     for (const std::string& p : candidates)
-                        m.timings.push_back({f, r, p, p == candidates.front() ? 0.001 : 0.002, 1e6});
+                        m.timings.push_back({f, r, p, p == candidates.front() ? 0.001 : 0.002, 1e6, {}, 1});
             return m;
         };
     }

@@ -21,16 +21,21 @@ namespace cairn {
 
 // Bumped whenever the cache's meaning changes (fields, families, kernels that
 // would time differently): an older file is then measured again.
-inline constexpr int kKernelCalibrationFormat = 1;
+inline constexpr int kKernelCalibrationFormat = 2;
 
-// One path timed on one family and regime: the best of its repetitions.
+// One path timed on one family and regime.
 struct KernelTiming {
     KernelFamily family = KernelFamily::Q4;
     KernelRegime regime = KernelRegime::Decode;
     std::string path;
-    double seconds = 0;  // one pass over the synthetic matrices
+    double seconds = 0;  // one pass over the synthetic matrices: the fastest round
     double bytes = 0;  // weight bytes that pass read (decode: GB/s = bytes / seconds)
+    // Every round's time, in order. Round i of every path of one family and
+    // regime ran within a few milliseconds of the others (kMaxCalibrationRounds at most).
+    std::vector<double> rounds;
+    int threads = 1;  // that ran it
 };
+inline constexpr size_t kMaxCalibrationRounds = 16;
 
 struct KernelCalibration {
     std::string cpuModel;
@@ -73,7 +78,8 @@ std::vector<std::string> kernelCalibrationCandidates(const std::vector<std::stri
 // as matrix-vector products over 64 MiB of matrices evicted from the caches
 // before each pass (CLFLUSHOPT; where the CPU has none, matrices larger than
 // twice the L3 cache), so weights come from memory; prefill as 64-token
-// products on a matrix that stays in cache. Synthetic data from a fixed seed.
+// products on a matrix that stays in cache. Decode is timed on one thread as
+// well (over half the matrices) when ctx has more. Synthetic data from a fixed seed.
 std::vector<KernelTiming> measureKernelTimings(ExecContext& ctx, const std::vector<std::string>& candidates);
 
 // measureKernelTimings with the share of the CPU others took meanwhile (from
@@ -94,8 +100,13 @@ double othersCpuShare(const MachineCpuTicks& before, const MachineCpuTicks& afte
 
 // The fastest path per family and regime. `supported` is best first; its
 // first candidate that was timed is the default, and another path replaces it
-// only when more than 5 % faster (timings on a busy machine wobble by that
-// much). A family and regime without timings gets the default.
+// only when more than 3 % faster in decode, 10 % in prefill. "Faster" compares the paths round by round:
+// the median over rounds of a path's time divided by the default's in the
+// same round, so that a host whose memory speed drifts between rounds moves
+// both (timings without matching rounds compare their fastest rounds). Where
+// a family and regime was timed on several thread counts, a path's times
+// relative to the default's are averaged over them (geometric mean of the
+// counts both were timed on). A family and regime without timings gets the default.
 KernelChoice chooseKernels(const std::vector<KernelTiming>& timings, const std::vector<std::string>& supported);
 
 // The cache file's text, and its reading: any malformed, oversized or
