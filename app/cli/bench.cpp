@@ -1,5 +1,6 @@
 // cairn-cli bench -m MODEL [-p 512] [-n 128] [-d 0] [-t 2] [-r 3] [--chunk C] [--kv f16|f32] [--json]
 //                 [--sweep-chunks 16,32,64,...] [--calibrate | --kernel-cache FILE] [--read-loop MIB]
+// cairn-cli bench --read-loop MIB [-t 2] [-r 3] [--json]
 // Like llama-bench's pp/tg (and its -d): prompt tokens/s for a prefill of p
 // tokens, and generated tokens/s for n single-token steps, each test starting
 // from a memory that already holds d tokens (a copy of one prefilled before
@@ -17,6 +18,9 @@
 // passes after the tests give the best and median. Its buffer is allocated
 // after the first run, and the peak RSS is taken before that (the later runs
 // repeat the first one's allocations).
+// Without -m, --read-loop MIB measures the memory alone: r passes (at least
+// 3), best and median, e.g. to label the minutes of another program's run on
+// a host whose memory speed drifts (tools/side-by-side).
 #include "command.h"
 #include "kernel_setup.h"
 
@@ -90,10 +94,30 @@ uint64_t weightBytesPerToken(const gguf::File& file) {
     return ownOutput ? total - embedding : total;
 }
 
+// bench --read-loop MIB without a model: the memory's speed alone.
+int benchMemory(double readLoopMib, int threads, int reps, bool json) {
+    ExecContext ctx(threads);
+    const int passes = std::max(3, reps);
+    const auto r = calibration::measureReadBandwidth(size_t(readLoopMib * 1048576.0), passes, ctx);
+    if (json) {
+        nlohmann::json j;
+        j["read_loop_mib"] = readLoopMib;
+        j["threads"] = threads;
+        j["passes"] = passes;
+        j["read_loop_gbs"] = r.bestGBs;
+        j["read_loop_median_gbs"] = r.medianGBs;
+        std::printf("%s\n", j.dump().c_str());
+    } else {
+        std::printf("read loop (%.0f MiB, %d threads, %d passes): best %.1f GB/s, median %.1f GB/s\n", readLoopMib,
+                    threads, passes, r.bestGBs, r.medianGBs);
+    }
+    return 0;
+}
+
 }  // namespace
 
 int runBench(Args& args) {
-    const std::string modelPath = args.require("-m", "--model");
+    const std::optional<std::string> modelPath = args.option("-m", "--model");
     const int64_t p = int64_t(args.number("-p", "--n-prompt", 512));
     const int64_t n = int64_t(args.number("-n", "--n-gen", 128));
     const int64_t depth = int64_t(args.number("-d", "--depth", 0));
@@ -106,6 +130,8 @@ int runBench(Args& args) {
     const KernelSetup kernels = kernelSetupFrom(args);
     const double readLoopMib = args.number("", "--read-loop", 0);
     args.positionals();
+    if (!modelPath && !(readLoopMib > 0))
+        throw Error("cairn-cli bench", "needs -m MODEL (or --read-loop MIB alone, for the memory's speed)");
     if (p < 1 || n < 0 || depth < 0) throw Error("cairn-cli bench", "-p must be positive, -n and -d not negative");
     // The read loop's buffer is allocated and touched whole: at most half of
     // this machine's memory, so it cannot push the model (or the system) out.
@@ -115,8 +141,10 @@ int runBench(Args& args) {
                     "--read-loop takes MiB from 0 (off) to half of this machine's memory (" +
                         std::to_string(int64_t(memoryMib / 2)) + ")");
 
+    if (!modelPath) return benchMemory(readLoopMib, threads, reps, json);
+
     const std::string calibration = setUpKernels(kernels, threads);
-    auto model = Model::load(modelPath);
+    auto model = Model::load(*modelPath);
     ExecContext ctx(threads);
     MemoryOptions mo;
     mo.contextSize = depth + std::max(p, n) + 1;
@@ -205,7 +233,7 @@ int runBench(Args& args) {
         for (KernelFamily f : kKernelFamilies)
             choice[std::string(kernelRegimeName(r))][std::string(kernelFamilyName(f))] = kernelPathFor(f, r);
     if (json) {
-        nlohmann::json j = {{"model", modelPath},
+        nlohmann::json j = {{"model", *modelPath},
                             {"architecture", model->info().architecture},
                             {"file_mb", fileMb},
                             {"threads", threads},
@@ -237,7 +265,7 @@ int runBench(Args& args) {
         }
         std::printf("%s\n", j.dump().c_str());
     } else {
-        std::printf("model %s (%.1f MiB), %d threads, kernels %s, chunk %lld, depth %lld\n", modelPath.c_str(), fileMb,
+        std::printf("model %s (%.1f MiB), %d threads, kernels %s, chunk %lld, depth %lld\n", modelPath->c_str(), fileMb,
                     threads, tensor::kernelPath(), (long long)chunk, (long long)depth);
         std::printf("matmul paths (%s): %s\n", calibration.c_str(), kernelChoiceSummary().c_str());
         std::printf("pp%lld  %8.2f t/s  (%.2f t/s per CPU-second of each thread)\n", (long long)p, ppTps, ppTpsCpu);

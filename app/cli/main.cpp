@@ -32,6 +32,7 @@ void usage() {
         "  bench -m MODEL [-p 512] [-n 128] [-d DEPTH] [-t 2] [-r 3] [--chunk C] [--json] [--sweep-chunks 16,64,...]\n"
         "        [--read-loop MIB]                           prompt and generation tokens/s, peak RSS, decode GB/s\n"
         "                                                   (beside a plain read of MIB MiB: the memory's speed)\n"
+        "  bench --read-loop MIB [-t 2] [-r 3] [--json]       the memory's speed alone (best and median pass)\n"
         "  chat-bench -m MODEL [--turns 10] [--reply 128] [--temp T] [--seed S] [-t 2] [--ctx 4096] [--chunk C] "
         "[--json]\n"
         "                                                   time to first token in a growing chat: reuse, restart, "

@@ -164,6 +164,34 @@ private slots:
         QCOMPARE(j["weights_per_token_mb"].get<double>(), mb);
     }
 
+    // Without a model, --read-loop measures the memory alone (-r passes, at
+    // least 3); without either, bench says what it needs.
+    void memoryAloneWithoutAModel() {
+        auto run = [&](const QStringList& args, QByteArray* err = nullptr) {
+            QProcess p;
+            p.start(cli_, QStringList{"bench"} + args);
+            p.waitForFinished(120000);
+            if (err) *err = p.readAllStandardError();
+            return std::pair{p.exitCode(), p.readAllStandardOutput()};
+        };
+        auto [code, out] = run({"--read-loop", "16", "-t", "2", "-r", "4", "--json"});
+        QCOMPARE(code, 0);
+        const json j = json::parse(out.toStdString());
+        QCOMPARE(j["passes"].get<int>(), 4);
+        QCOMPARE(j["threads"].get<int>(), 2);
+        QCOMPARE(j["read_loop_mib"].get<double>(), 16.0);
+        QVERIFY(j["read_loop_gbs"].get<double>() >= j["read_loop_median_gbs"].get<double>());
+        QVERIFY(j["read_loop_median_gbs"].get<double>() > 0);
+        QVERIFY(!j.contains("model") && !j.contains("tg_tps"));
+        auto [textCode, text] = run({"--read-loop", "16", "-t", "1", "-r", "1"});
+        QCOMPARE(textCode, 0);
+        QVERIFY2(text.startsWith("read loop (16 MiB, 1 threads, 3 passes): best "), text.constData());
+        QByteArray err;
+        auto [noneCode, none] = run({"-t", "2"}, &err);
+        QVERIFY(noneCode != 0);
+        QVERIFY2(err.startsWith("cairn-cli bench: ") && err.contains("needs -m MODEL"), err.constData());
+    }
+
     void aReadLoopOutOfRangeIsRefused() {
         for (const char* mib : {"-1", "100000000", "nan"}) {
             QByteArray err;
