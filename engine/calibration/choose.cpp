@@ -59,10 +59,12 @@ KernelChoice chooseKernels(const std::vector<KernelTiming>& timings, const std::
                 auto& slots = timed.try_emplace(t.threads, supported.size(), nullptr).first->second;
                 if (!slots[size_t(it - supported.begin())]) slots[size_t(it - supported.begin())] = &t;
             }
+            // The default: the first supported path timed on any thread count.
             size_t def = supported.size();
-            for (const auto& [threads, slots] : timed)
-                for (size_t i = 0; i < def; ++i)
-                    if (slots[i]) def = i;
+            for (const auto& [threads, slots] : timed) {
+                const auto first = std::find_if(slots.begin(), slots.end(), [](const KernelTiming* t) { return t; });
+                def = std::min(def, size_t(first - slots.begin()));
+            }
             if (def == supported.size()) {
                 choice.at(f, r) = fallback;
                 continue;

@@ -100,13 +100,14 @@ double othersCpuShare(const MachineCpuTicks& before, const MachineCpuTicks& afte
 
 // The fastest path per family and regime. `supported` is best first; its
 // first candidate that was timed is the default, and another path replaces it
-// only when more than 3 % faster in decode, 10 % in prefill. "Faster" compares the paths round by round:
-// the median over rounds of a path's time divided by the default's in the
-// same round, so that a host whose memory speed drifts between rounds moves
-// both (timings without matching rounds compare their fastest rounds). Where
-// a family and regime was timed on several thread counts, a path's times
-// relative to the default's are averaged over them (geometric mean of the
-// counts both were timed on). A family and regime without timings gets the default.
+// only when more than 3 % faster in decode, 10 % in prefill. "Faster"
+// compares the paths round by round: the median over rounds of a path's time
+// divided by the default's in the same round, so that a host whose memory
+// speed drifts between rounds moves both (timings without matching rounds
+// compare their fastest rounds). Where a family and regime was timed on
+// several thread counts, a path's times relative to the default's are
+// averaged over them (geometric mean over the counts both were timed on). A
+// family and regime without timings gets the default.
 KernelChoice chooseKernels(const std::vector<KernelTiming>& timings, const std::vector<std::string>& supported);
 
 // The cache file's text, and its reading: any malformed, oversized or
