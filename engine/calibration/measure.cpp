@@ -52,6 +52,30 @@ TensorType representative(KernelFamily f) {
     return TensorType::Q4_0;
 }
 
+// Decode's matrices, as a model's layers: kDecodeRows × kCols of the
+// family's representative type and kDecodeRows / kWide × kCols · kWide in
+// turn, the wide ones of the K family in Q6_K (a Q4_K_M model keeps its
+// down projections and its output there: 28-40 % of its bytes), one after
+// another in `bytes` (at least 64 MiB, so several of each).
+struct SyntheticMatrix {  // at `offset` in the synthetic weights
+    TensorType type;
+    int64_t rows, cols;
+    size_t offset, bytes;
+};
+
+std::vector<SyntheticMatrix> decodeMatrices(KernelFamily f, size_t bytes) {
+    std::vector<SyntheticMatrix> out;
+    for (size_t used = 0;;) {
+        const bool wide = out.size() % 2 == 1;
+        const TensorType type = wide && f == KernelFamily::K ? TensorType::Q6_K : representative(f);
+        const int64_t rows = wide ? kDecodeRows / kWide : kDecodeRows, cols = wide ? kCols * kWide : kCols;
+        const size_t n = rowBytes(type, cols) * size_t(rows);
+        if (used + n > bytes) return out;
+        out.push_back({type, rows, cols, used, n});
+        used += n;
+    }
+}
+
 // The L3 cache of the first core: sysfs says what one core shares (32 MiB
 // on a Zen 3 guest, where sysconf reports the host's 256 MiB).
 size_t l3Bytes() {
@@ -129,7 +153,7 @@ std::vector<KernelTiming> measureKernelTimings(ExecContext& ctx, const std::vect
     const auto start = Clock::now();
     const Weights weights(decodeBytes(), ctx);
     const std::vector<float> x = activations(kPrefillTokens * kCols);
-    std::vector<float> y(size_t(kPrefillTokens * std::max(kDecodeRows, kPrefillRows)));
+    std::vector<float> y(size_t(std::max(kDecodeRows, kPrefillTokens * kPrefillRows)));
     std::vector<KernelTiming> out;
     // Decode on two threads reads as fast as the memory lets whichever
     // path runs when the memory is slow. A Zen 4 guest's flips between 26-36
@@ -168,37 +192,35 @@ std::vector<KernelTiming> measureKernelTimings(ExecContext& ctx, const std::vect
     for (KernelFamily f : kKernelFamilies) {
         const TensorType type = representative(f);
         const size_t rb = rowBytes(type, kCols);
-        const size_t matrixBytes = rb * size_t(kDecodeRows);
-        const size_t matrices = std::max<size_t>(1, weights.bytes / matrixBytes);
         // Each path reads the layout a model would store the weights in for
         // it (tensor/row_tiles.h). The random bytes are valid blocks either
         // way: the tiles' half-float scales sit at even offsets too. (Where
         // decode and prefill choose paths that differ in layout, prefill runs
         // through an unpacking copy this does not time.)
-        auto view = [&](size_t i, int64_t rows, int64_t cols, const std::string& path, int64_t tokens) {
-            tensor::MatrixView v{type, weights.data() + i * matrixBytes, rows, cols, rowBytes(type, cols)};
-            if (tensor::pathReadsRowTiles(path, type, tokens) && tensor::rowTilesFit(type, cols))
+        auto view = [&](const SyntheticMatrix& m, const std::string& path, int64_t tokens) {
+            tensor::MatrixView v{m.type, weights.data() + m.offset, m.rows, m.cols, rowBytes(m.type, m.cols)};
+            if (tensor::pathReadsRowTiles(path, m.type, tokens) && tensor::rowTilesFit(m.type, m.cols))
                 v.layout = tensor::RowLayout::Tiles16;
             return v;
         };
+        const std::vector<SyntheticMatrix> matrices = decodeMatrices(f, weights.bytes);
         // Decode: one token against each matrix in turn, as a model's layers,
         // on ctx's threads, then on one thread over half the matrices.
         auto decode = [&](size_t count, ExecContext& on) {
-            timeAll(f, KernelRegime::Decode, on.threads(), double(count * matrixBytes), true,
+            const SyntheticMatrix& last = matrices[count - 1];
+            timeAll(f, KernelRegime::Decode, on.threads(), double(last.offset + last.bytes), true,
                     [&](const std::string& p) {
-                        for (size_t i = 0; i < count; ++i) {
-                            const int64_t wide = i % 2 ? kWide : 1;
-                            tensor::matmulOnPath(p, view(i, kDecodeRows / wide, kCols * wide, p, 1), x.data(),
-                                                 kCols * wide, 1, y.data(), kDecodeRows, on);
-                        }
+                        for (size_t i = 0; i < count; ++i)
+                            tensor::matmulOnPath(p, view(matrices[i], p, 1), x.data(), matrices[i].cols, 1, y.data(),
+                                                 matrices[i].rows, on);
                     });
         };
-        decode(matrices, ctx);
-        if (ctx.threads() > 1) decode((matrices + 1) / 2, oneThread);
+        decode(matrices.size(), ctx);
+        if (ctx.threads() > 1) decode((matrices.size() + 1) / 2, oneThread);
         // Prefill: a batch of tokens against one matrix that stays in cache.
         timeAll(f, KernelRegime::Prefill, ctx.threads(), double(rb * kPrefillRows), false, [&](const std::string& p) {
-            tensor::matmulOnPath(p, view(0, kPrefillRows, kCols, p, kPrefillTokens), x.data(), kCols, kPrefillTokens,
-                                 y.data(), kPrefillRows, ctx);
+            tensor::matmulOnPath(p, view({type, kPrefillRows, kCols, 0, rb * kPrefillRows}, p, kPrefillTokens),
+                                 x.data(), kCols, kPrefillTokens, y.data(), kPrefillRows, ctx);
         });
     }
     return out;
