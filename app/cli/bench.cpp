@@ -94,6 +94,20 @@ uint64_t weightBytesPerToken(const gguf::File& file) {
     return ownOutput ? total - embedding : total;
 }
 
+// Passes of the read loop after the tests (with a model).
+constexpr int kReadLoopPassesAfter = 7;
+
+// The read loop's figures in a report, with a model or without: its JSON
+// fields, and its text line (no newline: the caller may add to it).
+void addReadLoop(nlohmann::json& j, const calibration::ReadBandwidth& r) {
+    j["read_loop_gbs"] = r.bestGBs;
+    j["read_loop_median_gbs"] = r.medianGBs;
+}
+void printReadLoop(double mib, int threads, int passes, const calibration::ReadBandwidth& r) {
+    std::printf("read loop (%.0f MiB, %d threads, %d passes): best %.1f GB/s, median %.1f GB/s", mib, threads, passes,
+                r.bestGBs, r.medianGBs);
+}
+
 // bench --read-loop MIB without a model: the memory's speed alone.
 int benchMemory(double readLoopMib, int threads, int reps, bool json) {
     ExecContext ctx(threads);
@@ -104,12 +118,11 @@ int benchMemory(double readLoopMib, int threads, int reps, bool json) {
         j["read_loop_mib"] = readLoopMib;
         j["threads"] = threads;
         j["passes"] = passes;
-        j["read_loop_gbs"] = r.bestGBs;
-        j["read_loop_median_gbs"] = r.medianGBs;
+        addReadLoop(j, r);
         std::printf("%s\n", j.dump().c_str());
     } else {
-        std::printf("read loop (%.0f MiB, %d threads, %d passes): best %.1f GB/s, median %.1f GB/s\n", readLoopMib,
-                    threads, passes, r.bestGBs, r.medianGBs);
+        printReadLoop(readLoopMib, threads, passes, r);
+        std::printf("\n");
     }
     return 0;
 }
@@ -227,7 +240,8 @@ int runBench(Args& args) {
     const double ppTpsCpu = medianOf(ppCpu), tgTpsCpu = medianOf(tgCpu);
     const double fileMb = double(model->file().fileSize()) / (1024.0 * 1024.0);
     const double decodeGBs = weightMb * tgTps / 1e3;
-    const cairn::calibration::ReadBandwidth readLoopAfter = readLoop ? readLoop->measure(7) : cairn::calibration::ReadBandwidth{};
+    const cairn::calibration::ReadBandwidth readLoopAfter =
+        readLoop ? readLoop->measure(kReadLoopPassesAfter) : cairn::calibration::ReadBandwidth{};
     nlohmann::json choice = nlohmann::json::object();
     for (KernelRegime r : kKernelRegimes)
         for (KernelFamily f : kKernelFamilies)
@@ -255,8 +269,7 @@ int runBench(Args& args) {
                             {"tiled_weights_mb", double(model->tiledWeightBytes()) / 1e6},
                             {"decode_gbs", decodeGBs}};
         if (readLoopMib > 0) {
-            j["read_loop_gbs"] = readLoopAfter.bestGBs;
-            j["read_loop_median_gbs"] = readLoopAfter.medianGBs;
+            addReadLoop(j, readLoopAfter);
             if (n > 0) {
                 j["tg_tps_runs"] = tg;
                 j["read_loop_adjacent_gbs"] = adjacentReadGBs;  // best of 3 passes right after each run
@@ -275,8 +288,7 @@ int runBench(Args& args) {
                     rss, double(model->ownedWeightBytes()) / 1e6, double(model->tiledWeightBytes()) / 1e6);
         if (n > 0) std::printf("decode reads %.1f MB of weights a token: %.1f GB/s\n", weightMb, decodeGBs);
         if (readLoopMib > 0) {
-            std::printf("read loop (%.0f MiB, %d threads, 7 passes): best %.1f GB/s, median %.1f GB/s", readLoopMib,
-                        threads, readLoopAfter.bestGBs, readLoopAfter.medianGBs);
+            printReadLoop(readLoopMib, threads, kReadLoopPassesAfter, readLoopAfter);
             if (n > 0) std::printf("; decode %.0f %% of the best", 100.0 * decodeGBs / readLoopAfter.bestGBs);
             std::printf("\n");
             if (n > 0)
