@@ -57,9 +57,14 @@ void hybridAttention(const HybridAttentionConfig& c, const HybridAttentionWeight
     const int64_t n = T - first;  // positions with outputs; rows below `first` of proj, q, gate and att stay unused
     std::vector<float> proj(size_t(T * pq)), q(size_t(T * qd)), gate(c.outputGate ? size_t(T * qd) : 0),
         k(size_t(T * kd)), v(size_t(T * kd)), att(size_t(T * qd));
-    if (n > 0) tensor::matmul(w.wq, xn + first * e, e, n, &proj[size_t(first * pq)], pq, ctx);
-    tensor::matmul(w.wk, xn, e, T, k.data(), kd, ctx);
-    tensor::matmul(w.wv, xn, e, T, v.data(), kd, ctx);
+    if (n == T) {
+        const tensor::MatmulOutput qkv[] = {{w.wq, proj.data(), pq}, {w.wk, k.data(), kd}, {w.wv, v.data(), kd}};
+        tensor::matmulSameInput(qkv, xn, e, T, ctx);
+    } else {
+        if (n > 0) tensor::matmul(w.wq, xn + first * e, e, n, &proj[size_t(first * pq)], pq, ctx);
+        tensor::matmul(w.wk, xn, e, T, k.data(), kd, ctx);
+        tensor::matmul(w.wv, xn, e, T, v.data(), kd, ctx);
+    }
     forEachPosition(T, ctx, [&](int64_t t) {
         float* qt = t >= first ? &q[size_t(t * qd)] : nullptr;
         float* kt = &k[size_t(t * kd)];

@@ -181,9 +181,14 @@ void TransformerModel::forward(Memory& mem, std::span<const int32_t> tokens, boo
         const int64_t n = T - first;  // tokens whose outputs this layer computes
         forEachPosition(
             T, ctx, [&](int64_t t) { rmsNorm(&x[size_t(t * e)], L.attnNorm.data(), &xn[size_t(t * e)], e, p_.eps); });
-        if (n > 0) tensor::matmul(L.wq, &xn[size_t(first * e)], e, n, &q[size_t(first * qd)], qd, ctx);
-        tensor::matmul(L.wk, xn.data(), e, T, k.data(), kd, ctx);
-        tensor::matmul(L.wv, xn.data(), e, T, v.data(), vd, ctx);
+        if (n == T) {
+            const tensor::MatmulOutput qkv[] = {{L.wq, q.data(), qd}, {L.wk, k.data(), kd}, {L.wv, v.data(), vd}};
+            tensor::matmulSameInput(qkv, xn.data(), e, T, ctx);
+        } else {
+            if (n > 0) tensor::matmul(L.wq, &xn[size_t(first * e)], e, n, &q[size_t(first * qd)], qd, ctx);
+            tensor::matmul(L.wk, xn.data(), e, T, k.data(), kd, ctx);
+            tensor::matmul(L.wv, xn.data(), e, T, v.data(), vd, ctx);
+        }
         forEachPosition(T, ctx, [&](int64_t t) {
             float* qt = t >= first ? &q[size_t(t * qd)] : nullptr;
             float* kt = &k[size_t(t * kd)];

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <numeric>
+#include <span>
 #include <string>
 #include <thread>
 
@@ -164,21 +165,59 @@ private:
     int64_t threads_;
 };
 
-void matmulWith(const kernels::KernelSet& ks, const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens,
-                float* y, int64_t ldy, ExecContext& ctx, const RowsDone* then = nullptr) {
-    check(w, x, ldx, nTokens, y, ldy);
-    if (nTokens == 0 || w.rows == 0) return;
+// One matrix of a call: its output and how its rows are cut into units of
+// work (whole tiles of the path and of a Tiles16 layout, and whole multiples
+// of the epilogue's rows).
+struct CallPart {
+    const MatrixView* w = nullptr;
+    float* y = nullptr;
+    int64_t ldy = 0;
+    const RowsDone* then = nullptr;
+    bool unpack = false;  // Tiles16 rows on a path that reads the file layout
+    int64_t align = 1;  // rows in a unit
+    int64_t units = 0;
+};
 
-    // Nesting on this thread (a matmul called from a range of another
-    // context loop) takes the next pair of per-call scratch slots.
-    thread_local int depth = 0;
-    if (depth >= kernels::kMaxMatmulNesting) throw Error("matmul", "nested more than 4 deep on one thread");
-    struct Depth {
-        int& d;
-        explicit Depth(int& v) : d(v) { ++d; }
-        ~Depth() { --d; }
-    } nest(depth);
+CallPart callPart(const kernels::KernelSet& ks, const MatrixView& w, float* y, int64_t ldy, int64_t nTokens,
+                  const RowsDone* then) {
+    CallPart p;
+    p.w = &w;
+    p.y = y;
+    p.ldy = ldy;
+    p.then = then;
+    const bool tiled = w.layout == RowLayout::Tiles16;
+    p.unpack = tiled && !(ks.readsRowTiles && ks.readsRowTiles(w.type, nTokens));
+    const int64_t pathAlign = tiled ? std::max<int64_t>(ks.rowAlign, kTileRows) : ks.rowAlign;
+    p.align = then ? std::lcm(pathAlign, std::max<int64_t>(1, then->rowMultiple)) : pathAlign;
+    p.units = (w.rows + p.align - 1) / p.align;
+    return p;
+}
 
+// Units [u0, u1) of a part, then its epilogue on them.
+void runPartUnits(const kernels::KernelSet& ks, const CallPart& p, const Activations& a, int64_t u0, int64_t u1) {
+    if (u0 >= u1) return;
+    const MatrixView& w = *p.w;
+    const int64_t r0 = u0 * p.align, r1 = std::min(w.rows, u1 * p.align);
+    if (p.unpack) rowsFromFileLayout(ks, w, r0, r1, a, p.y, p.ldy);
+    else ks.rows(w, r0, r1, a, p.y, p.ldy);
+    if (p.then) p.then->fn(r0, r1);
+}
+
+// Units [u0, u1) of parts numbered one after the other.
+void runUnitsOfParts(const kernels::KernelSet& ks, std::span<const CallPart> parts, const Activations& a, int64_t u0,
+                     int64_t u1) {
+    int64_t first = 0;
+    for (const CallPart& p : parts) {
+        const int64_t lo = std::max(u0, first), hi = std::min(u1, first + p.units);
+        if (lo < hi) runPartUnits(ks, p, a, lo - first, hi - first);
+        first += p.units;
+    }
+}
+
+// The activations of a call (quantized, or packed for the path's GEMM) in
+// this thread's scratch slots for nesting level `depth`.
+Activations callActivations(const kernels::KernelSet& ks, const MatrixView& w, const float* x, int64_t ldx,
+                            int64_t nTokens, ExecContext& ctx, int depth) {
     Activations a;
     a.packSlot = kernels::kCallSlots + 2 * (depth - 1) + 1;
     a.weightType = w.type;
@@ -199,6 +238,80 @@ void matmulWith(const kernels::KernelSet& ks, const MatrixView& w, const float* 
             a.packed = buf;
         }
     }
+    return a;
+}
+
+// Nesting on this thread (a matmul called from a range of another context
+// loop) takes the next pair of per-call scratch slots.
+struct MatmulDepth {
+    static int& level() {
+        thread_local int depth = 0;
+        return depth;
+    }
+    MatmulDepth() {
+        if (level() >= kernels::kMaxMatmulNesting) throw Error("matmul", "nested more than 4 deep on one thread");
+        ++level();
+    }
+    ~MatmulDepth() { --level(); }
+    MatmulDepth(const MatmulDepth&) = delete;
+    MatmulDepth& operator=(const MatmulDepth&) = delete;
+};
+
+// One token, on the thread team: the units of all parts (the same weight
+// type, columns and layout, so one set of activations) in OneTokenTasks,
+// numbered across the parts in order. The threads prefetch `next` when idle.
+void oneTokenOnTeam(const kernels::KernelSet& ks, std::span<const CallPart> parts, const Activations& a, const float* x,
+                    int64_t ldx, ExecContext& ctx, const NextLoopReads& next) {
+    int64_t units = 0;
+    for (const CallPart& p : parts) units += p.units;
+    const OneTokenTasks tasks(units, ctx.threads());
+    const MatrixView& w = *parts.front().w;
+    // A worker quantizes the token again, into its own scratch, at its
+    // first range, rather than reading the caller's copy: those lines,
+    // just written on the caller's core, were fetched from it one by one
+    // in the middle of the worker's weight stream, every call. AMD EPYC
+    // Zen 4 (family 25 model 17), one process alternating a plain read
+    // loop with 16 llama-1b-shaped Q4_0 layers (avx512vnni-hwpf) either
+    // way, share of the read loop in the host's fast minutes, shared /
+    // own copy: 0.834 / 0.866, 0.803 / 0.821, 0.845 / 0.887, 0.734 /
+    // 0.766, 0.801 / 0.829, 0.715 / 0.725, 0.761 / 0.790.
+    static std::atomic<uint64_t> calls{0};
+    const uint64_t call = calls.fetch_add(1, std::memory_order_relaxed) + 1;
+    const std::thread::id caller = std::this_thread::get_id();
+    const bool quantized = quantizesActivations(w.type);
+    ctx.parallelFor(
+        tasks.count(), 1,
+        [&](int64_t i0, int64_t i1) {
+            const Activations* act = &a;
+            if (quantized && std::this_thread::get_id() != caller) {
+                thread_local uint64_t madeFor = 0;
+                thread_local Activations own;
+                if (madeFor != call) {
+                    own = a;
+                    quantizeActivations(w, x, ldx, own, ctx, ks, kernels::kWorkerActivationsSlot);
+                    madeFor = call;
+                }
+                act = &own;
+            }
+            for (int64_t i = i0; i < i1; ++i) runUnitsOfParts(ks, parts, *act, tasks.begin(i), tasks.begin(i + 1));
+        },
+        next);
+}
+
+// The weights each thread prefetches when idle in a one-token call on the
+// team: those the next call read the last time (next_weights.h). Per calling
+// thread, the one that runs a session's steps.
+NextLoopReads nextWeightsAfter(const MatrixView& w) {
+    thread_local NextWeights nextWeights(NextWeights::defaultHeadBytes());
+    return nextWeights.after(w);
+}
+
+void matmulWith(const kernels::KernelSet& ks, const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens,
+                float* y, int64_t ldy, ExecContext& ctx, const RowsDone* then = nullptr) {
+    check(w, x, ldx, nTokens, y, ldy);
+    if (nTokens == 0 || w.rows == 0) return;
+    const MatmulDepth nest;
+    const Activations a = callActivations(ks, w, x, ldx, nTokens, ctx, MatmulDepth::level());
 
     // Rows are the unit of parallel work (outputs, never a reduction). Tasks
     // are whole tiles of the path (16 rows on AVX-512/AVX2) and of a Tiles16
@@ -212,63 +325,51 @@ void matmulWith(const kernels::KernelSet& ks, const MatrixView& w, const float* 
     // +0.5 %, +0.8 %, +1.1 %, Q4_K_M +0.8 %, +0.6 %, Q8_0 +2.1 %, F16 +2.0 %,
     // mamba-370m Q8_0 +0.3 %, +1.2 %, mamba F16 +0.4 % (the same setting
     // against itself: -0.1 %).
-    const bool tiled = w.layout == RowLayout::Tiles16;
-    const bool unpack = tiled && !(ks.readsRowTiles && ks.readsRowTiles(w.type, nTokens));
-    const int64_t pathAlign = tiled ? std::max<int64_t>(ks.rowAlign, kTileRows) : ks.rowAlign;
-    const int64_t align = then ? std::lcm(pathAlign, std::max<int64_t>(1, then->rowMultiple)) : pathAlign;
-    const int64_t units = (w.rows + align - 1) / align;
-    auto runUnitsWith = [&](const Activations& act, int64_t u0, int64_t u1) {
-        if (u0 >= u1) return;
-        const int64_t r0 = u0 * align, r1 = std::min(w.rows, u1 * align);
-        if (unpack) rowsFromFileLayout(ks, w, r0, r1, act, y, ldy);
-        else ks.rows(w, r0, r1, act, y, ldy);
-        if (then) then->fn(r0, r1);
-    };
-    auto runUnits = [&](int64_t u0, int64_t u1) { runUnitsWith(a, u0, u1); };
+    const CallPart part = callPart(ks, w, y, ldy, nTokens, then);
     // One token: the threads prefetch the next matmul's weights when idle
-    // (next_weights.h; one thread has no idle thread to do it). Per calling
-    // thread, the one that runs a session's steps.
-    thread_local NextWeights nextWeights(NextWeights::defaultHeadBytes());
-    const bool oneTokenOnTeam = nTokens == 1 && ctx.threads() > 1;
-    const NextLoopReads next = oneTokenOnTeam && depth == 1 ? nextWeights.after(w) : NextLoopReads{};
+    // (one thread has no idle thread to do it).
+    const bool oneTokenWithTeam = nTokens == 1 && ctx.threads() > 1;
+    const NextLoopReads next = oneTokenWithTeam && MatmulDepth::level() == 1 ? nextWeightsAfter(w) : NextLoopReads{};
     // Under eight units a thread most of the split's tasks would be empty;
     // the loop below then gives each task one unit.
-    if (oneTokenOnTeam && units >= 8 * ctx.threads()) {
-        const OneTokenTasks tasks(units, ctx.threads());
-        // A worker quantizes the token again, into its own scratch, at its
-        // first range, rather than reading the caller's copy: those lines,
-        // just written on the caller's core, were fetched from it one by one
-        // in the middle of the worker's weight stream, every call. AMD EPYC
-        // Zen 4 (family 25 model 17), one process alternating a plain read
-        // loop with 16 llama-1b-shaped Q4_0 layers (avx512vnni-hwpf) either
-        // way, share of the read loop in the host's fast minutes, shared /
-        // own copy: 0.834 / 0.866, 0.803 / 0.821, 0.845 / 0.887, 0.734 /
-        // 0.766, 0.801 / 0.829, 0.715 / 0.725, 0.761 / 0.790.
-        static std::atomic<uint64_t> calls{0};
-        const uint64_t call = calls.fetch_add(1, std::memory_order_relaxed) + 1;
-        const std::thread::id caller = std::this_thread::get_id();
-        const bool quantized = quantizesActivations(w.type);
-        ctx.parallelFor(
-            tasks.count(), 1,
-            [&](int64_t i0, int64_t i1) {
-                const Activations* act = &a;
-                if (quantized && std::this_thread::get_id() != caller) {
-                    thread_local uint64_t madeFor = 0;
-                    thread_local Activations own;
-                    if (madeFor != call) {
-                        own = a;
-                        quantizeActivations(w, x, ldx, own, ctx, ks, kernels::kWorkerActivationsSlot);
-                        madeFor = call;
-                    }
-                    act = &own;
-                }
-                for (int64_t i = i0; i < i1; ++i) runUnitsWith(*act, tasks.begin(i), tasks.begin(i + 1));
-            },
-            next);
+    if (oneTokenWithTeam && part.units >= 8 * ctx.threads()) {
+        oneTokenOnTeam(ks, std::span<const CallPart>(&part, 1), a, x, ldx, ctx, next);
         return;
     }
-    const int64_t perThread = std::max<int64_t>(1, units / (4 * ctx.threads()));
-    ctx.parallelFor(units, perThread, runUnits, next);
+    const int64_t perThread = std::max<int64_t>(1, part.units / (4 * ctx.threads()));
+    ctx.parallelFor(
+        part.units, perThread, [&](int64_t u0, int64_t u1) { runPartUnits(ks, part, a, u0, u1); }, next);
+}
+
+// Whether two matrices can share one call's activations and kernels.
+bool sameCall(const kernels::KernelSet& ks, const MatrixView& a, const MatrixView& b) {
+    return a.type == b.type && a.cols == b.cols && a.layout == b.layout && &kernels::activeKernels(b.type, 1) == &ks;
+}
+
+// matmulSameInput for outputs that sameCall() puts together, one token.
+void oneTokenTogether(const kernels::KernelSet& ks, std::span<const MatmulOutput> outputs, const float* x,
+                      ExecContext& ctx) {
+    for (const MatmulOutput& o : outputs) check(o.w, x, o.w.cols, 1, o.y, o.w.rows);
+    const MatmulDepth nest;
+    const MatrixView& w = outputs.front().w;
+    std::vector<CallPart> parts;
+    int64_t units = 0;
+    for (const MatmulOutput& o : outputs) {
+        parts.push_back(callPart(ks, o.w, o.y, o.w.rows, 1, nullptr));
+        units += parts.back().units;
+    }
+    // The hint is what followed the last matrix (next_weights.h learns the
+    // order of the matrices one by one).
+    NextLoopReads next;
+    if (MatmulDepth::level() == 1)
+        for (const MatmulOutput& o : outputs) next = nextWeightsAfter(o.w);
+    const Activations a = callActivations(ks, w, x, w.cols, 1, ctx, MatmulDepth::level());
+    if (units >= 8 * ctx.threads()) {
+        oneTokenOnTeam(ks, parts, a, x, w.cols, ctx, next);
+        return;
+    }
+    ctx.parallelFor(
+        units, 1, [&](int64_t u0, int64_t u1) { runUnitsOfParts(ks, parts, a, u0, u1); }, next);
 }
 
 }  // namespace
@@ -281,6 +382,22 @@ void matmul(const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens, f
 void matmul(const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens, float* y, int64_t ldy, ExecContext& ctx,
             const RowsDone& then) {
     matmulWith(kernels::activeKernels(w.type, nTokens), w, x, ldx, nTokens, y, ldy, ctx, &then);
+}
+
+void matmulSameInput(std::span<const MatmulOutput> outputs, const float* x, int64_t ldx, int64_t nTokens,
+                     ExecContext& ctx) {
+    if (nTokens != 1 || ctx.threads() == 1) {
+        for (const MatmulOutput& o : outputs) matmul(o.w, x, ldx, nTokens, o.y, o.ldy, ctx);
+        return;
+    }
+    for (size_t i = 0; i < outputs.size();) {
+        const kernels::KernelSet& ks = kernels::activeKernels(outputs[i].w.type, 1);
+        size_t j = i + 1;
+        while (j < outputs.size() && sameCall(ks, outputs[i].w, outputs[j].w)) ++j;
+        if (j - i == 1) matmulWith(ks, outputs[i].w, x, ldx, 1, outputs[i].y, outputs[i].ldy, ctx);
+        else oneTokenTogether(ks, outputs.subspan(i, j - i), x, ctx);
+        i = j;
+    }
 }
 
 void matmulOnPath(std::string_view path, const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens, float* y,

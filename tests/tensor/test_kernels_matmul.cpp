@@ -9,6 +9,7 @@
 #include "tensor/kernels_common.h"
 #include "tensor/matmul.h"
 #include "tensor/quant.h"
+#include "tensor/row_tiles.h"
 
 #include <QTest>
 
@@ -337,6 +338,65 @@ private slots:
                         for (const auto& n : seen) QVERIFY2(n == 1, qPrintable(what));
                         QVERIFY2(sameBits(y, want), qPrintable(what));
                     }
+            }
+        }
+    }
+
+    // matmulSameInput: every output gets the bits of its own matmul, whether
+    // its matrix runs in one call with its neighbours (the same type,
+    // columns and layout) or alone, on every path and thread count, with
+    // few units a thread (one task a unit) or many (OneTokenTasks).
+    void sameInputCallsGiveEachMatmulsBits() {
+        const int64_t cols = 512;
+        struct Set {
+            std::vector<TensorType> types;
+            std::vector<int64_t> rows;
+            std::vector<bool> tiled;
+        };
+        const std::vector<Set> sets = {
+            {{TensorType::Q4_0, TensorType::Q4_0, TensorType::Q4_0}, {400, 112, 112}, {false, false, false}},
+            {{TensorType::Q4_0, TensorType::Q4_0, TensorType::Q4_0}, {96, 32, 40}, {false, false, false}},
+            {{TensorType::Q8_0, TensorType::Q8_0, TensorType::Q8_0}, {256, 64, 64}, {true, true, true}},
+            {{TensorType::Q8_0, TensorType::Q8_0, TensorType::Q8_0}, {256, 64, 64}, {true, false, true}},
+            {{TensorType::Q4_K, TensorType::Q4_K, TensorType::Q6_K}, {272, 64, 64}, {true, true, true}},
+            {{TensorType::F16, TensorType::F16, TensorType::F16}, {200, 50, 50}, {false, false, false}},
+        };
+        for (size_t si = 0; si < sets.size(); ++si) {
+            const Set& set = sets[si];
+            std::vector<Weights> ws;
+            std::vector<std::vector<uint8_t>> tiles;
+            for (size_t m = 0; m < set.types.size(); ++m) {
+                ws.push_back(makeWeights(set.types[m], set.rows[m], cols, 900 + uint32_t(si * 8 + m)));
+                if (set.tiled[m] && rowTilesFit(set.types[m], cols)) {
+                    ExecContext one(1);
+                    tiles.emplace_back(ws.back().bytes.size());
+                    ws.back().view = tileRows(ws.back().view, tiles.back().data(), one);
+                }
+            }
+            for (const std::string& path : availableKernelPaths()) {
+                QVERIFY(forceKernelPath(path));
+                for (const int64_t tokens : {int64_t(1), int64_t(3)}) {
+                    const std::vector<float> x = makeActivations(tokens, cols, 950 + uint32_t(si));
+                    std::vector<std::vector<float>> alone;
+                    for (const Weights& w : ws) alone.push_back(run(w.view, x, tokens, 1));
+                    for (const int threads : {1, 2, 3}) {
+                        ExecContext ctx(threads);
+                        std::vector<std::vector<float>> ys;
+                        std::vector<MatmulOutput> outs;
+                        for (const Weights& w : ws) ys.emplace_back(size_t(tokens * w.view.rows), NAN);
+                        for (size_t m = 0; m < ws.size(); ++m)
+                            outs.push_back({ws[m].view, ys[m].data(), ws[m].view.rows});
+                        matmulSameInput(outs, x.data(), cols, tokens, ctx);
+                        for (size_t m = 0; m < ws.size(); ++m)
+                            QVERIFY2(sameBits(ys[m], alone[m]),
+                                     qPrintable(QString("set %1 matrix %2 path %3 tokens %4 threads %5")
+                                                    .arg(si)
+                                                    .arg(m)
+                                                    .arg(QString::fromStdString(path))
+                                                    .arg(tokens)
+                                                    .arg(threads)));
+                    }
+                }
             }
         }
     }
