@@ -306,11 +306,16 @@ NextLoopReads nextWeightsAfter(const MatrixView& w) {
     return nextWeights.after(w);
 }
 
-void matmulWith(const kernels::KernelSet& ks, const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens,
-                float* y, int64_t ldy, ExecContext& ctx, const RowsDone* then = nullptr) {
-    check(w, x, ldx, nTokens, y, ldy);
-    if (nTokens == 0 || w.rows == 0) return;
+// One call over `parts` (checked already; more than one only when they share
+// the type, columns and layout, so one set of activations serves them all),
+// their units numbered one after another.
+void runCall(const kernels::KernelSet& ks, std::span<const CallPart> parts, const float* x, int64_t ldx,
+             int64_t nTokens, ExecContext& ctx) {
+    int64_t units = 0;
+    for (const CallPart& p : parts) units += p.units;
+    if (nTokens == 0 || units == 0) return;
     const MatmulDepth nest;
+    const MatrixView& w = *parts.front().w;
     const Activations a = callActivations(ks, w, x, ldx, nTokens, ctx, MatmulDepth::level());
 
     // Rows are the unit of parallel work (outputs, never a reduction). Tasks
@@ -325,51 +330,34 @@ void matmulWith(const kernels::KernelSet& ks, const MatrixView& w, const float* 
     // +0.5 %, +0.8 %, +1.1 %, Q4_K_M +0.8 %, +0.6 %, Q8_0 +2.1 %, F16 +2.0 %,
     // mamba-370m Q8_0 +0.3 %, +1.2 %, mamba F16 +0.4 % (the same setting
     // against itself: -0.1 %).
-    const CallPart part = callPart(ks, w, y, ldy, nTokens, then);
     // One token: the threads prefetch the next matmul's weights when idle
-    // (one thread has no idle thread to do it).
+    // (one thread has no idle thread to do it); the hint is what followed the
+    // last matrix (next_weights.h learns the order of the matrices one by one).
     const bool oneTokenWithTeam = nTokens == 1 && ctx.threads() > 1;
-    const NextLoopReads next = oneTokenWithTeam && MatmulDepth::level() == 1 ? nextWeightsAfter(w) : NextLoopReads{};
+    NextLoopReads next;
+    if (oneTokenWithTeam && MatmulDepth::level() == 1)
+        for (const CallPart& p : parts) next = nextWeightsAfter(*p.w);
     // Under eight units a thread most of the split's tasks would be empty;
     // the loop below then gives each task one unit.
-    if (oneTokenWithTeam && part.units >= 8 * ctx.threads()) {
-        oneTokenOnTeam(ks, std::span<const CallPart>(&part, 1), a, x, ldx, ctx, next);
+    if (oneTokenWithTeam && units >= 8 * ctx.threads()) {
+        oneTokenOnTeam(ks, parts, a, x, ldx, ctx, next);
         return;
     }
-    const int64_t perThread = std::max<int64_t>(1, part.units / (4 * ctx.threads()));
+    const int64_t perThread = std::max<int64_t>(1, units / (4 * ctx.threads()));
     ctx.parallelFor(
-        part.units, perThread, [&](int64_t u0, int64_t u1) { runPartUnits(ks, part, a, u0, u1); }, next);
+        units, perThread, [&](int64_t u0, int64_t u1) { runUnitsOfParts(ks, parts, a, u0, u1); }, next);
+}
+
+void matmulWith(const kernels::KernelSet& ks, const MatrixView& w, const float* x, int64_t ldx, int64_t nTokens,
+                float* y, int64_t ldy, ExecContext& ctx, const RowsDone* then = nullptr) {
+    check(w, x, ldx, nTokens, y, ldy);
+    const CallPart part = callPart(ks, w, y, ldy, nTokens, then);
+    runCall(ks, std::span<const CallPart>(&part, 1), x, ldx, nTokens, ctx);
 }
 
 // Whether two matrices can share one call's activations and kernels.
 bool sameCall(const kernels::KernelSet& ks, const MatrixView& a, const MatrixView& b) {
     return a.type == b.type && a.cols == b.cols && a.layout == b.layout && &kernels::activeKernels(b.type, 1) == &ks;
-}
-
-// matmulSameInput for outputs that sameCall() puts together, one token.
-void oneTokenTogether(const kernels::KernelSet& ks, std::span<const MatmulOutput> outputs, const float* x,
-                      ExecContext& ctx) {
-    for (const MatmulOutput& o : outputs) check(o.w, x, o.w.cols, 1, o.y, o.w.rows);
-    const MatmulDepth nest;
-    const MatrixView& w = outputs.front().w;
-    std::vector<CallPart> parts;
-    int64_t units = 0;
-    for (const MatmulOutput& o : outputs) {
-        parts.push_back(callPart(ks, o.w, o.y, o.w.rows, 1, nullptr));
-        units += parts.back().units;
-    }
-    // The hint is what followed the last matrix (next_weights.h learns the
-    // order of the matrices one by one).
-    NextLoopReads next;
-    if (MatmulDepth::level() == 1)
-        for (const MatmulOutput& o : outputs) next = nextWeightsAfter(o.w);
-    const Activations a = callActivations(ks, w, x, w.cols, 1, ctx, MatmulDepth::level());
-    if (units >= 8 * ctx.threads()) {
-        oneTokenOnTeam(ks, parts, a, x, w.cols, ctx, next);
-        return;
-    }
-    ctx.parallelFor(
-        units, 1, [&](int64_t u0, int64_t u1) { runUnitsOfParts(ks, parts, a, u0, u1); }, next);
 }
 
 }  // namespace
@@ -394,9 +382,12 @@ void matmulSameInput(std::span<const MatmulOutput> outputs, const float* x, int6
         const kernels::KernelSet& ks = kernels::activeKernels(outputs[i].w.type, 1);
         size_t j = i + 1;
         while (j < outputs.size() && sameCall(ks, outputs[i].w, outputs[j].w)) ++j;
-        if (j - i == 1) matmulWith(ks, outputs[i].w, x, ldx, 1, outputs[i].y, outputs[i].ldy, ctx);
-        else oneTokenTogether(ks, outputs.subspan(i, j - i), x, ctx);
-        i = j;
+        std::vector<CallPart> parts;
+        for (; i < j; ++i) {
+            check(outputs[i].w, x, ldx, 1, outputs[i].y, outputs[i].ldy);
+            parts.push_back(callPart(ks, outputs[i].w, outputs[i].y, outputs[i].ldy, 1, nullptr));
+        }
+        runCall(ks, parts, x, ldx, 1, ctx);
     }
 }
 
