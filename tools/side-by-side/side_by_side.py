@@ -81,20 +81,20 @@ def do_pass(a):
 
 def do_pairs(a):
     for m in a.models:
+        def bracketed(tg):
+            """tg() after the file was re-read, with the read loop before and after it."""
+            reread(m)
+            before = read_loop(a)
+            return tg(), before, read_loop(a)
+
+        def cairn():
+            return bracketed(lambda: cairn_bench(a, m, ["-p", "16", "-n", "128", "-r", str(a.reps)])["tg_tps"])
+
+        def llama():
+            return bracketed(lambda: llama_bench(a, m, ["-p", "0", "-n", "128", "-r", str(a.reps)])["tg"])
+
         ratios = []
         for i in range(a.pairs):
-            def cairn():
-                reread(m)
-                before = read_loop(a)
-                tg = cairn_bench(a, m, ["-p", "16", "-n", "128", "-r", str(a.reps)])["tg_tps"]
-                return tg, before, read_loop(a)
-
-            def llama():
-                reread(m)
-                before = read_loop(a)
-                tg = llama_bench(a, m, ["-p", "0", "-n", "128", "-r", str(a.reps)])["tg"]
-                return tg, before, read_loop(a)
-
             if i % 2 == 0:
                 c, l = cairn(), llama()
             else:
