@@ -677,13 +677,19 @@ inline __m512i broadcastWord(const int8_t* x) { return _mm512_set1_epi32(int32_t
 // masked in place (x 16, exact) rather than shifted down: an AND runs on
 // either vector port, and the one arithmetic shift of their sum is exact.
 template <PrefetchTo PF, TileFetch TF>
-void matvecTileQ4_0(const uint8_t* tile, const int8_t* xq, const float* dx, const int32_t* xo, int64_t nb, float* out) {
+void matvecTileQ4_0(const uint8_t* tile, const int8_t* xq, const float* dx, const int32_t* xo, int64_t nb, float* out,
+                    bool prefetchX) {
     constexpr int64_t kBlock = int64_t(kQ4_0TileBlock);
     const __m512i low4 = _mm512_set1_epi8(0x0F), high4 = _mm512_set1_epi8(char(0xF0));
     __m512 acc = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* blk = tile + b * kBlock;
         prefetchTileColumn<PF, TF>(blk, kBlock);
+        if (prefetchX) {
+            prefetchActivationBlock(xq, 32, b, 8);
+            prefetchActivationBlock(dx, 1, b, 8);
+            prefetchActivationBlock(xo, 1, b, 8);
+        }
         const int8_t* x = xq + 32 * b;
         __m512i lo = _mm512_setzero_si512(), hi16 = _mm512_setzero_si512();
         for (int j = 0; j < 4; ++j) {
@@ -701,12 +707,18 @@ void matvecTileQ4_0(const uint8_t* tile, const int8_t* xq, const float* dx, cons
 // stored unsigned codes, row i in lane i, against 4 broadcast activation bytes
 // each, in two chains. Same integers and float chain as matvec16Q8_0.
 template <PrefetchTo PF, TileFetch TF>
-void matvecTileQ8_0(const uint8_t* tile, const int8_t* xq, const float* dx, const int32_t* xo, int64_t nb, float* out) {
+void matvecTileQ8_0(const uint8_t* tile, const int8_t* xq, const float* dx, const int32_t* xo, int64_t nb, float* out,
+                    bool prefetchX) {
     constexpr int64_t kBlock = int64_t(kQ8_0TileBlock);
     __m512 acc = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* blk = tile + b * kBlock;
         prefetchTileColumn<PF, TF>(blk, kBlock);
+        if (prefetchX) {
+            prefetchActivationBlock(xq, 32, b, 8);
+            prefetchActivationBlock(dx, 1, b, 8);
+            prefetchActivationBlock(xo, 1, b, 8);
+        }
         const int8_t* x = xq + 32 * b;
         __m512i s[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
         for (int j = 0; j < 8; ++j)
@@ -775,6 +787,8 @@ void matvec32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a,
     const Matvec16Fn tile = matvec16For<PF>(w.type);
     const bool rowTiles = w.layout == RowLayout::Tiles16;  // Q4_0, Q8_0 (readsRowTiles)
     const auto rowTile = w.type == TensorType::Q8_0 ? matvecTileQ8_0<PF, TF> : matvecTileQ4_0<PF, TF>;
+    const bool prefetchX = TF == TileFetch::Hardware &&
+        prefetchesActivations(nb * int64_t(w.type == TensorType::Q8_0 ? kQ8_0TileBlock : kQ4_0TileBlock));
     for (int64_t t = 0; t < a.nTokens; ++t) {
         const int8_t* xq = a.q + t * a.cols;
         const float* dx = a.d + t * nb;
@@ -783,7 +797,7 @@ void matvec32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a,
         float* yt = y + t * ldy;
         int64_t r = r0;
         if (rowTiles)
-            for (; r + 16 <= r1; r += 16) rowTile(w.row(r), xq, dx, xo, nb, yt + r);
+            for (; r + 16 <= r1; r += 16) rowTile(w.row(r), xq, dx, xo, nb, yt + r, prefetchX);
         else if (fast)
             for (; r + 16 <= r1; r += 16) tile(w, r, xq, dx, xo, sx, nb, yt + r);
         for (; r < r1; ++r) yt[r] = matvecRow32(w.type, w.row(r), xq, dx, xo, sx, nb, min);
@@ -1462,7 +1476,7 @@ __attribute__((target("gfni"))) void matvec16Q6K(const MatrixView& w, int64_t r0
 // `bsPairs`: per block, 4 words of (sum of sub-block 2p, of 2p + 1) as int16.
 template <PrefetchTo PF, TileFetch TF>
 void matvecTileQ4_K(const uint8_t* tile, const int8_t* xq, const int32_t* bsPairs, const float* dx, int64_t nb,
-                    float* out) {
+                    float* out, bool prefetchX) {
     constexpr int64_t kBlock = int64_t(kQ4_KTileBlock);
     const __m512i low4 = _mm512_set1_epi8(0x0F), high4 = _mm512_set1_epi8(char(0xF0));
     const __m512i six = _mm512_set1_epi8(0x3F), four = _mm512_set1_epi8(0x0F), top2 = _mm512_set1_epi8(0x30);
@@ -1482,6 +1496,11 @@ void matvecTileQ4_K(const uint8_t* tile, const int8_t* xq, const int32_t* bsPair
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* blk = tile + b * kBlock;
         const int8_t* x = xq + 256 * b;
+        if (prefetchX) {
+            prefetchActivationBlock(xq, 256, b, 1);
+            prefetchActivationBlock(bsPairs, 4, b, 1);
+            prefetchActivationBlock(dx, 1, b, 1);
+        }
         const __m512i hdr = _mm512_loadu_si512(blk);  // d | dmin << 16
         const __m512i s0 = _mm512_loadu_si512(blk + tileWordAt(0, 1)), s1 = _mm512_loadu_si512(blk + tileWordAt(0, 2)),
                       s2 = _mm512_loadu_si512(blk + tileWordAt(0, 3));
@@ -1554,7 +1573,7 @@ void matvecTileQ4_K(const uint8_t* tile, const int8_t* xq, const int32_t* bsPair
 // `offsets`: per block, 32 * bsum_j of its 16 sub-blocks, as int32.
 template <bool GFNI, PrefetchTo PF, TileFetch TF>
 __attribute__((target("gfni"))) void matvecTileQ6_K(const uint8_t* tile, const int8_t* xq, const int32_t* offsets,
-                                                    const float* dx, int64_t nb, float* out) {
+                                                    const float* dx, int64_t nb, float* out, bool prefetchX) {
     constexpr int64_t kBlock = int64_t(kQ6_KTileBlock);
     const __m512i low4 = _mm512_set1_epi8(0x0F), bits45 = _mm512_set1_epi8(0x30);
     // GFNI bit matrices: output bit i takes the source bits set in byte 7 - i.
@@ -1564,6 +1583,11 @@ __attribute__((target("gfni"))) void matvecTileQ6_K(const uint8_t* tile, const i
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* blk = tile + b * kBlock;
         const int8_t* x = xq + 256 * b;
+        if (prefetchX) {
+            prefetchActivationBlock(xq, 256, b, 1);
+            prefetchActivationBlock(offsets, 16, b, 1);
+            prefetchActivationBlock(dx, 1, b, 1);
+        }
         __m512i isum = _mm512_setzero_si512();
         for (int n = 0; n < 2; ++n) {
             __m512i dot[8];  // [2k + c / 4]: sub-block 8n + 2k + c / 4
@@ -1627,16 +1651,18 @@ void matvecKRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations&
             if (w.layout == RowLayout::Tiles16 && r + 16 <= r1) {
                 auto* bsPairs = reinterpret_cast<int32_t*>(scratch(3, size_t(nb) * 16));
                 q4kSubBlockPairSums(bsum, nb, bsPairs);
-                for (; r + 16 <= r1; r += 16) matvecTileQ4_K<PF, TF>(w.row(r), xq, bsPairs, dx, nb, yt + r);
+                const bool prefetchX = TF == TileFetch::Hardware && prefetchesActivations(nb * int64_t(kQ4_KTileBlock));
+                for (; r + 16 <= r1; r += 16) matvecTileQ4_K<PF, TF>(w.row(r), xq, bsPairs, dx, nb, yt + r, prefetchX);
             }
         }
         if constexpr (T == TensorType::Q6_K) {
             if (w.layout == RowLayout::Tiles16 && r + 16 <= r1) {
                 auto* offsets = reinterpret_cast<int32_t*>(scratch(3, size_t(nb) * 64));
                 q6kCodeOffsets(bsum, nb, offsets);
+                const bool prefetchX = TF == TileFetch::Hardware && prefetchesActivations(nb * int64_t(kQ6_KTileBlock));
                 for (; r + 16 <= r1; r += 16)
-                    kHasGfni ? matvecTileQ6_K<true, PF, TF>(w.row(r), xq, offsets, dx, nb, yt + r)
-                             : matvecTileQ6_K<false, PF, TF>(w.row(r), xq, offsets, dx, nb, yt + r);
+                    kHasGfni ? matvecTileQ6_K<true, PF, TF>(w.row(r), xq, offsets, dx, nb, yt + r, prefetchX)
+                             : matvecTileQ6_K<false, PF, TF>(w.row(r), xq, offsets, dx, nb, yt + r, prefetchX);
             }
         }
         if (fast && r + 16 <= r1 && w.layout == RowLayout::File) {

@@ -7,6 +7,7 @@
 #include "random_weights.h"
 #include "same_bits.h"
 #include "tensor/blocks.h"
+#include "tensor/kernels_common.h"
 #include "tensor/matmul.h"
 #include "tensor/row_tiles.h"
 
@@ -210,6 +211,30 @@ private slots:
                     }
                 }
             }
+    }
+
+    // Rows wide enough that the hardware-fetched decode tiles prefetch the
+    // activations (kernels_common.h), with enough tiles (25) for the one-token
+    // split of 2 and 3 threads: every path against the scalar bits.
+    void wideTilesAreBitExactOnEveryPath() {
+        const int64_t rows = 400, cols = 8192;
+        for (const TensorType type : {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K}) {
+            QVERIFY(kernels::prefetchesActivations(int64_t(kTileRows) * rowBytes(type, cols)));
+            Weights w = makeWeights(type, rows, cols, 70 + uint32_t(type));
+            const Tiled t = tiled(w.view);
+            for (int64_t tokens : {1, 3}) {
+                const auto x = makeActivations(tokens, cols, 80 + uint32_t(tokens));
+                QVERIFY(forceKernelPath("scalar"));
+                const auto reference = run(w.view, x, tokens, 1);
+                for (const std::string& path : availableKernelPaths()) {
+                    QVERIFY(forceKernelPath(path));
+                    const std::string what =
+                        path + " " + std::string(tensorTypeName(type)) + ", " + std::to_string(tokens) + " tokens";
+                    for (int threads : {1, 2, 3})
+                        QVERIFY2(sameBits(run(t.view, x, tokens, threads), reference), what.c_str());
+                }
+            }
+        }
     }
 
     // The model tiles a weight only where the decode path reads the tiles
