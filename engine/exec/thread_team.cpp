@@ -92,7 +92,6 @@ bool ThreadTeam::claim(Block& block, bool front, int64_t& range) {
 }
 
 void ThreadTeam::runRange(int64_t range) {
-    const auto ranges = uint32_t((n_ + grain_ - 1) / grain_);
     if (!failed_.load(std::memory_order_relaxed)) {
         try {
             const int64_t b = range * grain_;
@@ -103,19 +102,23 @@ void ThreadTeam::runRange(int64_t range) {
             failed_.store(true, std::memory_order_relaxed);
         }
     }
-    // After this the caller may return and publish another loop.
-    if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == ranges) done_.notify_all();
 }
 
-// The thread's own block front to back, then the others' from their backs.
+// The thread's own block front to back, then the others' from their backs;
+// then what it ran is added to done_ at once. One add a thread and loop
+// rather than one a range: the line of done_ moves between the cores once,
+// not at each of a one-token matmul's 24 ranges. AMD EPYC Zen 4 (family 25
+// model 17), one process decoding 16 tokens from an empty context each way
+// in turn, 80-100 rounds, median of the rounds' speed-ups in the host's fast
+// minutes: mamba-370m Q8_0 +0.6 %, +0.9 %; llama-1b Q4_0 +0.6 %.
 void ThreadTeam::runRanges(int slot) {
-    bool ran = false;
+    uint32_t ranCount = 0;
     int64_t range = 0;
     auto run = [&](int64_t r) {
         // The loop stays current (the caller waits for this range) until it
         // runs, so its hint is read here.
-        if (!ran && idle_[size_t(slot)].id != hintId_) idle_[size_t(slot)] = {hint_, hintId_, 0};
-        ran = true;
+        if (ranCount == 0 && idle_[size_t(slot)].id != hintId_) idle_[size_t(slot)] = {hint_, hintId_, 0};
+        ++ranCount;
         runRange(r);
     };
     while (claim(blocks_[size_t(slot)], true, range)) run(range);
@@ -124,6 +127,10 @@ void ThreadTeam::runRanges(int slot) {
         Block& other = blocks_[size_t((slot + d) % count)];
         while (claim(other, false, range)) run(range);
     }
+    if (ranCount == 0) return;
+    const auto ranges = uint32_t((n_ + grain_ - 1) / grain_);
+    // After this the caller may return and publish another loop.
+    if (done_.fetch_add(ranCount, std::memory_order_acq_rel) + ranCount == ranges) done_.notify_all();
 }
 
 template <class KeepGoing>

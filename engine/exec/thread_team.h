@@ -79,7 +79,7 @@ private:
     std::atomic<bool> stop_{false};
     uint64_t generation_ = 0;
     std::atomic<uint32_t> wake_{0};  // moves once per loop; sleeping workers wait on it
-    std::atomic<uint32_t> done_{0};  // ranges of the current loop finished
+    std::atomic<uint32_t> done_{0};  // ranges of the current loop finished, added by each thread when it has none left
 
     // The current loop: written by the caller before the blocks publish it and
     // read by a thread only after it claimed one of its ranges.
