@@ -2,7 +2,7 @@
 
 #include "cairn/error.h"
 #include "cairn/tensor_type.h"
-#include "tensor/quant.h"
+#include "tensor/half_rows.h"
 
 #include <cstring>
 #include <new>
@@ -78,8 +78,7 @@ void KvCache::store(uint8_t* dst, const float* src, int64_t n) {
     if (type_ == KvType::F32) {
         std::memcpy(dst, src, size_t(n) * 4);
     } else {
-        auto* h = reinterpret_cast<uint16_t*>(dst);
-        for (int64_t i = 0; i < n; ++i) h[i] = tensor::f32ToF16(src[i]);
+        tensor::f32ToF16Row(src, reinterpret_cast<uint16_t*>(dst), n);
     }
 }
 

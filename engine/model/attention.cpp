@@ -1,6 +1,7 @@
 #include "model/attention.h"
 
 #include "model/attention_kernels.h"
+#include "tensor/half_rows.h"
 
 #include <algorithm>
 #include <vector>
@@ -39,7 +40,7 @@ void attention(const memory::KvCache& cache, int64_t layer, const AttentionShape
                 qh[i] = q + t * ldq + (h0 + i) * s.keyDim;
                 if (f16) {  // as llama.cpp with an f16 cache: q meets K in f16
                     float* r = &qRound[size_t(i * s.keyDim)];
-                    for (int64_t d = 0; d < s.keyDim; ++d) r[d] = attn::roundToF16(qh[i][d]);
+                    tensor::roundRowThroughF16(qh[i], r, s.keyDim);
                     qh[i] = r;
                 }
                 w[i] = &weights[cap * size_t(i)];

@@ -1,5 +1,6 @@
 // f16 and bf16 conversions: exhaustive round trips, every rounding boundary
 // and tie, subnormals, infinities and NaN.
+#include "tensor/half_rows.h"
 #include "tensor/quant.h"
 
 #include <QTest>
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <vector>
 
 using namespace cairn::tensor;
 
@@ -107,6 +109,65 @@ private slots:
         }
     }
 #endif
+
+    // The row conversions on every width this CPU has give f32ToF16's bits
+    // (and f16ToF32 of them) for every element: every half's value, the
+    // midpoints between halves and their neighbours, random patterns,
+    // infinities, NaNs with any payload (in some steps only), at every
+    // offset and length, in place too.
+    void rowsMatchTheElementConversions() {
+        std::vector<float> in;
+        for (uint32_t h = 0; h < 0x7c00; ++h) {
+            const float a = f16ToF32(uint16_t(h)), b = h + 1 == 0x7c00 ? 65536.0f : f16ToF32(uint16_t(h + 1));
+            const float mid = a + (b - a) / 2;
+            for (const float s : {1.0f, -1.0f})
+                for (const float f : {a, mid, std::nextafter(mid, 0.0f), std::nextafter(mid, 1e30f)})
+                    in.push_back(s * f);
+        }
+        std::mt19937 rng(5);
+        for (int i = 0; i < 100000; ++i) in.push_back(fromBits(rng()));  // NaNs among them
+        for (const uint32_t u : {0x7f800000u, 0xff800000u, 0x7fc00000u, 0x7f800001u, 0xffa50001u, 0x00000001u})
+            in.push_back(fromBits(u));
+        std::vector<uint16_t> want(in.size());
+        std::vector<float> wantRounded(in.size());
+        for (size_t i = 0; i < in.size(); ++i) {
+            want[i] = f32ToF16(in[i]);
+            wantRounded[i] = f16ToF32(want[i]);
+        }
+        int widths = 0;
+        for (const HalfRowWidth w : {HalfRowWidth::Scalar, HalfRowWidth::F16c8, HalfRowWidth::Avx512x16}) {
+            if (!cpuHasHalfRowWidth(w)) continue;
+            ++widths;
+            std::vector<uint16_t> got(in.size());
+            std::vector<float> rounded(in.size());
+            f32ToF16Row(in.data(), got.data(), int64_t(in.size()), w);
+            roundRowThroughF16(in.data(), rounded.data(), int64_t(in.size()), w);
+            for (size_t i = 0; i < in.size(); ++i) {
+                if (got[i] != want[i] || bits(rounded[i]) != bits(wantRounded[i]))
+                    QFAIL(qPrintable(QString("width %1, 0x%2: 0x%3 / 0x%4, want 0x%5 / 0x%6")
+                                         .arg(int(w))
+                                         .arg(bits(in[i]), 8, 16)
+                                         .arg(got[i], 4, 16)
+                                         .arg(bits(rounded[i]), 8, 16)
+                                         .arg(want[i], 4, 16)
+                                         .arg(bits(wantRounded[i]), 8, 16)));
+            }
+            // Every start and length up to two steps (tails, one step, a step and a tail), in place.
+            for (int64_t start = 0; start < 17; ++start)
+                for (int64_t n = 0; n <= 33; ++n) {
+                    std::vector<uint16_t> part(size_t(n) + 1, 0xabcd);
+                    f32ToF16Row(in.data() + start, part.data(), n, w);
+                    std::vector<float> same(in.begin() + start, in.begin() + start + n);
+                    roundRowThroughF16(same.data(), same.data(), n, w);
+                    QCOMPARE(part[size_t(n)], uint16_t(0xabcd));  // nothing written past n
+                    for (int64_t i = 0; i < n; ++i) {
+                        QCOMPARE(part[size_t(i)], want[size_t(start + i)]);
+                        QCOMPARE(bits(same[size_t(i)]), bits(wantRounded[size_t(start + i)]));
+                    }
+                }
+        }
+        QVERIFY(widths >= 1);
+    }
 
     void bf16ExhaustiveRoundTrip() {
         for (uint32_t h = 0; h <= 0xffff; ++h) {
