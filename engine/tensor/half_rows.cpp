@@ -2,6 +2,8 @@
 
 #include "tensor/quant.h"
 
+#include <type_traits>
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define CAIRN_HALF_ROWS_X86 1
@@ -11,12 +13,13 @@ namespace cairn::tensor {
 
 namespace {
 
-void scalarF16(const float* src, uint16_t* dst, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) dst[i] = f32ToF16(src[i]);
-}
-
-void scalarRound(const float* src, float* dst, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) dst[i] = f16ToF32(f32ToF16(src[i]));
+// Out: uint16_t (f16 bits) or float (rounded through f16).
+template <class Out>
+void scalarRows(const float* src, Out* dst, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+        if constexpr (std::is_same_v<Out, float>) dst[i] = f16ToF32(f32ToF16(src[i]));
+        else dst[i] = f32ToF16(src[i]);
+    }
 }
 
 #ifdef CAIRN_HALF_ROWS_X86
@@ -25,60 +28,45 @@ void scalarRound(const float* src, float* dst, int64_t n) {
 // the quiet NaN 0x7e00), so a step holding a NaN is done one at a time.
 constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 
-__attribute__((target("avx,f16c"))) void f16cF16(const float* src, uint16_t* dst, int64_t n) {
+template <class Out>
+__attribute__((target("avx,f16c"))) void f16cRows(const float* src, Out* dst, int64_t n) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
         const __m256 v = _mm256_loadu_ps(src + i);
-        if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0) {
-            scalarF16(src + i, dst + i, 8);
-            continue;
-        }
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm256_cvtps_ph(v, kRound));
+        if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0) scalarRows(src + i, dst + i, 8);
+        else if constexpr (std::is_same_v<Out, float>)
+            _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm256_cvtps_ph(v, kRound)));
+        else _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm256_cvtps_ph(v, kRound));
     }
-    scalarF16(src + i, dst + i, n - i);
-}
-
-__attribute__((target("avx,f16c"))) void f16cRound(const float* src, float* dst, int64_t n) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        const __m256 v = _mm256_loadu_ps(src + i);
-        if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0) {
-            scalarRound(src + i, dst + i, 8);
-            continue;
-        }
-        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm256_cvtps_ph(v, kRound)));
-    }
-    scalarRound(src + i, dst + i, n - i);
+    scalarRows(src + i, dst + i, n - i);
 }
 
 // (The all-ones masked forms are the same instructions; GCC 12 warns about
 // the unmasked ones' undefined source under a target attribute.)
-__attribute__((target("avx512f"))) void avx512F16(const float* src, uint16_t* dst, int64_t n) {
+template <class Out>
+__attribute__((target("avx512f"))) void avx512Rows(const float* src, Out* dst, int64_t n) {
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
         const __m512 v = _mm512_loadu_ps(src + i);
-        if (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) != 0) {
-            scalarF16(src + i, dst + i, 16);
-            continue;
-        }
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm512_maskz_cvtps_ph(0xffff, v, kRound));
+        const __m256i h = _mm512_maskz_cvtps_ph(0xffff, v, kRound);
+        if (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) != 0) scalarRows(src + i, dst + i, 16);
+        else if constexpr (std::is_same_v<Out, float>) _mm512_storeu_ps(dst + i, _mm512_maskz_cvtph_ps(0xffff, h));
+        else _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), h);
     }
-    scalarF16(src + i, dst + i, n - i);
-}
-
-__attribute__((target("avx512f"))) void avx512Round(const float* src, float* dst, int64_t n) {
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        const __m512 v = _mm512_loadu_ps(src + i);
-        if (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) != 0) {
-            scalarRound(src + i, dst + i, 16);
-            continue;
-        }
-        _mm512_storeu_ps(dst + i, _mm512_maskz_cvtph_ps(0xffff, _mm512_maskz_cvtps_ph(0xffff, v, kRound)));
-    }
-    scalarRound(src + i, dst + i, n - i);
+    scalarRows(src + i, dst + i, n - i);
 }
 #endif
+
+template <class Out>
+void rows(const float* src, Out* dst, int64_t n, HalfRowWidth width) {
+    switch (width) {
+#ifdef CAIRN_HALF_ROWS_X86
+    case HalfRowWidth::Avx512x16: return avx512Rows(src, dst, n);
+    case HalfRowWidth::F16c8: return f16cRows(src, dst, n);
+#endif
+    default: return scalarRows(src, dst, n);
+    }
+}
 
 HalfRowWidth widest() {
     static const HalfRowWidth w = cpuHasHalfRowWidth(HalfRowWidth::Avx512x16) ? HalfRowWidth::Avx512x16
@@ -100,25 +88,9 @@ bool cpuHasHalfRowWidth(HalfRowWidth width) {
     }
 }
 
-void f32ToF16Row(const float* src, uint16_t* dst, int64_t n, HalfRowWidth width) {
-    switch (width) {
-#ifdef CAIRN_HALF_ROWS_X86
-    case HalfRowWidth::Avx512x16: return avx512F16(src, dst, n);
-    case HalfRowWidth::F16c8: return f16cF16(src, dst, n);
-#endif
-    default: return scalarF16(src, dst, n);
-    }
-}
+void f32ToF16Row(const float* src, uint16_t* dst, int64_t n, HalfRowWidth width) { rows(src, dst, n, width); }
 
-void roundRowThroughF16(const float* src, float* dst, int64_t n, HalfRowWidth width) {
-    switch (width) {
-#ifdef CAIRN_HALF_ROWS_X86
-    case HalfRowWidth::Avx512x16: return avx512Round(src, dst, n);
-    case HalfRowWidth::F16c8: return f16cRound(src, dst, n);
-#endif
-    default: return scalarRound(src, dst, n);
-    }
-}
+void roundRowThroughF16(const float* src, float* dst, int64_t n, HalfRowWidth width) { rows(src, dst, n, width); }
 
 void f32ToF16Row(const float* src, uint16_t* dst, int64_t n) { f32ToF16Row(src, dst, n, widest()); }
 
