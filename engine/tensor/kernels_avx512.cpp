@@ -652,6 +652,21 @@ inline void prefetchTileColumn(const uint8_t* blk, int64_t bytes) {
     if constexpr (PF == PrefetchTo::L2) prefetchLines<PrefetchTo::L1>(blk + kTileNearPrefetch, bytes);
 }
 
+// Whether a tile kernel of this fetch kind prefetches the activations of a
+// tile `tileBytes` long (kernels_common.h, kActivationPrefetchTileBytes):
+// only the hardware-fetched ones gained from it.
+template <TileFetch TF>
+inline bool tilePrefetchesActivations(int64_t tileBytes) {
+    return TF == TileFetch::Hardware && prefetchesActivations(tileBytes);
+}
+
+// The activations of a 32-element format's block b + 8: codes, scale, offset.
+inline void prefetchActivations32(const int8_t* xq, const float* dx, const int32_t* xo, int64_t b) {
+    prefetchActivationBlock(xq, 32, b, 8);
+    prefetchActivationBlock(dx, 1, b, 8);
+    prefetchActivationBlock(xo, 1, b, 8);
+}
+
 // The float chain step of a 32-element format's tile for one block: `isum`
 // (row i in lane i, offset folded in) times the 16 rows' d (fp16, at `d16`)
 // times the activations' dx.
@@ -685,11 +700,7 @@ void matvecTileQ4_0(const uint8_t* tile, const int8_t* xq, const float* dx, cons
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* blk = tile + b * kBlock;
         prefetchTileColumn<PF, TF>(blk, kBlock);
-        if (prefetchX) {
-            prefetchActivationBlock(xq, 32, b, 8);
-            prefetchActivationBlock(dx, 1, b, 8);
-            prefetchActivationBlock(xo, 1, b, 8);
-        }
+        if (prefetchX) prefetchActivations32(xq, dx, xo, b);
         const int8_t* x = xq + 32 * b;
         __m512i lo = _mm512_setzero_si512(), hi16 = _mm512_setzero_si512();
         for (int j = 0; j < 4; ++j) {
@@ -714,11 +725,7 @@ void matvecTileQ8_0(const uint8_t* tile, const int8_t* xq, const float* dx, cons
     for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* blk = tile + b * kBlock;
         prefetchTileColumn<PF, TF>(blk, kBlock);
-        if (prefetchX) {
-            prefetchActivationBlock(xq, 32, b, 8);
-            prefetchActivationBlock(dx, 1, b, 8);
-            prefetchActivationBlock(xo, 1, b, 8);
-        }
+        if (prefetchX) prefetchActivations32(xq, dx, xo, b);
         const int8_t* x = xq + 32 * b;
         __m512i s[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
         for (int j = 0; j < 8; ++j)
@@ -787,8 +794,8 @@ void matvec32(const MatrixView& w, int64_t r0, int64_t r1, const Activations& a,
     const Matvec16Fn tile = matvec16For<PF>(w.type);
     const bool rowTiles = w.layout == RowLayout::Tiles16;  // Q4_0, Q8_0 (readsRowTiles)
     const auto rowTile = w.type == TensorType::Q8_0 ? matvecTileQ8_0<PF, TF> : matvecTileQ4_0<PF, TF>;
-    const bool prefetchX = TF == TileFetch::Hardware &&
-        prefetchesActivations(nb * int64_t(w.type == TensorType::Q8_0 ? kQ8_0TileBlock : kQ4_0TileBlock));
+    const bool prefetchX =
+        tilePrefetchesActivations<TF>(nb * int64_t(w.type == TensorType::Q8_0 ? kQ8_0TileBlock : kQ4_0TileBlock));
     for (int64_t t = 0; t < a.nTokens; ++t) {
         const int8_t* xq = a.q + t * a.cols;
         const float* dx = a.d + t * nb;
@@ -1651,7 +1658,7 @@ void matvecKRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations&
             if (w.layout == RowLayout::Tiles16 && r + 16 <= r1) {
                 auto* bsPairs = reinterpret_cast<int32_t*>(scratch(3, size_t(nb) * 16));
                 q4kSubBlockPairSums(bsum, nb, bsPairs);
-                const bool prefetchX = TF == TileFetch::Hardware && prefetchesActivations(nb * int64_t(kQ4_KTileBlock));
+                const bool prefetchX = tilePrefetchesActivations<TF>(nb * int64_t(kQ4_KTileBlock));
                 for (; r + 16 <= r1; r += 16) matvecTileQ4_K<PF, TF>(w.row(r), xq, bsPairs, dx, nb, yt + r, prefetchX);
             }
         }
@@ -1659,7 +1666,7 @@ void matvecKRows(const MatrixView& w, int64_t r0, int64_t r1, const Activations&
             if (w.layout == RowLayout::Tiles16 && r + 16 <= r1) {
                 auto* offsets = reinterpret_cast<int32_t*>(scratch(3, size_t(nb) * 64));
                 q6kCodeOffsets(bsum, nb, offsets);
-                const bool prefetchX = TF == TileFetch::Hardware && prefetchesActivations(nb * int64_t(kQ6_KTileBlock));
+                const bool prefetchX = tilePrefetchesActivations<TF>(nb * int64_t(kQ6_KTileBlock));
                 for (; r + 16 <= r1; r += 16)
                     kHasGfni ? matvecTileQ6_K<true, PF, TF>(w.row(r), xq, offsets, dx, nb, yt + r, prefetchX)
                              : matvecTileQ6_K<false, PF, TF>(w.row(r), xq, offsets, dx, nb, yt + r, prefetchX);
