@@ -16,6 +16,16 @@ namespace {
 // rounds on two threads against a 5 % margin kept the slower one in half of
 // its calibrations (2026-12-07).
 constexpr double kDecodeMargin = 1.03;
+// Decode, the default's own kernels with another prefetch: no margin. They
+// differ only in how the weights are fetched, with the same layout and bits,
+// so nothing the measurement leaves out differs, and a pick of the slower
+// of two equal ones costs nothing. The margin had kept the default, which
+// is neither CPU's best: on a Zen 4 guest (family 25 model 17), Q4 decode
+// went to `avx512vnni` in 4 of 18 calibrations and 3 of 10 (2026-12-08),
+// where llama-1b Q4_0 decodes 7.4 % faster on `-hwpf` in the host's fast
+// minutes and -0.5 to +4.9 % in its slow ones (one process alternating 16
+// tokens a round); on the Intel Xeon (family 6 model 207) `-l2pf` led.
+constexpr double kPrefetchVariantDecodeMargin = 1.0;
 // Prefill: the AVX-512 paths share one GEMM, so they tie within ±3 % in the
 // median (Zen 4), and paths that differ, differ by more than 30 % (AVX2's
 // quantized GEMMs). A prefill path that reads another layout than the decode
@@ -44,6 +54,12 @@ double relativeTime(const KernelTiming& path, const KernelTiming& def) {
 
 }  // namespace
 
+std::string_view kernelPathBase(std::string_view path) {
+    for (std::string_view suffix : {"-l2pf", "-hwpf"})
+        if (path.size() > suffix.size() && path.ends_with(suffix)) return path.substr(0, path.size() - suffix.size());
+    return path;
+}
+
 KernelChoice chooseKernels(const std::vector<KernelTiming>& timings, const std::vector<std::string>& supported) {
     KernelChoice choice;
     const std::string fallback = supported.empty() ? std::string("scalar") : supported.front();
@@ -70,9 +86,12 @@ KernelChoice chooseKernels(const std::vector<KernelTiming>& timings, const std::
                 continue;
             }
             size_t pick = def;
-            const double margin = r == KernelRegime::Decode ? kDecodeMargin : kPrefillMargin;
             double pickTime = 1;  // relative to the default's
             for (size_t i = def + 1; i < supported.size(); ++i) {
+                const bool variant = kernelPathBase(supported[i]) == supported[def];
+                const double margin = r == KernelRegime::Prefill ? kPrefillMargin
+                    : variant                                    ? kPrefetchVariantDecodeMargin
+                                                                 : kDecodeMargin;
                 double logSum = 0;
                 int counts = 0;
                 for (const auto& [threads, slots] : timed)

@@ -12,6 +12,7 @@
 #include "same_bits.h"
 #include "tensor/kernels_common.h"
 #include "tensor/matmul.h"
+#include "tensor/row_tiles.h"
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -252,6 +253,75 @@ private slots:
         QCOMPARE(c.at(KernelFamily::Float, d), std::string("avx2"));
         QCOMPARE(c.at(KernelFamily::K, p), std::string("avx512vnni"));
         QCOMPARE(c.at(KernelFamily::Q8, p), std::string("avx512vnni"));
+    }
+
+    // In decode, the default's own prefetch variants win when faster at all;
+    // other kernels still need 3 %, and prefill 10 % whatever the path.
+    void prefetchVariantsNeedNoDecodeMargin() {
+        QCOMPARE(kernelPathBase("avx512vnni-hwpf"), std::string_view("avx512vnni"));
+        QCOMPARE(kernelPathBase("avx512vnni-l2pf"), std::string_view("avx512vnni"));
+        QCOMPARE(kernelPathBase("avx2-file"), std::string_view("avx2-file"));
+        QCOMPARE(kernelPathBase("avx512vnni"), std::string_view("avx512vnni"));
+        QCOMPARE(kernelPathBase("-hwpf"), std::string_view("-hwpf"));
+
+        const std::vector<std::string> paths{"avx512vnni", "avx512vnni-l2pf", "avx512vnni-hwpf", "avx2"};
+        const auto d = KernelRegime::Decode;
+        const auto p = KernelRegime::Prefill;
+        std::vector<KernelTiming> t{
+            // q4: hwpf 1.5 % faster on both thread counts -> hwpf
+            {KernelFamily::Q4, d, "avx512vnni", 1.00, 0, {1.00, 1.00, 1.00}, 2},
+            {KernelFamily::Q4, d, "avx512vnni-hwpf", 0.985, 0, {0.985, 0.985, 0.985}, 2},
+            {KernelFamily::Q4, d, "avx512vnni", 1.00, 0, {1.00, 1.00, 1.00}, 1},
+            {KernelFamily::Q4, d, "avx512vnni-hwpf", 0.985, 0, {0.985, 0.985, 0.985}, 1},
+            // q8: avx2 2 % faster, l2pf 1 % faster -> l2pf (avx2 is other kernels: within its margin)
+            {KernelFamily::Q8, d, "avx512vnni", 1.00, 0, {1.00, 1.00}, 2},
+            {KernelFamily::Q8, d, "avx512vnni-l2pf", 0.99, 0, {0.99, 0.99}, 2},
+            {KernelFamily::Q8, d, "avx2", 0.98, 0, {0.98, 0.98}, 2},
+            // k: hwpf 1 % slower, avx2 2 % faster -> the default
+            {KernelFamily::K, d, "avx512vnni", 1.00, 0, {1.00, 1.00}, 2},
+            {KernelFamily::K, d, "avx512vnni-hwpf", 1.01, 0, {1.01, 1.01}, 2},
+            {KernelFamily::K, d, "avx2", 0.98, 0, {0.98, 0.98}, 2},
+            // float prefill: hwpf 5 % faster -> the default (prefill's margin is 10 % for every path)
+            {KernelFamily::Float, p, "avx512vnni", 1.00, 0, {1.00, 1.00}, 2},
+            {KernelFamily::Float, p, "avx512vnni-hwpf", 0.95, 0, {0.95, 0.95}, 2},
+        };
+        const KernelChoice c = chooseKernels(t, paths);
+        QCOMPARE(c.at(KernelFamily::Q4, d), std::string("avx512vnni-hwpf"));
+        QCOMPARE(c.at(KernelFamily::Q8, d), std::string("avx512vnni-l2pf"));
+        QCOMPARE(c.at(KernelFamily::K, d), std::string("avx512vnni"));
+        QCOMPARE(c.at(KernelFamily::Float, p), std::string("avx512vnni"));
+
+        // A variant is judged against its own base only: with avx2 the default
+        // (the AVX-512 paths not timed), hwpf needs the full margin.
+        const std::vector<KernelTiming> t2{
+            {KernelFamily::Q4, d, "avx2", 1.00, 0, {1.00, 1.00}, 2},
+            {KernelFamily::Q4, d, "avx512vnni-hwpf", 0.99, 0, {0.99, 0.99}, 2},
+        };
+        QCOMPARE(chooseKernels(t2, {"avx2", "avx512vnni-hwpf"}).at(KernelFamily::Q4, d), std::string("avx2"));
+    }
+
+    // What the missing margin rests on: a prefetch variant reads the weight
+    // layouts its base path reads, for every type and token count.
+    void prefetchVariantsReadTheirBasesLayouts() {
+        const auto paths = supportedKernelPaths();
+        int variants = 0;
+        for (const std::string& path : paths) {
+            const std::string base(kernelPathBase(path));
+            if (base == path || std::find(paths.begin(), paths.end(), base) == paths.end()) continue;
+            ++variants;
+            for (TensorType type :
+                 {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0,
+                  TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K,
+                  TensorType::F16, TensorType::BF16, TensorType::F32})
+                for (int64_t tokens : {1, 2, 64}) {
+                    const std::string what =
+                        path + " " + std::string(tensorTypeName(type)) + " " + std::to_string(tokens);
+                    QVERIFY2(tensor::pathReadsRowTiles(path, type, tokens) ==
+                                 tensor::pathReadsRowTiles(base, type, tokens),
+                             what.c_str());
+                }
+        }
+        if (variants == 0) QSKIP("no prefetch variants on this CPU");
     }
 
     void cacheIsWrittenThenReused() {

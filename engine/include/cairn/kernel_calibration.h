@@ -98,9 +98,15 @@ std::optional<MachineCpuTicks> parseProcStatCpu(std::string_view procStat);
 // no tick passed.
 double othersCpuShare(const MachineCpuTicks& before, const MachineCpuTicks& after, double ownTicks);
 
+// The path whose kernels `path` runs with another prefetch: "avx512vnni" for
+// "avx512vnni-l2pf" and "avx512vnni-hwpf", `path` itself for any other. Such
+// variants read the same weight layouts and give the same bits.
+std::string_view kernelPathBase(std::string_view path);
+
 // The fastest path per family and regime. `supported` is best first; its
 // first candidate that was timed is the default, and another path replaces it
-// only when more than 3 % faster in decode, 10 % in prefill. "Faster"
+// only when more than 3 % faster in decode, 10 % in prefill; in decode the
+// default's own prefetch variants (kernelPathBase) when faster at all. "Faster"
 // compares the paths round by round: the median over rounds of a path's time
 // divided by the default's in the same round, so that a host whose memory
 // speed drifts between rounds moves both (timings without matching rounds
