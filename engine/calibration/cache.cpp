@@ -210,6 +210,9 @@ KernelCalibration loadOrCalibrateKernels(const std::filesystem::path& cacheFile,
             else if (cached.paths != supported)
                 note = where + ": measured with other kernel paths than this build and CPU have";
             else {
+                // The choice follows this build's rule from the stored
+                // rounds: a change of rule needs no new measurement.
+                cached.choice = chooseKernels(cached.timings, supported);
                 cached.fromCache = true;
                 return cached;
             }

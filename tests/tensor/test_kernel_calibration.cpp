@@ -351,6 +351,29 @@ private slots:
         QCOMPARE(readText(path), text);
     }
 
+    // A cache written under another choice rule: its stored choice gives way
+    // to the one this build's rule makes of its stored rounds, with no new
+    // measurement (and the file is left as it is).
+    void cachedChoiceFollowsTheCurrentRule() {
+        const std::string path = file("rule.json");
+        ExecContext ctx(2);
+        CountingMeasure m;
+        const auto first = loadOrCalibrateKernels(path, ctx, m.options("CPU A"));
+        QCOMPARE(m.calls, 1);
+        const auto candidates = kernelCalibrationCandidates(supportedKernelPaths());
+        if (candidates.size() < 2) QSKIP("one kernel path on this CPU: no other choice to make");
+        QCOMPARE(first.choice.at(KernelFamily::Q4, KernelRegime::Decode), candidates.front());
+        KernelCalibration edited = first;
+        edited.timings = timingsFavouring(candidates.back(), candidates);
+        writeText(path, kernelCalibrationToJson(edited));  // the timings favour the last, the choice says the first
+        const auto second = loadOrCalibrateKernels(path, ctx, m.options("CPU A"));
+        QCOMPARE(m.calls, 1);
+        QVERIFY(second.fromCache);
+        QVERIFY(second.choice == chooseKernels(edited.timings, supportedKernelPaths()));
+        QCOMPARE(second.choice.at(KernelFamily::Q4, KernelRegime::Decode), candidates.back());
+        QCOMPARE(readText(path), kernelCalibrationToJson(edited));
+    }
+
     void otherCpuModelThreadsFormatOrPathsMeasureAgain() {
         const std::string path = file("invalidate.json");
         ExecContext ctx(2);

@@ -130,7 +130,9 @@ struct KernelCalibrationOptions {
 };
 
 // The cached calibration when `cacheFile` holds one for this CPU model,
-// thread count, format and path list; otherwise measures, chooses and writes
+// thread count, format and path list, its choice made again by chooseKernels
+// from the stored timings (a cache written under an older rule follows this
+// build's); otherwise measures, chooses and writes
 // the file (atomically; a file that cannot be written leaves a cacheNote and the
 // result is still returned) unless the machine was busy (kCalibrationBusyShare:
 // then notCached says so and nothing is written). Never throws for the file's content. Does not apply
