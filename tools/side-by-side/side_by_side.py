@@ -6,6 +6,7 @@ read loop (`cairn-cli bench --read-loop`) labels the minutes each run met,
 since a shared host's memory speed drifts by up to 2x within seconds.
 
   side_by_side.py pass  --llama-bench B [options] MODEL.gguf ...  # pp512 + tg128, one run of each program
+                                                                  # (llama.cpp's between two read loops)
   side_by_side.py pairs --llama-bench B [options] MODEL.gguf ...  # tg128 pairs, order alternating
   side_by_side.py depth --llama-bench B [options] MODEL.gguf ...  # pp512 + tg128 after 4096 tokens, fa 0 and 1
 
@@ -70,13 +71,18 @@ def do_pass(a):
         reread(m)
         c = cairn_bench(a, m, ["-p", "512", "-n", "128", "-r", str(a.reps), "--read-loop", "1024"])
         reread(m)
+        # llama.cpp's run between two read loops, so a ratio that two
+        # different minutes made shows as such.
+        before = read_loop(a)
         lb = llama_bench(a, m, ["-p", "512", "-n", "128", "-r", str(a.reps)])
+        after = read_loop(a)
         lpp, ltg = lb["pp"], lb["tg"]
         adj = c["read_loop_adjacent_gbs"]
         print(f"{name(m):20s} pp512 {c['pp_tps']:7.1f} / {lpp:7.1f} {c['pp_tps'] / lpp:5.2f}x   "
               f"tg128 {c['tg_tps']:6.2f} / {ltg:6.2f} {c['tg_tps'] / ltg:5.2f}x   "
               f"decode {c['decode_gbs']:5.1f} GB/s, {c['decode_share_adjacent']:.2f} of the read loop right after "
-              f"each run ({min(adj):.0f}-{max(adj):.0f} GB/s)", flush=True)
+              f"each run ({min(adj):.0f}-{max(adj):.0f} GB/s); llama.cpp's run between read loops of "
+              f"{before:.0f} and {after:.0f} GB/s", flush=True)
 
 
 def do_pairs(a):
