@@ -1,6 +1,7 @@
 #include "model/ssm_ops.h"
 
 #include "model/vector_math.h"
+#include "tensor/kernels_common.h"
 
 #include <algorithm>
 #include <bit>
@@ -281,8 +282,8 @@ namespace {
 constexpr int64_t kScanPrefetchBlocks = 2;
 
 void prefetchToL2(const float* p, int64_t floats) {
-    const char* bytes = reinterpret_cast<const char*>(p);
-    for (int64_t b = 0; b < floats * int64_t(sizeof(float)); b += 64) __builtin_prefetch(bytes + b, 0, 2);
+    tensor::kernels::prefetchLines<tensor::kernels::PrefetchTo::L2>(reinterpret_cast<const uint8_t*>(p),
+                                                                    floats * int64_t(sizeof(float)));
 }
 
 // Blocks [blk0, blk1) of the scan, on this thread.
